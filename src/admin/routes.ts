@@ -1,0 +1,30 @@
+// Operator API behind the merchant CLI: lets the CLI manage merchants while the server holds the database.
+import type { Db } from '../db/client.ts';
+import type { Route } from '../http/router.ts';
+import { createCompany, listCompanies, rotatePublicToken, rotateSecretKey, type TokenAuthenticator } from '../companies/service.ts';
+
+export interface AdminContext {
+  db: Db;
+  auth: TokenAuthenticator;
+}
+
+export const adminRoutes: Route<AdminContext>[] = [
+  { method: 'GET', path: '/admin/companies', auth: 'none', handler: async (_req, ctx) => ({ status: 200, body: await listCompanies(ctx.db) }) },
+  { method: 'POST', path: '/admin/companies', auth: 'none', handler: async (req, ctx) => ({ status: 201, body: await createCompany(ctx.db, req.body ?? {}) }) },
+  {
+    method: 'POST',
+    path: '/admin/companies/:id/rotate-token',
+    auth: 'none',
+    handler: async (req, ctx) => {
+      const out = await rotatePublicToken(ctx.db, { companyId: req.params['id'] });
+      ctx.auth.invalidate();
+      return { status: 200, body: out };
+    },
+  },
+  {
+    method: 'POST',
+    path: '/admin/companies/:id/rotate-secret',
+    auth: 'none',
+    handler: async (req, ctx) => ({ status: 200, body: await rotateSecretKey(ctx.db, { companyId: req.params['id'] }) }),
+  },
+];

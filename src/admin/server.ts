@@ -1,0 +1,87 @@
+import { randomBytes, randomUUID, timingSafeEqual, createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { App } from '../app.ts';
+import { UnauthenticatedError } from '../errors/app-error.ts';
+import { errorBody, sendJson } from '../http/io.ts';
+import { createRestHandler } from '../http/rest.ts';
+import { Router } from '../http/router.ts';
+import { adminRoutes, type AdminContext } from './routes.ts';
+
+/** What the CLI reads to find a running server: written 0600 at start, removed at stop. */
+export interface AdminState {
+  pid: number;
+  url: string;
+  token: string;
+}
+
+const sha = (s: string) => createHash('sha256').update(s).digest();
+
+export interface AdminServer {
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function startAdminServer(app: App): Promise<AdminServer> {
+  const { config, logger } = app;
+  const token = config.adminToken ?? randomBytes(32).toString('base64url');
+  const expected = sha(token);
+  const rest = createRestHandler(new Router<AdminContext>().add(...adminRoutes), { db: app.db.prisma, auth: app.auth }, {
+    bodyLimitBytes: 65_536,
+    authenticate: async () => null,
+    logger,
+  });
+  const server: Server = createServer((req, res) => {
+    const requestId = randomUUID();
+    res.setHeader('x-request-id', requestId);
+    const m = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
+    if (!m || !timingSafeEqual(sha(m[1]!), expected)) {
+      res.setHeader('www-authenticate', 'Bearer');
+      return sendJson(res, 401, errorBody(new UnauthenticatedError('The operator token is missing or wrong'), requestId));
+    }
+    rest(req, res, new URL(req.url ?? '/', 'http://localhost'), requestId).catch((e) => {
+      logger.error({ err: e }, 'admin request failed');
+      res.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.adminPort, config.adminHost, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${config.adminHost.includes(':') ? `[${config.adminHost}]` : config.adminHost}:${port}`;
+  const state: AdminState = { pid: process.pid, url, token };
+  fs.mkdirSync(path.dirname(config.adminStateFile), { recursive: true });
+  fs.writeFileSync(config.adminStateFile, JSON.stringify(state), { mode: 0o600 });
+  return {
+    url,
+    async stop() {
+      try {
+        const current = JSON.parse(fs.readFileSync(config.adminStateFile, 'utf8')) as AdminState;
+        if (current.pid === process.pid) fs.rmSync(config.adminStateFile, { force: true });
+      } catch {
+        // already gone
+      }
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** The state of a live server, or null when none runs (a stale file from a crash is ignored). */
+export function readAdminState(file: string): AdminState | null {
+  let state: AdminState;
+  try {
+    state = JSON.parse(fs.readFileSync(file, 'utf8')) as AdminState;
+  } catch {
+    return null;
+  }
+  try {
+    process.kill(state.pid, 0);
+    return state;
+  } catch {
+    return null;
+  }
+}

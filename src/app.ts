@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { sandboxRegistry } from './chains/sandbox.ts';
+import { TokenAuthenticator } from './companies/service.ts';
+import type { Config } from './config.ts';
+import { openDatabase, type Database } from './db/client.ts';
+import { AppError } from './errors/app-error.ts';
+import { buildYoga } from './graphql/yoga.ts';
+import { errorBody, sendJson } from './http/io.ts';
+import { createRestHandler } from './http/rest.ts';
+import { Router } from './http/router.ts';
+import { invoiceRoutes, type InvoiceRestContext } from './invoices/rest.ts';
+import type { InvoiceDeps } from './invoices/service.ts';
+import type { Logger } from './logger.ts';
+import { defaultFeeTable, loadFeeTable } from './pricing/fees.ts';
+import { StaticRateSource } from './pricing/rates.ts';
+
+export interface App {
+  config: Config;
+  logger: Logger;
+  db: Database;
+  invoices: InvoiceDeps;
+  auth: TokenAuthenticator;
+  server: Server;
+  url: string;
+  stop(): Promise<void>;
+}
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+// The public API is called from checkout pages on other origins; tokens travel in headers, never cookies.
+const CORS_HEADERS = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-headers': 'authorization, content-type, idempotency-key, x-request-id',
+  'access-control-allow-methods': 'GET, POST, PUT, PATCH, OPTIONS',
+  'access-control-expose-headers': 'x-request-id, idempotent-replayed',
+  'access-control-max-age': '600',
+};
+
+/** Opens the database, wires services and starts listening. */
+export async function startApp(config: Config, logger: Logger): Promise<App> {
+  const db = await openDatabase({ url: config.databaseUrl, poolSize: config.dbPoolSize });
+  const invoices: InvoiceDeps = {
+    db: db.prisma,
+    rates: config.ratesFile ? StaticRateSource.fromFile(config.ratesFile) : new StaticRateSource(),
+    fees: config.feesFile ? loadFeeTable(config.feesFile) : defaultFeeTable(),
+    chains: sandboxRegistry(),
+    now: () => new Date(),
+  };
+  const auth = new TokenAuthenticator(db.prisma);
+  const authenticate = (token: string) => auth.authenticate(token);
+
+  const yoga = buildYoga({
+    base: { prisma: db.prisma, invoices, payUrl: config.payUrl },
+    authenticate,
+    graphiql: config.graphiql,
+    logger,
+  });
+  const restContext: InvoiceRestContext = { invoices };
+  const rest = createRestHandler(new Router<InvoiceRestContext>().add(...invoiceRoutes), restContext, {
+    bodyLimitBytes: config.bodyLimitBytes,
+    authenticate,
+    logger,
+    headers: CORS_HEADERS,
+  });
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const incoming = req.headers['x-request-id'];
+    const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    res.setHeader('x-request-id', requestId);
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      logger.debug({ requestId, method: req.method, url: req.url, status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'request');
+    });
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname === '/graphql') {
+      const declared = Number(req.headers['content-length'] ?? 0);
+      if (declared > config.bodyLimitBytes) {
+        res.setHeader('connection', 'close');
+        return sendJson(res, 413, errorBody(new AppError('PAYLOAD_TOO_LARGE', `The request body exceeds ${config.bodyLimitBytes} bytes`), requestId));
+      }
+      if (req.method === 'POST' && req.headers['content-length'] === undefined) {
+        return sendJson(res, 411, errorBody(new AppError('LENGTH_REQUIRED', 'Send a Content-Length header with GraphQL POST requests'), requestId));
+      }
+      return yoga(req, res, { req, requestId });
+    }
+    if (url.pathname === '/health') return sendJson(res, 200, { status: 'ok' });
+    if (req.method === 'OPTIONS' && url.pathname.startsWith('/api/')) {
+      res.writeHead(204, CORS_HEADERS);
+      return res.end();
+    }
+    return rest(req, res, url, requestId);
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((e) => {
+      logger.error({ err: e }, 'request failed');
+      if (!res.headersSent) sendJson(res, 500, errorBody(new AppError('INTERNAL', 'Internal error'), ''));
+      else res.destroy();
+    });
+  });
+  server.requestTimeout = 30_000;
+  server.headersTimeout = 15_000;
+  server.keepAliveTimeout = 5_000;
+
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (e) {
+    await db.close();
+    throw e;
+  }
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
+
+  let stopping: Promise<void> | null = null;
+  const stop = () =>
+    (stopping ??= (async () => {
+      // Stop accepting, let in-flight requests finish (bounded), then close the database.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const timer = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
+      await closed;
+      clearTimeout(timer);
+      await yoga.dispose();
+      await db.close();
+    })());
+
+  return { config, logger, db, invoices, auth, server, url, stop };
+}

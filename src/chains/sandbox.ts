@@ -1,0 +1,50 @@
+import { createHash, randomBytes, randomInt } from 'node:crypto';
+import { PAYMENT_CURRENCY_INFO, type Network } from '../domain/assets.ts';
+import type { AddressRequest, AllocatedAddress, ChainAdapter, ChainRegistry } from './adapter.ts';
+import { encodeAddress, validateAddress, type AddressNetwork } from './address-formats.ts';
+
+const ADDRESS_FORMAT: Record<Network, AddressNetwork> = {
+  bitcoin: 'btc',
+  litecoin: 'ltc',
+  'bitcoin-cash': 'bch',
+  ethereum: 'evm',
+  bsc: 'evm',
+  tron: 'tron',
+  solana: 'sol',
+  ton: 'ton',
+};
+
+/**
+ * Sandbox chain: addresses in the network's real format (valid checksums) from random key material.
+ * Tagged networks use one deposit address per company and a fresh numeric tag per invoice, as TON
+ * gateways do.
+ */
+export class SandboxChainAdapter implements ChainAdapter {
+  constructor(readonly network: Network) {}
+
+  async allocateAddress(request: AddressRequest): Promise<AllocatedAddress> {
+    const format = ADDRESS_FORMAT[this.network];
+    if (PAYMENT_CURRENCY_INFO[request.paymentCurrency].tagged) {
+      const companyWallet = createHash('sha256').update(`sandbox:${this.network}:${request.companyId}`).digest();
+      return { address: encodeAddress(format, companyWallet), tag: String(randomInt(1, 2 ** 47)) };
+    }
+    const size = format === 'sol' || format === 'ton' ? 32 : 20;
+    return { address: encodeAddress(format, randomBytes(size)), tag: null };
+  }
+
+  isValidAddress(address: string): boolean {
+    return validateAddress(ADDRESS_FORMAT[this.network], address);
+  }
+}
+
+export function sandboxRegistry(): ChainRegistry {
+  const adapters = new Map<Network, ChainAdapter>();
+  return {
+    sandbox: true,
+    forNetwork(network) {
+      let adapter = adapters.get(network);
+      if (!adapter) adapters.set(network, (adapter = new SandboxChainAdapter(network)));
+      return adapter;
+    },
+  };
+}

@@ -1,0 +1,85 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65535);
+const url = z.url({ protocol: /^https?$/ });
+
+const envSchema = z.object({
+  PORT: port.default(4000),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^(postgres(ql)?:\/\/|pglite:)/, 'must be a postgresql:// URL or pglite:<data dir>')
+    .optional(),
+  DATA_DIR: z.string().min(1).default('./data'),
+  PUBLIC_BASE_URL: url.optional(),
+  PAY_URL: url.optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  /** Largest accepted request body, in bytes. */
+  BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(10_000_000).default(262_144),
+  RATES_FILE: z.string().min(1).optional(),
+  FEES_FILE: z.string().min(1).optional(),
+  GRAPHIQL: z.enum(['0', '1']).default('1'),
+  ADMIN_HOST: z.string().min(1).default('127.0.0.1'),
+  ADMIN_PORT: port.default(0),
+  /** Guards the admin API; generated per start and written to the admin state file when unset. */
+  ADMIN_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+});
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string;
+  embedded: boolean;
+  dataDir: string;
+  publicBaseUrl: string;
+  payUrl: string;
+  logLevel: string;
+  dbPoolSize: number;
+  bodyLimitBytes: number;
+  ratesFile?: string;
+  feesFile?: string;
+  graphiql: boolean;
+  adminHost: string;
+  adminPort: number;
+  adminToken?: string;
+  adminStateFile: string;
+  shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {}
+
+/** Reads and validates the environment; throws ConfigError listing every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  const dataDir = path.resolve(e.DATA_DIR);
+  const publicBaseUrl = (e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, '');
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL ?? `pglite:${path.join(dataDir, 'pglite')}`,
+    embedded: !e.DATABASE_URL || e.DATABASE_URL.startsWith('pglite:'),
+    dataDir,
+    publicBaseUrl,
+    payUrl: (e.PAY_URL ?? `${publicBaseUrl}/pay`).replace(/\/+$/, ''),
+    logLevel: e.LOG_LEVEL,
+    dbPoolSize: e.DB_POOL_SIZE,
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    ratesFile: e.RATES_FILE,
+    feesFile: e.FEES_FILE,
+    graphiql: e.GRAPHIQL === '1',
+    adminHost: e.ADMIN_HOST,
+    adminPort: e.ADMIN_PORT,
+    adminToken: e.ADMIN_TOKEN,
+    adminStateFile: path.join(dataDir, 'admin.json'),
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+  };
+}

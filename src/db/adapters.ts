@@ -1,0 +1,102 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { PrismaPGlite } from 'pglite-prisma-adapter';
+import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
+import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+
+export const isPostgresUrl = (url: string): boolean => /^postgres(ql)?:\/\//i.test(url);
+
+/** `pglite:./data/pglite` -> `./data/pglite`; `pglite:memory://` -> `memory://` (in-memory). */
+export const pgliteDir = (url: string): string => url.replace(/^(pglite|file):(\/\/(?!\/))?/i, '');
+
+type ErrorMapping = SqlDriverAdapter & { onError(e: unknown): never };
+
+/**
+ * pglite-prisma-adapter 0.7.2 does not await `exec()` in executeScript, so a failing migration would be
+ * recorded as applied. Await it.
+ */
+function awaitPgliteScripts(adapter: SqlDriverAdapter, client: PGlite): SqlDriverAdapter {
+  const a = adapter as ErrorMapping;
+  a.executeScript = async (script: string) => {
+    try {
+      await client.exec(script);
+    } catch (e) {
+      a.onError(e);
+    }
+  };
+  return a;
+}
+
+export class PGliteAdapterFactory implements SqlMigrationAwareDriverAdapterFactory {
+  readonly provider = 'postgres' as const;
+  readonly adapterName = 'pglite-prisma-adapter';
+  private readonly inner: PrismaPGlite;
+  constructor(private readonly client: PGlite) {
+    this.inner = new PrismaPGlite(client);
+  }
+  async connect() {
+    return awaitPgliteScripts(await this.inner.connect(), this.client);
+  }
+  async connectToShadowDb() {
+    const shadow = new PGlite();
+    const adapter = awaitPgliteScripts(await new PrismaPGlite(shadow).connect(), shadow);
+    adapter.dispose = async () => {
+      await shadow.close();
+    };
+    return adapter;
+  }
+}
+
+export async function openPGlite(url: string): Promise<PGlite> {
+  const dir = pgliteDir(url);
+  if (dir === '' || dir === 'memory://') return PGlite.create();
+  fs.mkdirSync(path.dirname(path.resolve(dir)), { recursive: true });
+  return PGlite.create(dir);
+}
+
+/**
+ * @prisma/adapter-pg 7.10.1 splits scripts on `;` (non-atomic, breaks `$$` bodies) and cannot read the
+ * `"char"` type (OID 18) that the schema engine queries. Migrations go through this fixed adapter.
+ */
+function migrationSafePg(adapter: SqlDriverAdapter): SqlDriverAdapter {
+  const a = adapter as ErrorMapping & {
+    client: pg.Pool;
+    performIO: (q: unknown) => Promise<{ fields?: { dataTypeID: number }[] }>;
+  };
+  const performIO = a.performIO.bind(a);
+  a.performIO = async (query) => {
+    const res = await performIO(query);
+    for (const f of res?.fields ?? []) if (f.dataTypeID === 18) f.dataTypeID = 25;
+    return res;
+  };
+  a.executeScript = async (script: string) => {
+    try {
+      await a.client.query(script);
+    } catch (e) {
+      a.onError(e);
+    }
+  };
+  return a;
+}
+
+export function postgresMigrationFactory(url: string): SqlMigrationAwareDriverAdapterFactory {
+  const main = new PrismaPg({ connectionString: url, max: 1 });
+  return {
+    provider: 'postgres',
+    adapterName: '@prisma/adapter-pg',
+    connect: async () => migrationSafePg(await main.connect()),
+    connectToShadowDb: async () => {
+      throw new Error('applying migrations needs no shadow database');
+    },
+  };
+}
+
+export function postgresPool(url: string, max: number): pg.Pool {
+  return new pg.Pool({ connectionString: url, max });
+}
+
+export function postgresAdapter(pool: pg.Pool): PrismaPg {
+  return new PrismaPg(pool, { disposeExternalPool: false });
+}

@@ -1,0 +1,21 @@
+import { randomUUID } from 'node:crypto';
+import type { Prisma } from '../../generated/prisma/client.ts';
+import { invoiceWebhookPayload, type InvoiceStatus } from '../invoices/status.ts';
+
+type Tx = Prisma.TransactionClient;
+
+/**
+ * Records an invoice status event in the caller's transaction (transactional outbox): the state change
+ * and its event commit together or not at all. Delivery reads from this table.
+ */
+export async function recordInvoiceEvent(tx: Tx, companyId: string, invoiceId: string, status: InvoiceStatus): Promise<void> {
+  await tx.event.create({
+    data: {
+      id: randomUUID(),
+      companyId,
+      type: `invoice.${status}`,
+      invoiceId,
+      payload: { ...invoiceWebhookPayload(invoiceId, status) },
+    },
+  });
+}

@@ -1,0 +1,110 @@
+import SchemaBuilder from '@pothos/core';
+import ErrorsPlugin from '@pothos/plugin-errors';
+import PrismaPlugin from '@pothos/plugin-prisma';
+import RelayPlugin from '@pothos/plugin-relay';
+import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
+import { GraphQLError, Kind } from 'graphql';
+import type PrismaTypes from '../../generated/pothos-types.ts';
+import { getDatamodel } from '../../generated/pothos-types.ts';
+import type { Company } from '../companies/service.ts';
+import type { Db } from '../db/client.ts';
+import { parseDecimal } from '../domain/money.ts';
+import { AppError, UnauthenticatedError, type ErrorDetail } from '../errors/app-error.ts';
+import type { InvoiceDeps } from '../invoices/service.ts';
+
+export interface GraphQLContext {
+  prisma: Db;
+  invoices: InvoiceDeps;
+  company: Company | null;
+  requestId: string;
+  /** {pay_url}: the checkout page base. */
+  payUrl: string;
+}
+
+export const builder = new SchemaBuilder<{
+  PrismaTypes: PrismaTypes;
+  Context: GraphQLContext;
+  AuthScopes: { merchant: boolean };
+  DefaultFieldNullability: false;
+  Scalars: {
+    Decimal: { Input: string; Output: string };
+    DateTime: { Input: Date; Output: Date };
+  };
+}>({
+  plugins: [ScopeAuthPlugin, ErrorsPlugin, PrismaPlugin, RelayPlugin],
+  defaultFieldNullability: false,
+  scopeAuth: {
+    authScopes: (ctx) => ({ merchant: ctx.company !== null }),
+    unauthorizedError: () => new UnauthenticatedError(),
+  },
+  errors: { defaultTypes: [] },
+  prisma: {
+    client: (ctx) => ctx.prisma,
+    dmmf: getDatamodel(),
+    filterConnectionTotalCount: true,
+    onUnusedQuery: null,
+  },
+  relay: {
+    clientMutationId: 'omit',
+    cursorType: 'String',
+  },
+});
+
+builder.queryType({});
+builder.mutationType({});
+
+// Decimal: a string on the wire. Literals keep their exact source digits; variables may be strings or numbers.
+builder.scalarType('Decimal', {
+  description: 'An exact decimal number, serialised as a string (e.g. "10.50"). Never a float.',
+  serialize: (value) => String(value),
+  parseValue: (value) => {
+    if ((typeof value === 'string' || typeof value === 'number') && parseDecimal(String(value))) return String(value);
+    throw new GraphQLError('Decimal must be a decimal number given as a string');
+  },
+  parseLiteral: (ast) => {
+    if ((ast.kind === Kind.STRING || ast.kind === Kind.FLOAT || ast.kind === Kind.INT) && parseDecimal(ast.value)) return ast.value;
+    throw new GraphQLError('Decimal must be a decimal number given as a string');
+  },
+});
+
+builder.scalarType('DateTime', {
+  description: 'An instant in ISO 8601 with milliseconds and Z, e.g. 2026-11-21T10:00:00.000Z.',
+  serialize: (value) => (value instanceof Date ? value : new Date(String(value))).toISOString(),
+  parseValue: (value) => {
+    const d = typeof value === 'string' ? new Date(value) : null;
+    if (!d || Number.isNaN(d.getTime())) throw new GraphQLError('DateTime must be an ISO 8601 string');
+    return d;
+  },
+  parseLiteral: (ast) => {
+    const d = ast.kind === Kind.STRING ? new Date(ast.value) : null;
+    if (!d || Number.isNaN(d.getTime())) throw new GraphQLError('DateTime must be an ISO 8601 string');
+    return d;
+  },
+});
+
+const ErrorDetailRef = builder.objectRef<ErrorDetail>('ErrorDetail').implement({
+  description: 'One problem with the input: the dotted path of the field and what is wrong with it.',
+  fields: (t) => ({
+    path: t.exposeString('path'),
+    message: t.exposeString('message'),
+  }),
+});
+
+/** The interface every typed error implements; `code` matches the REST error codes. */
+export const ErrorInterface = builder.interfaceRef<AppError>('Error').implement({
+  fields: (t) => ({
+    code: t.exposeString('code'),
+    message: t.exposeString('message'),
+    details: t.field({ type: [ErrorDetailRef], resolve: (e) => e.details }),
+  }),
+});
+
+/** Declares a GraphQL object for an AppError subclass, so mutations can list it in `errors.types`. */
+export function errorObject<T extends AppError>(cls: new (...args: never[]) => T, name: string, description: string) {
+  builder.objectType(cls as unknown as typeof AppError, {
+    name,
+    description,
+    interfaces: [ErrorInterface],
+    isTypeOf: (value: unknown) => value instanceof cls,
+  });
+}

@@ -1,0 +1,72 @@
+import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { GraphQLError } from 'graphql';
+import type { IncomingMessage } from 'node:http';
+import { AppError } from '../errors/app-error.ts';
+import { bearerToken } from '../http/rest.ts';
+import type { Company } from '../companies/service.ts';
+import type { Logger } from '../logger.ts';
+import type { GraphQLContext } from './builder.ts';
+import { schema } from './schema.ts';
+
+export interface YogaDeps {
+  base: Omit<GraphQLContext, 'company' | 'requestId'>;
+  authenticate: (token: string) => Promise<Company | null>;
+  graphiql: boolean;
+  logger: Logger;
+}
+
+export interface ServerContext {
+  req: IncomingMessage;
+  requestId: string;
+}
+
+export function buildYoga(deps: YogaDeps): YogaServerInstance<ServerContext, GraphQLContext> {
+  return createYoga<ServerContext, GraphQLContext>({
+    schema,
+    graphiql: deps.graphiql ? { title: 'Payrail GraphQL' } : false,
+    landingPage: false,
+    logging: {
+      debug: (...a) => deps.logger.debug({ yoga: a }, 'yoga'),
+      info: (...a) => deps.logger.info({ yoga: a }, 'yoga'),
+      warn: (...a) => deps.logger.warn({ yoga: a }, 'yoga'),
+      // Yoga reports every client error here; real internal errors are logged in maskError below.
+      error: (...a) => deps.logger.debug({ yoga: a }, 'yoga error'),
+    },
+    healthCheckEndpoint: '/graphql/health',
+    context: async ({ request, requestId }) => {
+      let token: string | null;
+      try {
+        token = bearerToken(request.headers.get('authorization') ?? undefined);
+      } catch (e) {
+        throw new GraphQLError((e as Error).message, {
+          extensions: { code: 'UNAUTHENTICATED', details: [], http: { status: 401, headers: { 'www-authenticate': 'Bearer' } } },
+        });
+      }
+      let company: Company | null = null;
+      if (token !== null) {
+        company = await deps.authenticate(token);
+        if (!company) {
+          throw new GraphQLError('The bearer token is not valid', {
+            extensions: { code: 'UNAUTHENTICATED', details: [], http: { status: 401, headers: { 'www-authenticate': 'Bearer' } } },
+          });
+        }
+      }
+      return { ...deps.base, company, requestId: requestId ?? '' };
+    },
+    maskedErrors: {
+      // AppErrors are meant for the client; anything else is a bug and stays masked (and logged).
+      maskError: (error, message) => {
+        const original = error instanceof GraphQLError ? error.originalError : error;
+        if (original instanceof AppError) {
+          return new GraphQLError(original.message, {
+            ...(error instanceof GraphQLError ? { nodes: error.nodes, path: error.path } : {}),
+            extensions: { code: original.code, details: original.details },
+          });
+        }
+        if (error instanceof GraphQLError && !error.originalError) return error;
+        deps.logger.error({ err: original ?? error }, 'graphql internal error');
+        return new GraphQLError(message, { extensions: { code: 'INTERNAL' } });
+      },
+    },
+  });
+}

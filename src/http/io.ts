@@ -1,0 +1,57 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { AppError, type ErrorDetail } from '../errors/app-error.ts';
+import { parseJsonExact } from './json-body.ts';
+
+/** Reads the whole body, refusing more than `limit` bytes (413) without buffering the excess. */
+export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length'] ?? NaN);
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw tooLarge(limit);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size);
+}
+
+const tooLarge = (limit: number) => new AppError('PAYLOAD_TOO_LARGE', `The request body exceeds ${limit} bytes`);
+
+/** JSON bodies only; an empty body is `undefined` so validation can name the missing fields. */
+export function parseJsonBody(req: IncomingMessage, raw: Buffer): unknown {
+  if (raw.length === 0) return undefined;
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/json' && !type.endsWith('+json')) {
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the request body as JSON with `Content-Type: application/json`');
+  }
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
+  } catch {
+    throw new AppError('MALFORMED_REQUEST', 'The request body is not valid UTF-8');
+  }
+  try {
+    return parseJsonExact(text);
+  } catch (e) {
+    throw new AppError('MALFORMED_REQUEST', `The request body is not valid JSON: ${(e as Error).message}`);
+  }
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const payload = body === undefined ? '' : JSON.stringify(body);
+  res.writeHead(status, {
+    ...headers,
+    ...(payload ? { 'content-type': 'application/json; charset=utf-8' } : {}),
+    'content-length': Buffer.byteLength(payload),
+  });
+  res.end(payload);
+}
+
+export interface ErrorBody {
+  error: { code: string; message: string; details: ErrorDetail[]; requestId: string };
+}
+
+export function errorBody(error: AppError, requestId: string): ErrorBody {
+  return { error: { code: error.code, message: error.message, details: error.details, requestId } };
+}

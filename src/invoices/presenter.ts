@@ -1,0 +1,58 @@
+// Spec shapes of an invoice, shared by REST (whole object) and GraphQL (field by field).
+import { presentCompanyAssets } from '../companies/service.ts';
+import { isInvoiceCurrency, PRICE_PRECISION } from '../domain/assets.ts';
+import { formatFixed, formatPlain } from '../domain/money.ts';
+import type { InvoiceRecord } from './service.ts';
+
+type Items = Pick<InvoiceRecord, 'invoiceCurrency' | 'items'>;
+
+export const presentItems = (invoice: Items) => {
+  const places = isInvoiceCurrency(invoice.invoiceCurrency) ? PRICE_PRECISION[invoice.invoiceCurrency] : 18;
+  return invoice.items.map((item) => ({ name: item.name, price: formatFixed(item.price, places) }));
+};
+
+/** The payment currency in effect: the client's choice once filled, else the merchant's fixed one (or null). */
+export const effectivePaymentCurrency = (invoice: Pick<InvoiceRecord, 'paymentCurrency' | 'fixedPaymentCurrency'>) =>
+  invoice.paymentCurrency ?? invoice.fixedPaymentCurrency ?? null;
+
+/** clientEmail, address, paymentDetails, expiredAt and the top-level redirectURL exist once filled. */
+export const isFilled = (invoice: Pick<InvoiceRecord, 'proceededAt'>) => invoice.proceededAt !== null;
+
+export const presentPaymentDetails = (invoice: Pick<InvoiceRecord, 'rate' | 'invoiceFee' | 'paymentAmount'>) =>
+  invoice.rate === null || invoice.invoiceFee === null || invoice.paymentAmount === null
+    ? null
+    : { rate: formatPlain(invoice.rate), invoiceFee: formatPlain(invoice.invoiceFee), amount: formatPlain(invoice.paymentAmount) };
+
+export const presentAddress = (address: InvoiceRecord['address']) =>
+  address ? { id: address.id, address: address.address, tag: address.tag, asset: address.asset } : null;
+
+export const presentCompany = (company: InvoiceRecord['company']) => ({
+  name: company.name,
+  logoUrl: company.logoUrl,
+  assets: presentCompanyAssets(company.acceptedAssets),
+});
+
+/** The REST invoice object, keys in the spec's order; absent fields are left out, not null. */
+export function presentInvoice(invoice: InvoiceRecord): Record<string, unknown> {
+  const view: Record<string, unknown> = {
+    id: invoice.id,
+    status: invoice.status,
+    createdAt: invoice.createdAt.toISOString(),
+    company: presentCompany(invoice.company),
+    invoiceContent: {
+      invoiceCurrency: invoice.invoiceCurrency,
+      items: presentItems(invoice),
+      paymentCurrency: effectivePaymentCurrency(invoice),
+      isMerchantPaysFee: invoice.isMerchantPaysFee,
+      redirectURL: invoice.requestedRedirectUrl,
+    },
+  };
+  if (isFilled(invoice)) {
+    view['redirectURL'] = invoice.redirectUrl;
+    view['clientEmail'] = invoice.clientEmail;
+    view['address'] = presentAddress(invoice.address);
+    view['paymentDetails'] = presentPaymentDetails(invoice);
+    view['expiredAt'] = invoice.expiredAt?.toISOString();
+  }
+  return view;
+}

@@ -1,0 +1,128 @@
+// Pure invoice rules: input validation, price rounding and the payment quote. No I/O here.
+import type { Decimal } from 'decimal.js';
+import { z } from 'zod';
+import {
+  INVOICE_CURRENCIES,
+  PAYMENT_CURRENCIES,
+  PAYMENT_CURRENCY_INFO,
+  PRICE_PRECISION,
+  type InvoiceCurrency,
+  type PaymentCurrency,
+} from '../domain/assets.ts';
+import { Money, parseDecimal, roundPrice, roundUpToUnit } from '../domain/money.ts';
+import { DecimalLiteral } from '../http/json-body.ts';
+import type { FeeRule } from '../pricing/fees.ts';
+
+export const LIMITS = {
+  maxItems: 500,
+  maxItemNameLength: 200,
+  maxUrlLength: 2048,
+  maxEmailLength: 254,
+  /** Largest absolute item price: keeps totals well inside Decimal(38,18). */
+  maxAbsPrice: new Money('1e15'),
+} as const;
+
+const enumMessage = (values: readonly string[]) => ({ message: `must be one of: ${values.join(', ')}` });
+
+/** A decimal given as a JSON number (exact literal) or a string; never via a float we computed. */
+export const decimalInput = z
+  .union([z.string(), z.number(), z.instanceof(DecimalLiteral)], { message: 'must be a number' })
+  .transform((value, ctx) => {
+    const text = value instanceof DecimalLiteral ? value.text : String(value);
+    const parsed = parseDecimal(text);
+    if (!parsed) {
+      ctx.addIssue({ code: 'custom', message: 'must be a decimal number' });
+      return z.NEVER;
+    }
+    return parsed;
+  });
+
+export const httpUrl = z
+  .string()
+  .max(LIMITS.maxUrlLength)
+  .refine((v) => {
+    try {
+      const u = new URL(v);
+      return (u.protocol === 'https:' || u.protocol === 'http:') && !u.username && !u.password;
+    } catch {
+      return false;
+    }
+  }, 'must be an absolute http(s) URL without credentials');
+
+export const createInvoiceSchema = z
+  .object({
+    invoiceCurrency: z.enum(INVOICE_CURRENCIES, enumMessage(INVOICE_CURRENCIES)),
+    items: z
+      .array(
+        z.object({
+          name: z.string().trim().min(1, 'must not be empty').max(LIMITS.maxItemNameLength),
+          price: decimalInput.refine((p) => p.abs().lte(LIMITS.maxAbsPrice), `must be at most ${LIMITS.maxAbsPrice.toFixed()} in absolute value`),
+        }),
+      )
+      .min(1, 'must contain at least one item')
+      .max(LIMITS.maxItems, `must contain at most ${LIMITS.maxItems} items`),
+    isMerchantPaysFee: z.boolean().nullish(),
+    paymentCurrency: z.enum(PAYMENT_CURRENCIES, enumMessage(PAYMENT_CURRENCIES)).nullish(),
+    redirectURL: httpUrl.nullish(),
+  })
+  .transform((input, ctx) => {
+    const places = PRICE_PRECISION[input.invoiceCurrency];
+    const items = input.items.map((item) => ({ name: item.name, price: roundPrice(item.price, places) }));
+    const total = items.reduce((sum, item) => sum.plus(item.price), new Money(0));
+    if (!total.isPositive() || total.isZero()) {
+      ctx.addIssue({ code: 'custom', path: ['items'], message: 'the total of all item prices must be greater than 0' });
+      return z.NEVER;
+    }
+    return {
+      invoiceCurrency: input.invoiceCurrency,
+      items,
+      total,
+      isMerchantPaysFee: input.isMerchantPaysFee ?? false,
+      paymentCurrency: input.paymentCurrency ?? null,
+      redirectURL: input.redirectURL ?? null,
+    };
+  });
+
+export type CreateInvoiceInput = z.output<typeof createInvoiceSchema>;
+
+/** The client's payment currency is only required when the merchant did not fix one at creation. */
+export const proceedInvoiceSchema = (merchantFixed: boolean) =>
+  z.object({
+    clientEmail: z.email({ message: 'must be a valid e-mail address' }).max(LIMITS.maxEmailLength),
+    paymentCurrency: merchantFixed
+      ? z.unknown().optional()
+      : z.enum(PAYMENT_CURRENCIES, enumMessage(PAYMENT_CURRENCIES)),
+  });
+
+export interface PaymentQuote {
+  rate: Decimal;
+  /** Invoice total converted to the payment currency, rounded up to the chain unit. */
+  converted: Decimal;
+  invoiceFee: Decimal;
+  /** What the client must send. */
+  paymentAmount: Decimal;
+}
+
+/**
+ * converted = ceil(total x rate); invoiceFee = ceil(converted x percent / 100 + fixed);
+ * paymentAmount = converted + invoiceFee, or converted alone when the merchant pays the fee
+ * (ceil = up to the payment currency's smallest on-chain unit).
+ */
+export function quotePayment(args: {
+  total: Decimal;
+  rate: Decimal;
+  fee: FeeRule;
+  paymentCurrency: PaymentCurrency;
+  isMerchantPaysFee: boolean;
+}): PaymentQuote {
+  const places = PAYMENT_CURRENCY_INFO[args.paymentCurrency].decimals;
+  const converted = roundUpToUnit(args.total.times(args.rate), places);
+  const invoiceFee = roundUpToUnit(converted.times(args.fee.percent).div(100).plus(args.fee.fixed), places);
+  const paymentAmount = args.isMerchantPaysFee ? converted : converted.plus(invoiceFee);
+  return { rate: args.rate, converted, invoiceFee, paymentAmount };
+}
+
+export const expiryFor = (paymentCurrency: PaymentCurrency, from: Date): Date =>
+  new Date(from.getTime() + PAYMENT_CURRENCY_INFO[paymentCurrency].expiryMinutes * 60_000);
+
+export const priceScale = (currency: InvoiceCurrency): number => PRICE_PRECISION[currency];

@@ -1,0 +1,64 @@
+import fs from 'node:fs';
+import type { Decimal } from 'decimal.js';
+import { z } from 'zod';
+import { COMPANY_ASSETS, INVOICE_CURRENCIES, PAYMENT_CURRENCY_INFO, type InvoiceCurrency, type PaymentCurrency } from '../domain/assets.ts';
+import { Money, parseDecimal } from '../domain/money.ts';
+
+/** Where exchange rates come from. The built-in source is a static table; a live feed can replace it. */
+export interface RateSource {
+  /** How many units of `to` one unit of `from` buys. */
+  rate(from: InvoiceCurrency, to: PaymentCurrency): Promise<Decimal>;
+}
+
+/** Places a stored rate keeps (the column is Decimal(38,18)). */
+export const RATE_PLACES = 18;
+
+/** Reference USD prices for the built-in table (sandbox/demo values, not market data). */
+export const DEFAULT_USD_PRICES: Record<string, string> = {
+  usd: '1',
+  eur: '1.08',
+  usdt: '1',
+  usdc: '1',
+  btc: '95000',
+  eth: '3500',
+  ton: '5.5',
+  sol: '180',
+  bnb: '650',
+  bch: '450',
+  ltc: '95',
+  trx: '0.25',
+  near: '5',
+};
+
+const priceTableSchema = z.record(
+  z.enum([...new Set<string>([...INVOICE_CURRENCIES, ...COMPANY_ASSETS])] as [string, ...string[]]),
+  z.union([z.string(), z.number()]).transform((v, ctx) => {
+    const d = parseDecimal(String(v));
+    if (!d || !d.isPositive() || d.isZero()) {
+      ctx.addIssue({ code: 'custom', message: 'must be a positive decimal' });
+      return z.NEVER;
+    }
+    return d;
+  }),
+);
+
+/** Rates derived from one USD price per currency; prices from RATES_FILE override the defaults. */
+export class StaticRateSource implements RateSource {
+  private readonly usd: Map<string, Decimal>;
+  constructor(overrides: Record<string, Decimal> = {}) {
+    this.usd = new Map(Object.entries(DEFAULT_USD_PRICES).map(([k, v]) => [k, new Money(v)]));
+    for (const [k, v] of Object.entries(overrides)) this.usd.set(k, v);
+  }
+  static fromFile(path: string): StaticRateSource {
+    const parsed = priceTableSchema.safeParse(JSON.parse(fs.readFileSync(path, 'utf8')));
+    if (!parsed.success) throw new Error(`${path}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    return new StaticRateSource(parsed.data as Record<string, Decimal>);
+  }
+  async rate(from: InvoiceCurrency, to: PaymentCurrency): Promise<Decimal> {
+    const asset = PAYMENT_CURRENCY_INFO[to].asset;
+    const fromUsd = this.usd.get(from);
+    const toUsd = this.usd.get(asset);
+    if (!fromUsd || !toUsd) throw new Error(`no rate for ${from} -> ${to}`);
+    return fromUsd.div(toUsd).toDecimalPlaces(RATE_PLACES, Money.ROUND_HALF_EVEN);
+  }
+}
