@@ -1,0 +1,46 @@
+// Once per test run: a PostgreSQL template database with the migrations applied, cloned per test file.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import type { TestProject } from 'vitest/node';
+import { applyMigrations } from '../src/db/migrate.ts';
+import { postgresMigrationFactory } from '../src/db/adapters.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    pgAdminUrl: string | null;
+    pgTemplate: string | null;
+  }
+}
+
+const DEFAULT_URL = 'postgresql://postgres@127.0.0.1:5432/postgres';
+
+export default async function setup(project: TestProject) {
+  const adminUrl = process.env['TEST_DATABASE_URL'] ?? DEFAULT_URL;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  try {
+    await admin.connect();
+  } catch (e) {
+    if (process.env['TEST_DATABASE_URL'] || process.env['CI']) throw new Error(`TEST_DATABASE_URL unreachable: ${(e as Error).message}`);
+    console.warn(`\n!!! PostgreSQL at ${DEFAULT_URL} is unreachable: database tests run on PGlite only. Set TEST_DATABASE_URL.\n`);
+    project.provide('pgAdminUrl', null);
+    project.provide('pgTemplate', null);
+    return;
+  }
+  const template = `payrail_tpl_${randomBytes(5).toString('hex')}`;
+  await admin.query(`CREATE DATABASE ${template}`);
+  const templateUrl = new URL(adminUrl);
+  templateUrl.pathname = `/${template}`;
+  await applyMigrations(postgresMigrationFactory(templateUrl.toString()));
+  project.provide('pgAdminUrl', adminUrl);
+  project.provide('pgTemplate', template);
+
+  return async () => {
+    // Drop the template and whatever clones a crashed test file left behind.
+    const { rows } = await admin.query<{ datname: string }>(
+      `SELECT datname FROM pg_database WHERE datname = $1 OR datname LIKE $2`,
+      [template, `${template.replace('tpl', 't')}%`],
+    );
+    for (const { datname } of rows) await admin.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
+    await admin.end();
+  };
+}

@@ -1,0 +1,36 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { inject } from 'vitest';
+
+export type DbKind = 'pglite' | 'postgres';
+
+/** Every database test runs on both; PostgreSQL only drops out locally when no server is reachable. */
+export const DATABASES: DbKind[] = inject('pgTemplate') ? ['pglite', 'postgres'] : ['pglite'];
+
+export interface TestDatabase {
+  url: string;
+  drop(): Promise<void>;
+}
+
+/** A fresh database: in-memory PGlite, or a PostgreSQL clone of the run's migrated template. */
+export async function freshDatabase(kind: DbKind): Promise<TestDatabase> {
+  if (kind === 'pglite') return { url: 'pglite:memory://', drop: async () => {} };
+  const adminUrl = inject('pgAdminUrl')!;
+  const template = inject('pgTemplate')!;
+  const name = `${template.replace('tpl', 't')}_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name} TEMPLATE ${template}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
