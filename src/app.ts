@@ -55,6 +55,7 @@ export async function startApp(config: Config, logger: Logger): Promise<App> {
     base: { prisma: db.prisma, invoices, payUrl: config.payUrl },
     authenticate,
     graphiql: config.graphiql,
+    introspection: config.introspection,
     logger,
   });
   const restContext: InvoiceRestContext = { invoices };

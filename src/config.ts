@@ -21,6 +21,7 @@ const envSchema = z.object({
   RATES_FILE: z.string().min(1).optional(),
   FEES_FILE: z.string().min(1).optional(),
   GRAPHIQL: z.enum(['0', '1']).default('1'),
+  GRAPHQL_INTROSPECTION: z.enum(['0', '1']).default('1'),
   ADMIN_HOST: z.string().min(1).default('127.0.0.1'),
   ADMIN_PORT: port.default(0),
   /** Guards the admin API; generated per start and written to the admin state file when unset. */
@@ -42,6 +43,7 @@ export interface Config {
   ratesFile?: string;
   feesFile?: string;
   graphiql: boolean;
+  introspection: boolean;
   adminHost: string;
   adminPort: number;
   adminToken?: string;
@@ -76,6 +78,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ratesFile: e.RATES_FILE,
     feesFile: e.FEES_FILE,
     graphiql: e.GRAPHIQL === '1',
+    introspection: e.GRAPHQL_INTROSPECTION === '1',
     adminHost: e.ADMIN_HOST,
     adminPort: e.ADMIN_PORT,
     adminToken: e.ADMIN_TOKEN,

@@ -21,6 +21,8 @@ export interface GraphQLContext {
   payUrl: string;
 }
 
+const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
 export const builder = new SchemaBuilder<{
   PrismaTypes: PrismaTypes;
   Context: GraphQLContext;
@@ -37,7 +39,11 @@ export const builder = new SchemaBuilder<{
     authScopes: (ctx) => ({ merchant: ctx.company !== null }),
     unauthorizedError: () => new UnauthenticatedError(),
   },
-  errors: { defaultTypes: [] },
+  errors: {
+    defaultTypes: [],
+    defaultResultOptions: { name: ({ fieldName }) => `${capitalize(fieldName)}Success` },
+    defaultUnionOptions: { name: ({ fieldName }) => `${capitalize(fieldName)}Result` },
+  },
   prisma: {
     client: (ctx) => ctx.prisma,
     dmmf: getDatamodel(),

@@ -1,5 +1,6 @@
-import { createYoga, type YogaServerInstance } from 'graphql-yoga';
-import { GraphQLError } from 'graphql';
+import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { GraphQLError, NoSchemaIntrospectionCustomRule, type ValidationRule } from 'graphql';
+import { depthLimit } from './limits.ts';
 import type { IncomingMessage } from 'node:http';
 import { AppError } from '../errors/app-error.ts';
 import { bearerToken } from '../http/rest.ts';
@@ -12,6 +13,7 @@ export interface YogaDeps {
   base: Omit<GraphQLContext, 'company' | 'requestId'>;
   authenticate: (token: string) => Promise<Company | null>;
   graphiql: boolean;
+  introspection: boolean;
   logger: Logger;
 }
 
@@ -19,6 +21,13 @@ export interface ServerContext {
   req: IncomingMessage;
   requestId: string;
 }
+
+const validationRule = (rule: ValidationRule): Plugin => ({
+  onValidate: ({ addValidationRule }) => addValidationRule(rule),
+});
+
+/** Deep enough for every real query of this schema (connection edges included), shallow enough to stop abuse. */
+export const MAX_QUERY_DEPTH = 10;
 
 export function buildYoga(deps: YogaDeps): YogaServerInstance<ServerContext, GraphQLContext> {
   return createYoga<ServerContext, GraphQLContext>({
@@ -33,6 +42,10 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<ServerContext, Gra
       error: (...a) => deps.logger.debug({ yoga: a }, 'yoga error'),
     },
     healthCheckEndpoint: '/graphql/health',
+    plugins: [
+      validationRule(depthLimit(MAX_QUERY_DEPTH)),
+      ...(deps.introspection ? [] : [validationRule(NoSchemaIntrospectionCustomRule)]),
+    ],
     context: async ({ request, requestId }) => {
       let token: string | null;
       try {
@@ -63,7 +76,8 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<ServerContext, Gra
             extensions: { code: original.code, details: original.details },
           });
         }
-        if (error instanceof GraphQLError && !error.originalError) return error;
+        // graphql-js's own errors (syntax, validation, variable coercion) describe the request, not us.
+        if (error instanceof GraphQLError && (!original || original instanceof GraphQLError)) return error;
         deps.logger.error({ err: original ?? error }, 'graphql internal error');
         return new GraphQLError(message, { extensions: { code: 'INTERNAL' } });
       },

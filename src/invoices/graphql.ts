@@ -130,12 +130,16 @@ builder.queryField('invoices', (t) =>
       defaultSize: 20,
       maxSize: MAX_PAGE_SIZE,
       args: { filter: t.arg({ type: InvoiceFilter, required: false }) },
-      resolve: (query, _root, { filter }, ctx) =>
-        ctx.prisma.invoice.findMany({
+      resolve: (query, _root, { filter, first, last }, ctx) => {
+        if ((first ?? 0) > MAX_PAGE_SIZE || (last ?? 0) > MAX_PAGE_SIZE) {
+          throw new ValidationError([{ path: first ? 'first' : 'last', message: `must be at most ${MAX_PAGE_SIZE}` }]);
+        }
+        return ctx.prisma.invoice.findMany({
           ...query,
           where: invoiceWhere(ctx.company!.id, filter ?? undefined),
           orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-        }),
+        });
+      },
       totalCount: (_root, { filter }, ctx) => ctx.prisma.invoice.count({ where: invoiceWhere(ctx.company!.id, filter ?? undefined) }),
     },
     {},

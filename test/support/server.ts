@@ -36,7 +36,7 @@ export function useServer(kind: DbKind, env: Record<string, string> = {}): TestS
   let db: TestDatabase | undefined;
   beforeAll(async () => {
     db = await freshDatabase(kind);
-    const config = loadConfig({ DATABASE_URL: db.url, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', DB_POOL_SIZE: '5', ...env });
+    const config = loadConfig({ DATABASE_URL: db.url, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', DB_POOL_SIZE: '5', PAY_URL: 'https://checkout.example/pay', ...env });
     app = await startApp(config, createLogger(config.logLevel));
   });
   afterAll(async () => {

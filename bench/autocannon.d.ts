@@ -1,0 +1,44 @@
+// The subset of autocannon 9's programmatic API the benchmark uses (the package ships no types).
+declare module 'autocannon' {
+  interface Request {
+    method?: string;
+    path?: string;
+    headers?: Record<string, string>;
+    body?: string;
+  }
+  interface Options extends Request {
+    url: string;
+    connections?: number;
+    duration?: number;
+    workers?: number;
+    timeout?: number;
+    requests?: Request[];
+    /** A function, or in workers mode the path of a CommonJS module exporting one. */
+    verifyBody?: string | ((body: string) => boolean);
+  }
+  interface Histogram {
+    average: number;
+    mean: number;
+    stddev: number;
+    min: number;
+    max: number;
+    total: number;
+    p50: number;
+    p90: number;
+    p99: number;
+  }
+  interface Result {
+    duration: number;
+    errors: number;
+    timeouts: number;
+    mismatches: number;
+    non2xx: number;
+    resets: number;
+    '2xx': number;
+    statusCodeStats: Record<string, { count: number }>;
+    latency: Histogram;
+    requests: Histogram & { sent: number };
+  }
+  function autocannon(opts: Options): Promise<Result>;
+  export default autocannon;
+}

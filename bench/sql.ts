@@ -1,0 +1,79 @@
+// The SQL Payrail issues per invoice, verbatim, so the baseline server can replay it without the service.
+//
+// Observed by wrapping pg's Client.prototype.query while the service handled single requests against
+// PostgreSQL (Prisma 7.10 + @prisma/adapter-pg, token already in the authenticator's cache); the PGlite
+// adapter sends the same texts. `checkStatements` in capture.ts re-observes them on every PostgreSQL run
+// and warns when the service drifts from this list.
+//
+// REST/GraphQL create (createInvoice + getInvoiceRecord):
+//   on one pooled connection:  BEGIN; insertInvoice; insertItems (one multi-row INSERT);
+//                              selectInvoiceInTx (Prisma re-reads the row after the nested items create);
+//                              insertEvent (RETURNING every column); COMMIT
+//   then, each on any pooled connection:  selectInvoice;  then selectCompany, selectItems, selectAddress
+//                              issued together (three connections at once)
+// REST read (getInvoiceRecord):  selectInvoice; then selectCompany, selectItems, selectAddress together
+// GraphQL read (invoice query):  selectInvoice; then selectCompany, selectItems together (no address asked)
+// First request per token only: a Company lookup by publicTokenHash (cached for 10 s afterwards; not replayed).
+
+const INVOICE_COLUMNS = [
+  'id', 'companyId', 'status"::text', 'invoiceCurrency', 'fixedPaymentCurrency', 'paymentCurrency', 'isMerchantPaysFee',
+  'requestedRedirectUrl', 'redirectUrl', 'total', 'clientEmail', 'rate', 'invoiceFee', 'paymentAmount', 'expiredAt',
+  'proceededAt', 'createdAt', 'updatedAt',
+]
+  .map((c) => (c.endsWith('::text') ? `"public"."Invoice"."${c}` : `"public"."Invoice"."${c}"`))
+  .join(', ');
+
+const COMPANY_COLUMNS = [
+  'id', 'name', 'logoUrl', 'redirectUrl', 'acceptedAssets', 'publicTokenHash', 'secretKey', 'webhookUrl', 'createdAt', 'updatedAt',
+]
+  .map((c) => `"public"."Company"."${c}"`)
+  .join(', ');
+
+const ADDRESS_COLUMNS = ['id', 'companyId', 'invoiceId', 'asset', 'address', 'tag', 'createdAt']
+  .map((c) => `"public"."PaymentAddress"."${c}"`)
+  .join(', ');
+
+const EVENT_COLUMNS = ['id', 'seq', 'companyId', 'type', 'invoiceId', 'payload', 'createdAt']
+  .map((c) => `"public"."Event"."${c}"`)
+  .join(', ');
+
+export const SQL = {
+  begin: 'BEGIN',
+  commit: 'COMMIT',
+  // $1 id, $2 companyId, $3 'created', $4 currency, $5 fixedPaymentCurrency, $6 isMerchantPaysFee,
+  // $7 requestedRedirectUrl, $8 redirectUrl, $9 total (text), $10 createdAt, $11 updatedAt
+  insertInvoice:
+    'INSERT INTO "public"."Invoice" ("id","companyId","status","invoiceCurrency","fixedPaymentCurrency","isMerchantPaysFee","requestedRedirectUrl","redirectUrl","total","createdAt","updatedAt") VALUES ($1,$2,CAST($3::text AS "public"."InvoiceStatus"),$4,$5,$6,$7,$8,$9,$10,$11) RETURNING "public"."Invoice"."id"',
+  // $1 id, $2 LIMIT '1', $3 OFFSET '0'
+  selectInvoiceInTx: `SELECT ${INVOICE_COLUMNS} FROM "public"."Invoice" WHERE "public"."Invoice"."id" = $1 LIMIT $2 OFFSET $3`,
+  // $1 id, $2 companyId, $3 type, $4 invoiceId, $5 payload (JSON text), $6 createdAt
+  insertEvent: `INSERT INTO "public"."Event" ("id","companyId","type","invoiceId","payload","createdAt") VALUES ($1,$2,$3,$4,$5,$6) RETURNING ${EVENT_COLUMNS}`,
+  // $1 id, $2 LIMIT '1', $3 OFFSET '0'
+  selectInvoice: `SELECT ${INVOICE_COLUMNS} FROM "public"."Invoice" WHERE ("public"."Invoice"."id" = $1 AND 1=1) LIMIT $2 OFFSET $3`,
+  // $1 companyId, $2 OFFSET '0'
+  selectCompany: `SELECT ${COMPANY_COLUMNS} FROM "public"."Company" WHERE "public"."Company"."id" = $1 OFFSET $2`,
+  // $1 invoiceId, $2 OFFSET '0'
+  selectItems:
+    'SELECT "public"."InvoiceItem"."invoiceId", "public"."InvoiceItem"."position", "public"."InvoiceItem"."name", "public"."InvoiceItem"."price" FROM "public"."InvoiceItem" WHERE "public"."InvoiceItem"."invoiceId" = $1 ORDER BY "public"."InvoiceItem"."position" ASC OFFSET $2',
+  // $1 invoiceId, $2 OFFSET '0'
+  selectAddress: `SELECT ${ADDRESS_COLUMNS} FROM "public"."PaymentAddress" WHERE "public"."PaymentAddress"."invoiceId" = $1 OFFSET $2`,
+} as const;
+
+/** Prisma writes one multi-row INSERT for a nested `items: { create: [...] }`; its text depends on the count. */
+export function insertItemsSql(count: number): string {
+  const rows = Array.from({ length: count }, (_, i) => `($${4 * i + 1},$${4 * i + 2},$${4 * i + 3},$${4 * i + 4})`);
+  return `INSERT INTO "public"."InvoiceItem" ("invoiceId","position","name","price") VALUES ${rows.join(', ')}`;
+}
+
+/** Statement texts per operation in issue order (the concurrent tail may arrive in any order). */
+export const EXPECTED_STATEMENTS = {
+  create: [
+    SQL.begin, SQL.insertInvoice, insertItemsSql(2), SQL.selectInvoiceInTx, SQL.insertEvent, SQL.commit,
+    SQL.selectInvoice, SQL.selectCompany, SQL.selectItems, SQL.selectAddress,
+  ],
+  restRead: [SQL.selectInvoice, SQL.selectCompany, SQL.selectItems, SQL.selectAddress],
+  graphqlRead: [SQL.selectInvoice, SQL.selectCompany, SQL.selectItems],
+};
+
+/** Prisma sends timestamps as UTC text without a zone: `2026-11-22 00:03:36.119`. */
+export const sqlTimestamp = (d: Date): string => d.toISOString().replace('T', ' ').replace('Z', '');
