@@ -30,7 +30,7 @@ export const DEFAULT_USD_PRICES: Record<string, string> = {
   near: '5',
 };
 
-const priceTableSchema = z.record(
+const priceTableSchema = z.partialRecord(
   z.enum([...new Set<string>([...INVOICE_CURRENCIES, ...COMPANY_ASSETS])] as [string, ...string[]]),
   z.union([z.string(), z.number()]).transform((v, ctx) => {
     const d = parseDecimal(String(v));

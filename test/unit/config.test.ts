@@ -1,0 +1,62 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+import { loadFeeTable } from '../../src/pricing/fees.ts';
+import { StaticRateSource } from '../../src/pricing/rates.ts';
+
+describe('loadConfig', () => {
+  it('has working defaults for a bare machine', () => {
+    const c = loadConfig({});
+    expect(c.port).toBe(4000);
+    expect(c.databaseUrl).toBe(`pglite:${path.resolve('data', 'pglite')}`);
+    expect(c.embedded).toBe(true);
+    expect(c.publicBaseUrl).toBe('http://localhost:4000');
+    expect(c.payUrl).toBe('http://localhost:4000/pay');
+    expect(c.logLevel).toBe('info');
+  });
+
+  it('derives PAY_URL from PUBLIC_BASE_URL and accepts PostgreSQL', () => {
+    const c = loadConfig({ PUBLIC_BASE_URL: 'https://pay.example.com/', DATABASE_URL: 'postgresql://u@db/x', PORT: '8080' });
+    expect(c.payUrl).toBe('https://pay.example.com/pay');
+    expect(c.embedded).toBe(false);
+    expect(c.port).toBe(8080);
+    expect(loadConfig({ PAY_URL: 'https://checkout.example/p' }).payUrl).toBe('https://checkout.example/p');
+  });
+
+  it('names every bad variable', () => {
+    expect(() => loadConfig({ PORT: '99999', DATABASE_URL: 'mysql://x', LOG_LEVEL: 'loud', PUBLIC_BASE_URL: 'nope' })).toThrow(ConfigError);
+    try {
+      loadConfig({ PORT: '99999', DATABASE_URL: 'mysql://x', LOG_LEVEL: 'loud', PUBLIC_BASE_URL: 'nope' });
+    } catch (e) {
+      for (const name of ['PORT', 'DATABASE_URL', 'LOG_LEVEL', 'PUBLIC_BASE_URL']) expect((e as Error).message).toContain(name);
+    }
+  });
+});
+
+describe('rate and fee files', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'payrail-cfg-'));
+  it('overrides USD prices from RATES_FILE', async () => {
+    const file = path.join(dir, 'rates.json');
+    writeFileSync(file, JSON.stringify({ btc: '100000', eur: 1.1 }));
+    const rates = StaticRateSource.fromFile(file);
+    expect((await rates.rate('usd', 'btc')).toFixed()).toBe('0.00001');
+    expect((await rates.rate('eur', 'trc20usdt')).toFixed()).toBe('1.1');
+  });
+  it('rejects a bad rate table', () => {
+    const file = path.join(dir, 'bad-rates.json');
+    writeFileSync(file, JSON.stringify({ btc: '-1' }));
+    expect(() => StaticRateSource.fromFile(file)).toThrow(/btc/);
+  });
+  it('merges FEES_FILE over the defaults and rejects unknown currencies', () => {
+    const file = path.join(dir, 'fees.json');
+    writeFileSync(file, JSON.stringify({ btc: { percent: '0.5', fixed: '0.00001' } }));
+    const fees = loadFeeTable(file);
+    expect(fees.btc.percent.toFixed()).toBe('0.5');
+    expect(fees.btc.fixed.toFixed()).toBe('0.00001');
+    expect(fees.eth.percent.toFixed()).toBe('1');
+    writeFileSync(file, JSON.stringify({ doge: { percent: '1' } }));
+    expect(() => loadFeeTable(file)).toThrow();
+  });
+});

@@ -1,0 +1,121 @@
+import { describe, expect, it } from 'vitest';
+import { Money, formatFixed, formatPlain, parseDecimal, roundPrice, roundUpToUnit } from '../../src/domain/money.ts';
+import { ValidationError } from '../../src/errors/app-error.ts';
+import { DecimalLiteral, parseJsonExact } from '../../src/http/json-body.ts';
+import { createInvoiceSchema, expiryFor, proceedInvoiceSchema, quotePayment } from '../../src/invoices/rules.ts';
+import { defaultFeeTable } from '../../src/pricing/fees.ts';
+import { StaticRateSource } from '../../src/pricing/rates.ts';
+import { parseInput } from '../../src/validation.ts';
+
+describe('price rounding', () => {
+  it('rounds half away from zero to the given places', () => {
+    const cases: [string, number, string][] = [
+      ['1.005', 2, '1.01'],
+      ['1.004999', 2, '1.00'],
+      ['-1.005', 2, '-1.01'],
+      ['-0.004', 2, '0.00'],
+      ['2.00005', 4, '2.0001'],
+      ['0.0000005', 6, '0.000001'],
+      ['1.123456785', 8, '1.12345679'],
+      ['99999999999999.995', 2, '100000000000000.00'],
+    ];
+    for (const [input, places, expected] of cases) expect(formatFixed(roundPrice(new Money(input), places), places), input).toBe(expected);
+  });
+
+  it('rounds client amounts up to the chain unit, never down', () => {
+    expect(roundUpToUnit(new Money('0.000000001'), 8).toFixed()).toBe('0.00000001');
+    expect(roundUpToUnit(new Money('1.00000000'), 8).toFixed()).toBe('1');
+    expect(roundUpToUnit(new Money('1.000000010000000001'), 8).toFixed()).toBe('1.00000002');
+  });
+
+  it('parses decimal literals exactly and rejects everything else', () => {
+    expect(parseDecimal('0.1')!.plus(parseDecimal('0.2')!).toFixed()).toBe('0.3');
+    expect(parseDecimal(' 12.50 ')!.toFixed()).toBe('12.5');
+    expect(parseDecimal('1e3')!.toFixed()).toBe('1000');
+    for (const bad of ['', 'abc', '1,5', 'NaN', 'Infinity', '0x10', '1.2.3', '--1']) expect(parseDecimal(bad), bad).toBeNull();
+  });
+
+  it('prints computed amounts without exponent or trailing zeros', () => {
+    expect(formatPlain(new Money('0.00000001'))).toBe('0.00000001');
+    expect(formatPlain(new Money('1.50'))).toBe('1.5');
+    expect(formatPlain(new Money('0'))).toBe('0');
+    expect(formatPlain({ toString: () => '1e-8' })).toBe('0.00000001');
+  });
+});
+
+describe('exact JSON numbers', () => {
+  it('keeps non-integer numbers as their source text', () => {
+    const parsed = parseJsonExact('{"a":1.005,"b":12,"c":12345678901234567890,"d":"1.5","e":1e2}') as Record<string, unknown>;
+    expect(parsed['a']).toEqual(new DecimalLiteral('1.005'));
+    expect(parsed['b']).toBe(12);
+    expect(parsed['c']).toEqual(new DecimalLiteral('12345678901234567890'));
+    expect(parsed['d']).toBe('1.5');
+    expect(parsed['e']).toEqual(new DecimalLiteral('1e2'));
+  });
+  it('throws on malformed JSON', () => {
+    expect(() => parseJsonExact('{"a":')).toThrow();
+  });
+});
+
+describe('createInvoiceSchema', () => {
+  const parse = (input: unknown) => parseInput(createInvoiceSchema, input);
+
+  it('computes the total from rounded prices', () => {
+    const out = parse({ invoiceCurrency: 'usd', items: [{ name: ' A ', price: new DecimalLiteral('0.005') }, { name: 'B', price: '0.004' }] });
+    expect(out.total.toFixed()).toBe('0.01');
+    expect(out.items.map((i) => [i.name, i.price.toFixed()])).toEqual([['A', '0.01'], ['B', '0']]);
+    expect(out.isMerchantPaysFee).toBe(false);
+    expect(out.paymentCurrency).toBeNull();
+    expect(out.redirectURL).toBeNull();
+  });
+
+  it('reports each invalid field with its path', () => {
+    try {
+      parse({ invoiceCurrency: 'USD', items: [{ name: 'a', price: true }], redirectURL: 'https://user:pw@x.example/' });
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(ValidationError);
+      expect((e as ValidationError).details.map((d) => d.path)).toEqual(['invoiceCurrency', 'items.0.price', 'redirectURL']);
+    }
+  });
+
+  it('requires the client currency only when the merchant fixed none', () => {
+    expect(proceedInvoiceSchema(false).safeParse({ clientEmail: 'a@b.co' }).success).toBe(false);
+    expect(proceedInvoiceSchema(true).safeParse({ clientEmail: 'a@b.co' }).success).toBe(true);
+    expect(proceedInvoiceSchema(true).safeParse({ clientEmail: 'a@b' }).success).toBe(false);
+  });
+});
+
+describe('payment quote', () => {
+  it('converts, adds the fee unless the merchant pays it, rounding up to the chain unit', async () => {
+    const rate = await new StaticRateSource().rate('usd', 'btc');
+    expect(rate.toFixed()).toBe('0.000010526315789474');
+    const fee = defaultFeeTable().btc;
+    const client = quotePayment({ total: new Money('100'), rate, fee, paymentCurrency: 'btc', isMerchantPaysFee: false });
+    // 100 x 0.000010526315789474 = 0.0010526315789474 -> 0.00105264 (8 places, up); fee 1% -> 0.0000105264 -> 0.00001053
+    expect(client.converted.toFixed()).toBe('0.00105264');
+    expect(client.invoiceFee.toFixed()).toBe('0.00001053');
+    expect(client.paymentAmount.toFixed()).toBe('0.00106317');
+    const merchant = quotePayment({ total: new Money('100'), rate, fee, paymentCurrency: 'btc', isMerchantPaysFee: true });
+    expect(merchant.paymentAmount.toFixed()).toBe('0.00105264');
+    expect(merchant.invoiceFee.toFixed()).toBe('0.00001053');
+  });
+
+  it('applies a fixed fee part', () => {
+    const q = quotePayment({
+      total: new Money('10'),
+      rate: new Money('1'),
+      fee: { percent: new Money('0.5'), fixed: new Money('1') },
+      paymentCurrency: 'trc20usdt',
+      isMerchantPaysFee: false,
+    });
+    expect(q.invoiceFee.toFixed()).toBe('1.05');
+    expect(q.paymentAmount.toFixed()).toBe('11.05');
+  });
+
+  it('expires after 30 minutes, 120 for BTC', () => {
+    const t0 = new Date('2026-01-01T00:00:00.000Z');
+    expect(expiryFor('eth', t0).toISOString()).toBe('2026-01-01T00:30:00.000Z');
+    expect(expiryFor('btc', t0).toISOString()).toBe('2026-01-01T02:00:00.000Z');
+  });
+});
