@@ -1,12 +1,12 @@
 // The subset of autocannon 9's programmatic API the benchmark uses (the package ships no types).
 declare module 'autocannon' {
-  interface Request {
+  export interface Request {
     method?: string;
     path?: string;
     headers?: Record<string, string>;
     body?: string;
   }
-  interface Options extends Request {
+  export interface Options extends Request {
     url: string;
     connections?: number;
     duration?: number;
@@ -16,7 +16,7 @@ declare module 'autocannon' {
     /** A function, or in workers mode the path of a CommonJS module exporting one. */
     verifyBody?: string | ((body: string) => boolean);
   }
-  interface Histogram {
+  export interface Histogram {
     average: number;
     mean: number;
     stddev: number;
@@ -27,7 +27,7 @@ declare module 'autocannon' {
     p90: number;
     p99: number;
   }
-  interface Result {
+  export interface Result {
     duration: number;
     errors: number;
     timeouts: number;

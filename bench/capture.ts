@@ -31,7 +31,9 @@ export interface StatementCheck {
 }
 
 /** Same statements in the same order, except that the concurrent tail may come in any order. */
-export function compareStatements(operation: keyof typeof EXPECTED_STATEMENTS, observed: string[]): StatementCheck {
+export function compareStatements(operation: keyof typeof EXPECTED_STATEMENTS, all: string[]): StatementCheck {
+  // The token lookup only happens when the authenticator's 10 s cache is cold; it is not replayed.
+  const observed = all.filter((s) => !s.includes('"publicTokenHash" = $1'));
   const expected = EXPECTED_STATEMENTS[operation];
   const head = expected.length - (operation === 'graphqlRead' ? 2 : 3);
   const sameHead = observed.slice(0, head).join('\n') === expected.slice(0, head).join('\n');

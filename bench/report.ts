@@ -1,0 +1,141 @@
+// Turns measurements into the printed table, the target verdicts and the JSON written to bench/results/.
+import type { Measurement } from './load.ts';
+
+export type DbKind = 'postgres' | 'pglite';
+
+export const RUNS = [
+  { key: 'ceilingInsert', label: 'ceiling: 1 INSERT, no tx (bare http)' },
+  { key: 'baselineCreate', label: 'baseline create, same SQL (bare http)' },
+  { key: 'restCreate', label: 'REST create' },
+  { key: 'graphqlCreate', label: 'GraphQL create' },
+  { key: 'baselineRead', label: 'baseline read, REST SQL (bare http)' },
+  { key: 'restRead', label: 'REST read' },
+  { key: 'baselineGraphqlRead', label: 'baseline read, GraphQL SQL (bare http)' },
+  { key: 'graphqlRead', label: 'GraphQL read' },
+] as const;
+
+export type RunKey = (typeof RUNS)[number]['key'];
+
+/** What each run is divided by in the "ratio" column. */
+const RATIO_OF: Partial<Record<RunKey, RunKey>> = {
+  baselineCreate: 'ceilingInsert',
+  restCreate: 'baselineCreate',
+  graphqlCreate: 'baselineCreate',
+  restRead: 'baselineRead',
+  graphqlRead: 'baselineGraphqlRead',
+};
+
+/** Informational targets; they apply to the service on PostgreSQL. */
+export const TARGETS = { restCreateRatio: 0.4, graphqlCreateRatio: 0.3, p99Ms: 100 };
+const SERVICE_RUNS: RunKey[] = ['restCreate', 'graphqlCreate', 'restRead', 'graphqlRead'];
+
+export interface DbResult {
+  db: DbKind;
+  runs: Partial<Record<RunKey, Measurement>>;
+  /** Set when the section crashed; the runs before the crash are kept. */
+  error?: string;
+  statementCheck?: { operation: string; ok: boolean; observed?: string[] }[];
+}
+
+export interface Verdict {
+  db: DbKind;
+  name: string;
+  value: number | null;
+  target: string;
+  pass: boolean | null;
+}
+
+export function ratio(r: DbResult, key: RunKey): number | null {
+  const of = RATIO_OF[key];
+  const a = r.runs[key];
+  const b = of ? r.runs[of] : undefined;
+  return a && b && b.reqPerSec > 0 ? a.reqPerSec / b.reqPerSec : null;
+}
+
+export function verdicts(results: DbResult[]): Verdict[] {
+  const out: Verdict[] = [];
+  for (const r of results.filter((x) => x.db === 'postgres')) {
+    const rc = ratio(r, 'restCreate');
+    const gc = ratio(r, 'graphqlCreate');
+    out.push({ db: r.db, name: 'REST create / baseline create', value: rc, target: `>= ${pct(TARGETS.restCreateRatio)}`, pass: rc === null ? null : rc >= TARGETS.restCreateRatio });
+    out.push({ db: r.db, name: 'GraphQL create / baseline create', value: gc, target: `>= ${pct(TARGETS.graphqlCreateRatio)}`, pass: gc === null ? null : gc >= TARGETS.graphqlCreateRatio });
+    for (const key of SERVICE_RUNS) {
+      const m = r.runs[key];
+      out.push({ db: r.db, name: `${label(key)} p99`, value: m?.p99 ?? null, target: `< ${TARGETS.p99Ms} ms`, pass: m ? m.p99 < TARGETS.p99Ms : null });
+    }
+  }
+  return out;
+}
+
+const label = (key: RunKey) => RUNS.find((r) => r.key === key)!.label;
+const pct = (x: number) => `${Math.round(x * 100)}%`;
+const num = (x: number, digits = 0) => x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const verdictText = (pass: boolean | null) => (pass === null ? 'n/a' : pass ? 'PASS' : 'MISS');
+
+function table(header: string[], rows: string[][], rightAligned: Set<number>): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (rightAligned.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+export function renderReport(results: DbResult[], settings: { connections: number; durationSec: number; warmupSec: number }): string {
+  const out: string[] = [];
+  out.push(`Payrail invoice benchmark — ${settings.connections} connections, ${settings.durationSec} s per run after ${settings.warmupSec} s warm-up, DB pool 10`);
+  const rows: string[][] = [];
+  for (const r of results) {
+    for (const { key, label } of RUNS) {
+      const m = r.runs[key];
+      const q = ratio(r, key);
+      const of = RATIO_OF[key];
+      let target = '';
+      if (r.db === 'postgres' && key === 'restCreate' && q !== null) target = `>=40% ${verdictText(q >= TARGETS.restCreateRatio)}`;
+      if (r.db === 'postgres' && key === 'graphqlCreate' && q !== null) target = `>=30% ${verdictText(q >= TARGETS.graphqlCreateRatio)}`;
+      if (r.db === 'postgres' && m && SERVICE_RUNS.includes(key)) target += `${target ? ', ' : ''}p99 ${verdictText(m.p99 < TARGETS.p99Ms)}`;
+      rows.push([
+        r.db,
+        label,
+        m ? num(m.reqPerSec) : '-',
+        m ? num(m.p50) : '-',
+        m ? num(m.p99) : '-',
+        m ? (m.failures ? `${num(m.failures)} !!` : '0') : '-',
+        q === null ? '' : `${pct(q)} of ${of === 'ceilingInsert' ? 'ceiling' : 'baseline'}`,
+        target,
+      ]);
+    }
+  }
+  out.push(table(['db', 'operation', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'ratio', 'target'], rows, new Set([2, 3, 4, 5])));
+
+  out.push('');
+  out.push('Targets (PostgreSQL, informational):');
+  for (const v of verdicts(results)) {
+    const value = v.value === null ? 'n/a' : v.name.endsWith('p99') ? `${num(v.value)} ms` : pct(v.value);
+    out.push(`  ${verdictText(v.pass).padEnd(4)}  ${v.name}: ${value} (target ${v.target})`);
+  }
+
+  for (const r of results) {
+    for (const c of r.statementCheck ?? []) {
+      if (!c.ok) {
+        out.push('');
+        out.push(`!!! ${r.db}: the service's SQL for "${c.operation}" differs from bench/sql.ts; the baseline no longer replays it. Observed:`);
+        for (const s of c.observed ?? []) out.push(`      ${s}`);
+      }
+    }
+  }
+  const failed = results.flatMap((r) =>
+    RUNS.flatMap(({ key, label }) => {
+      const m = r.runs[key];
+      return m && m.failures > 0 ? [`${r.db} ${label}: ${JSON.stringify(m.detail)}`] : [];
+    }),
+  );
+  const crashed = results.filter((r) => r.error);
+  if (failed.length || crashed.length) {
+    out.push('');
+    out.push('!'.repeat(100));
+    for (const f of failed) out.push(`!!! ERRORS during ${f}`);
+    for (const c of crashed) out.push(`!!! ${c.db} section crashed: ${c.error}`);
+    out.push('!!! Numbers from runs with errors are not comparable.');
+    out.push('!'.repeat(100));
+  }
+  return out.join('\n');
+}
