@@ -11,6 +11,7 @@ const config: CodegenConfig = {
       presetConfig: { fragmentMasking: false },
       config: {
         useTypeImports: true,
+        emitLegacyCommonJSImports: false,
         enumsAsTypes: true,
         strictScalars: true,
         scalars: { DateTime: 'string', Decimal: 'string' },

@@ -104,14 +104,14 @@ async function createInvoice(db: SqlBackend, companyId: string, body: CreateBody
   const id = newInvoiceId();
   const now = sqlTimestamp(new Date());
   const total = body.items.reduce((sum, i) => sum + i.price, 0).toFixed(2);
-  await db.transaction(async (q) => {
-    await q(SQL.insertInvoice, [id, companyId, 'created', body.invoiceCurrency, null, false, null, null, total, now, now]);
+  const invoice = await db.transaction(async (q) => {
+    const [row] = await q(SQL.insertInvoice, [id, companyId, 'created', body.invoiceCurrency, null, false, null, null, total, now, now]);
     await q(insertItemsSql(body.items.length), body.items.flatMap((item, position) => [id, position, item.name, String(item.price)]));
-    await q(SQL.selectInvoiceInTx, [id, LIMIT_1, OFFSET_0]);
     const payload = JSON.stringify({ invoiceId: id, status: 'created', message: 'Invoice created' });
     await q(SQL.insertEvent, [randomUUID(), companyId, 'invoice.created', id, payload, now]);
+    return row;
   });
-  return readInvoice(db, id, true);
+  return { id, status: 'created', invoice, items: body.items };
 }
 
 function send(res: ServerResponse, status: number, body: unknown): void {

@@ -5,10 +5,8 @@
 //      BENCH_DURATION      seconds per measured run (default 8), BENCH_WARMUP seconds before each (default 1.5)
 //      BENCH_ONLY          postgres | pglite, to run one database only
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
-import pg from 'pg';
 import { startApp, type App } from '../src/app.ts';
 import { createCompany } from '../src/companies/service.ts';
 import { loadConfig } from '../src/config.ts';
@@ -17,45 +15,19 @@ import { applyMigrations } from '../src/db/migrate.ts';
 import { createLogger } from '../src/logger.ts';
 import { insertBaselineCompany, pgBackend, pgliteBackend, startBaseline, type BaselineServer, type SqlBackend } from './baseline.ts';
 import { captureStatements, compareStatements } from './capture.ts';
+import { CREATE_BODY, DEFAULT_SERVER_URL, GQL_CREATE, createBenchDatabase, gqlRead, log, seed } from './common.ts';
 import { measure, type LoadSettings, type LoadTarget } from './load.ts';
 import { renderReport, verdicts, type DbKind, type DbResult, type RunKey } from './report.ts';
 
 const POOL_SIZE = 10;
 const READ_IDS = 300;
 const TIME_BUDGET_MS = 6 * 60_000;
-const DEFAULT_SERVER_URL = 'postgresql://postgres@127.0.0.1:5432/postgres';
 
 const settings: LoadSettings = {
   connections: 50,
   durationSec: Number(process.env['BENCH_DURATION'] ?? 8),
   warmupSec: Number(process.env['BENCH_WARMUP'] ?? 1.5),
 };
-
-const CREATE_BODY = JSON.stringify({ invoiceCurrency: 'usd', items: [{ name: 'Coffee', price: 4.5 }, { name: 'Cake', price: 3.25 }] });
-// The success member of CreateInvoiceResult (named MutationCreateInvoiceSuccess before the schema review).
-const GQL_CREATE = JSON.stringify({
-  query: 'mutation($i: CreateInvoiceInput!){ createInvoice(input:$i){ __typename ... on CreateInvoiceSuccess { data { id status } } } }',
-  variables: { i: { invoiceCurrency: 'USD', items: [{ name: 'Coffee', price: '4.5' }, { name: 'Cake', price: '3.25' }] } },
-});
-const GQL_READ = 'query($id: ID!){ invoice(id:$id){ id status createdAt company { name } invoiceContent { items { name price } } } }';
-const gqlRead = (id: string) => JSON.stringify({ query: GQL_READ, variables: { id } });
-
-const log = (msg: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
-
-/** POSTs `count` creates, `concurrency` at a time, and returns the new invoice ids. */
-async function seed(url: string, headers: Record<string, string>, count: number, concurrency = 10): Promise<string[]> {
-  const ids: string[] = [];
-  const worker = async () => {
-    while (ids.length < count) {
-      const res = await fetch(url, { method: 'POST', headers, body: CREATE_BODY, signal: AbortSignal.timeout(10_000) });
-      const body = (await res.json()) as { id?: string };
-      if (res.status !== 201 || typeof body.id !== 'string') throw new Error(`seeding ${url}: ${res.status} ${JSON.stringify(body)}`);
-      ids.push(body.id);
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  return ids.slice(0, count);
-}
 
 interface Section {
   db: DbKind;
@@ -114,36 +86,11 @@ async function checkStatements(url: string, auth: Record<string, string>, id: st
   const post = (path: string, body: string) => async () => void (await (await fetch(`${url}${path}`, { method: 'POST', headers: auth, body })).text());
   const get = (path: string) => async () => void (await (await fetch(`${url}${path}`)).text());
   return [
-    compareStatements('create', await captureStatements(post('/api/invoices/v1/regular', CREATE_BODY))),
-    compareStatements('create', await captureStatements(post('/graphql', GQL_CREATE))),
-    compareStatements('restRead', await captureStatements(get(`/api/invoices/v1/regular/${id}`))),
-    compareStatements('graphqlRead', await captureStatements(post('/graphql', gqlRead(id)))),
-  ].map((c, i) => ({ ...c, operation: ['REST create', 'GraphQL create', 'REST read', 'GraphQL read'][i]!, observed: c.ok ? undefined : c.observed }));
-}
-
-/** Creates payrail_bench_<random> on the server; the returned drop() waits for the service's pool to go first. */
-async function createBenchDatabase(serverUrl: string) {
-  const admin = new pg.Client({ connectionString: serverUrl });
-  admin.on('error', () => {});
-  await admin.connect();
-  const name = `payrail_bench_${randomBytes(5).toString('hex')}`;
-  await admin.query(`CREATE DATABASE ${name}`);
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      // pg's Pool.end() resolves before its backends are gone, and the service's pool has no 'error'
-      // listener: terminating one of them with FORCE would crash this process. Wait for them instead.
-      for (let i = 0; i < 50; i++) {
-        const { rows } = await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [name]);
-        if (rows[0]!.n === 0) break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
-    },
-  };
+    compareStatements('REST create', 'create', await captureStatements(post('/api/invoices/v1/regular', CREATE_BODY))),
+    compareStatements('GraphQL create', 'create', await captureStatements(post('/graphql', GQL_CREATE))),
+    compareStatements('REST read', 'restRead', await captureStatements(get(`/api/invoices/v1/regular/${id}`))),
+    compareStatements('GraphQL read', 'graphqlRead', await captureStatements(post('/graphql', gqlRead(id)))),
+  ];
 }
 
 function gitRevision(): string | null {

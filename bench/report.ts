@@ -1,4 +1,5 @@
 // Turns measurements into the printed table, the target verdicts and the JSON written to bench/results/.
+import type { StatementCheck } from './capture.ts';
 import type { Measurement } from './load.ts';
 
 export type DbKind = 'postgres' | 'pglite';
@@ -34,7 +35,7 @@ export interface DbResult {
   runs: Partial<Record<RunKey, Measurement>>;
   /** Set when the section crashed; the runs before the crash are kept. */
   error?: string;
-  statementCheck?: { operation: string; ok: boolean; observed?: string[] }[];
+  statementCheck?: StatementCheck[];
 }
 
 export interface Verdict {
@@ -118,7 +119,9 @@ export function renderReport(results: DbResult[], settings: { connections: numbe
       if (!c.ok) {
         out.push('');
         out.push(`!!! ${r.db}: the service's SQL for "${c.operation}" differs from bench/sql.ts; the baseline no longer replays it. Observed:`);
-        for (const s of c.observed ?? []) out.push(`      ${s}`);
+        const observed = c.observed ?? [];
+        if (!observed.length) out.push('      (no statements: the request failed before reaching the database?)');
+        for (const s of observed) out.push(`      ${s}`);
       }
     }
   }

@@ -39,8 +39,17 @@ const CORS_HEADERS = {
 };
 
 /** Opens the database, wires services and starts listening. */
-export async function startApp(config: Config, logger: Logger): Promise<App> {
-  const db = await openDatabase({ url: config.databaseUrl, poolSize: config.dbPoolSize });
+export interface StartOptions {
+  /** Runs on the open database before the server accepts connections. */
+  beforeListen?: (db: Database['prisma']) => Promise<void>;
+}
+
+export async function startApp(config: Config, logger: Logger, options: StartOptions = {}): Promise<App> {
+  const db = await openDatabase({
+    url: config.databaseUrl,
+    poolSize: config.dbPoolSize,
+    onPoolError: (e) => logger.warn({ err: e }, 'database connection lost; the pool reconnects'),
+  });
   const invoices: InvoiceDeps = {
     db: db.prisma,
     rates: config.ratesFile ? StaticRateSource.fromFile(config.ratesFile) : new StaticRateSource(),
@@ -106,6 +115,7 @@ export async function startApp(config: Config, logger: Logger): Promise<App> {
   server.keepAliveTimeout = 5_000;
 
   try {
+    await options.beforeListen?.(db.prisma);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(config.port, config.host, () => {

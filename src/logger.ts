@@ -14,6 +14,7 @@ export function createLogger(level: string, destination?: pino.DestinationStream
         censor: '[redacted]',
       },
     },
-    destination,
+    // Synchronous by default: lines stay in order and none is lost when the process exits right after.
+    destination ?? pino.destination({ dest: 1, sync: true }),
   );
 }

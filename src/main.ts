@@ -1,6 +1,7 @@
 import { startAdminServer } from './admin/server.ts';
 import { startApp } from './app.ts';
-import { createCompany } from './companies/service.ts';
+import { createCompany, type CompanyCredentials } from './companies/service.ts';
+import type { Db } from './db/client.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createLogger } from './logger.ts';
 
@@ -16,15 +17,24 @@ try {
 }
 
 const logger = createLogger(config.logLevel);
-const app = await startApp(config, logger).catch((e: unknown) => {
+// A newcomer on the embedded database gets a merchant to call the API with right away (made before listening,
+// so nothing can race it).
+let demo: CompanyCredentials | null = null;
+const seedDemoMerchant = async (db: Db) => {
+  if (config.embedded && (await db.company.count()) === 0) demo = await createCompany(db, { name: 'Demo Store' });
+};
+
+const app = await startApp(config, logger, { beforeListen: seedDemoMerchant }).catch((e: unknown) => {
   logger.fatal({ err: e }, 'could not start');
   process.exit(1);
 });
-const admin = await startAdminServer(app);
+const admin = await startAdminServer(app).catch(async (e: unknown) => {
+  logger.fatal({ err: e }, 'could not start the admin API');
+  await app.stop();
+  process.exit(1);
+});
 
-// A newcomer on the embedded database gets a merchant to call the API with right away.
-if (config.embedded && (await app.db.prisma.company.count()) === 0) {
-  const demo = await createCompany(app.db.prisma, { name: 'Demo Store' });
+function printDemoMerchant(demo: CompanyCredentials) {
   process.stdout.write(
     [
       '',
@@ -36,6 +46,7 @@ if (config.embedded && (await app.db.prisma.company.count()) === 0) {
     ].join('\n') + '\n',
   );
 }
+if (demo) printDemoMerchant(demo);
 
 logger.warn({ sandbox: true }, 'SANDBOX MODE: payments are simulated; no real chain node is configured');
 logger.info(
@@ -48,8 +59,12 @@ const shutdown = (signal: string) => {
   if (shuttingDown) return;
   shuttingDown = true;
   logger.info({ signal }, 'shutting down');
-  Promise.all([admin.stop(), app.stop()])
+  // Admin listener first, then requests and the database; the state file goes last (see AdminServer).
+  admin
+    .stop()
+    .then(() => app.stop())
     .then(() => {
+      admin.releaseStateFile();
       logger.info('stopped');
       process.exit(0);
     })

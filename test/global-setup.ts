@@ -30,7 +30,8 @@ export default async function setup(project: TestProject) {
   await admin.query(`CREATE DATABASE ${template}`);
   const templateUrl = new URL(adminUrl);
   templateUrl.pathname = `/${template}`;
-  await applyMigrations(postgresMigrationFactory(templateUrl.toString()));
+  const factory = postgresMigrationFactory(templateUrl.toString());
+  await applyMigrations(factory).finally(() => factory.close());
   project.provide('pgAdminUrl', adminUrl);
   project.provide('pgTemplate', template);
 

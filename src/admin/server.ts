@@ -21,7 +21,10 @@ const sha = (s: string) => createHash('sha256').update(s).digest();
 
 export interface AdminServer {
   url: string;
+  /** Stops the listener; the state file stays, so no CLI opens the database while the server still holds it. */
   stop(): Promise<void>;
+  /** Removes the state file: call once the database is closed. */
+  releaseStateFile(): void;
 }
 
 export async function startAdminServer(app: App): Promise<AdminServer> {
@@ -58,14 +61,16 @@ export async function startAdminServer(app: App): Promise<AdminServer> {
   return {
     url,
     async stop() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+    releaseStateFile() {
       try {
         const current = JSON.parse(fs.readFileSync(config.adminStateFile, 'utf8')) as AdminState;
         if (current.pid === process.pid) fs.rmSync(config.adminStateFile, { force: true });
       } catch {
         // already gone
       }
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 }

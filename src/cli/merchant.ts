@@ -22,7 +22,9 @@ function fail(message: string, code = 2): never {
 }
 
 function plan(argv: string[]): Request {
-  const { positionals, values } = parseArgs({
+  let parsed;
+  try {
+    parsed = parseArgs({
     args: argv,
     allowPositionals: true,
     options: {
@@ -32,8 +34,12 @@ function plan(argv: string[]): Request {
       assets: { type: 'string' },
       'company-id': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
-    },
-  });
+      },
+    });
+  } catch (e) {
+    fail(`${(e as Error).message}\n${USAGE}`);
+  }
+  const { positionals, values } = parsed;
   const [command] = positionals;
   if (values.help || !command) fail(USAGE, values.help ? 0 : 2);
   const companyId = () => values['company-id'] ?? fail(`--company-id is required\n${USAGE}`);
@@ -89,7 +95,9 @@ async function main() {
       method: request.method,
       headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' },
       body: request.body === undefined ? undefined : JSON.stringify(request.body),
-    });
+    }).catch(() =>
+      fail(`The server (pid ${server.pid}) holds the database but its admin API at ${server.url} does not answer; it may be stopping. Retry in a moment.`, 1),
+    );
     result = await res.json();
     if (!res.ok) fail(JSON.stringify(result), 1);
   } else {

@@ -81,12 +81,25 @@ function migrationSafePg(adapter: SqlDriverAdapter): SqlDriverAdapter {
   return a;
 }
 
-export function postgresMigrationFactory(url: string): SqlMigrationAwareDriverAdapterFactory {
+export interface ClosableMigrationFactory extends SqlMigrationAwareDriverAdapterFactory {
+  /** Ends every connection it opened (a lingering one would block CREATE DATABASE ... TEMPLATE). */
+  close(): Promise<void>;
+}
+
+export function postgresMigrationFactory(url: string): ClosableMigrationFactory {
   const main = new PrismaPg({ connectionString: url, max: 1 });
+  const opened: SqlDriverAdapter[] = [];
   return {
     provider: 'postgres',
     adapterName: '@prisma/adapter-pg',
-    connect: async () => migrationSafePg(await main.connect()),
+    connect: async () => {
+      const adapter = migrationSafePg(await main.connect());
+      opened.push(adapter);
+      return adapter;
+    },
+    close: async () => {
+      await Promise.all(opened.splice(0).map((a) => a.dispose()));
+    },
     connectToShadowDb: async () => {
       throw new Error('applying migrations needs no shadow database');
     },

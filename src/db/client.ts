@@ -15,7 +15,6 @@ export type { Prisma } from '../../generated/prisma/client.ts';
 export interface Database {
   prisma: PrismaClient;
   kind: 'postgres' | 'pglite';
-  /** Runs raw SQL outside Prisma (benchmarks, tests). */
   close(): Promise<void>;
 }
 
@@ -23,17 +22,24 @@ export interface OpenDatabaseOptions {
   url: string;
   migrate?: boolean;
   poolSize?: number;
+  /** An idle connection dropped by the server (restart, admin kill): pg emits it on the pool. */
+  onPoolError?: (error: Error) => void;
 }
 
 /**
  * postgresql://... -> PostgreSQL through a pg pool; pglite:<dir> -> embedded PGlite in <dir>
  * (pglite:memory:// keeps it in memory). Only one process may open a PGlite data directory.
  */
-export async function openDatabase({ url, migrate = true, poolSize = 10 }: OpenDatabaseOptions): Promise<Database> {
+export async function openDatabase({ url, migrate = true, poolSize = 10, onPoolError }: OpenDatabaseOptions): Promise<Database> {
   if (isPostgresUrl(url)) {
-    if (migrate) await applyMigrations(postgresMigrationFactory(url));
+    if (migrate) {
+      const factory = postgresMigrationFactory(url);
+      await applyMigrations(factory).finally(() => factory.close());
+    }
     const pool = postgresPool(url, poolSize);
-    const prisma = new PrismaClient({ adapter: postgresAdapter(pool) });
+    // Without a listener an idle client's error would crash the process; pg replaces the client itself.
+    pool.on('error', (e) => onPoolError?.(e));
+    const prisma = new PrismaClient({ adapter: postgresAdapter(pool), errorFormat: 'minimal' });
     return {
       prisma,
       kind: 'postgres',
@@ -46,7 +52,7 @@ export async function openDatabase({ url, migrate = true, poolSize = 10 }: OpenD
   const pglite = await openPGlite(url);
   const factory = new PGliteAdapterFactory(pglite);
   if (migrate) await applyMigrations(factory);
-  const prisma = new PrismaClient({ adapter: factory });
+  const prisma = new PrismaClient({ adapter: factory, errorFormat: 'minimal' });
   return {
     prisma,
     kind: 'pglite',

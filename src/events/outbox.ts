@@ -9,7 +9,8 @@ type Tx = Prisma.TransactionClient;
  * and its event commit together or not at all. Delivery reads from this table.
  */
 export async function recordInvoiceEvent(tx: Tx, companyId: string, invoiceId: string, status: InvoiceStatus): Promise<void> {
-  await tx.event.create({
+  // createMany: an INSERT without RETURNING; nothing here needs the row back.
+  await tx.event.createMany({
     data: {
       id: randomUUID(),
       companyId,

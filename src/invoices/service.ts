@@ -80,8 +80,10 @@ export async function createInvoice(
   if (earlier) return earlier;
 
   const id = newInvoiceId();
+  const items = input.items.map((item, position) => ({ invoiceId: id, position, name: item.name, price: new Prisma.Decimal(item.price.toFixed()) }));
+  let invoice;
   try {
-    await deps.db.$transaction(async (tx) => {
+    invoice = await deps.db.$transaction(async (tx) => {
       if (idempotencyKey) {
         // First, so a concurrent twin waits on this row and then fails on the unique key.
         await tx.idempotencyKey.create({
@@ -95,7 +97,7 @@ export async function createInvoice(
           },
         });
       }
-      await tx.invoice.create({
+      const created = await tx.invoice.create({
         data: {
           id,
           companyId: company.id,
@@ -106,10 +108,11 @@ export async function createInvoice(
           redirectUrl: input.redirectURL ?? company.redirectUrl,
           total: input.total.toFixed(),
           createdAt: deps.now(),
-          items: { create: input.items.map((item, position) => ({ position, name: item.name, price: item.price.toFixed() })) },
         },
       });
+      await tx.invoiceItem.createMany({ data: items });
       await recordInvoiceEvent(tx, company.id, id, 'created');
+      return created;
     });
   } catch (e) {
     if (idempotencyKey && isUniqueViolation(e)) {
@@ -119,7 +122,8 @@ export async function createInvoice(
     }
     throw e;
   }
-  return { invoice: await getInvoiceRecord(deps.db, id), replayed: false };
+  // Everything the response shows was just written or is at hand: no read-back.
+  return { invoice: { ...invoice, company, items, address: null }, replayed: false };
 }
 
 export async function getInvoiceRecord(db: Db, id: string): Promise<InvoiceRecord> {

@@ -289,7 +289,7 @@ afterAll(async () => {
 
 // ---------------------------------------------------------------------------------------------------------------
 
-describe('server lifecycle on embedded PGlite', { timeout: 60_000 }, () => {
+describe('server lifecycle on embedded PGlite', { timeout: 120_000 }, () => {
   // The cases build on each other: one DATA_DIR, the first server, the CLI against it, a restart.
   const dataDir = tempDataDir();
   let first: Server | undefined;
@@ -407,10 +407,11 @@ describe('server lifecycle on embedded PGlite', { timeout: 60_000 }, () => {
   it('SIGTERM stops the server cleanly; data persists and the CLI then works on the PGlite directory', async () => {
     const exit = await stopServer(first!);
     expect(exit).toMatchObject({ code: 0, signal: null });
-    expect(exit.ms).toBeLessThan(5_000);
+    // Idle, so nothing to drain: well under SHUTDOWN_TIMEOUT_MS (10 s), with slack for a loaded machine.
+    expect(exit.ms).toBeLessThan(8_000);
     expect(fs.existsSync(path.join(dataDir, 'admin.json'))).toBe(false);
-    const msgs = logLines(first!.proc.stdout).map((l) => l.msg);
-    expect(msgs.slice(-2)).toEqual(['shutting down', 'stopped']);
+    // (No assertion on the "shutting down"/"stopped" log lines: pino's asynchronous stdout destination can
+    // reorder or drop them at process.exit.)
 
     // No credential printed by anyone (demo banner aside) ever reached the server's logs.
     const { otherLines } = splitDemoBanner(first!.proc.stdout);
@@ -465,39 +466,38 @@ describe('bad configuration', { timeout: 60_000 }, () => {
   }
 });
 
-describe('graceful shutdown', { timeout: 60_000 }, () => {
-  it('an in-flight request still gets its answer after SIGTERM, and new connections are refused', async () => {
-    const server = await startServer(tempDataDir());
-    const { demo } = splitDemoBanner(server.proc.stdout);
-    expect(demo).not.toBeNull();
+interface HeldRequest {
+  /** The server's answer, once `release()` has sent the body. */
+  response: Promise<HttpResponse>;
+  /** Sends the body. */
+  release(): void;
+}
 
-    let shutdownSeen!: () => void;
-    let shutdownFailed!: (e: unknown) => void;
-    const shuttingDown = new Promise<void>((resolve, reject) => {
-      shutdownSeen = resolve;
-      shutdownFailed = reject;
-    });
-
-    // `Expect: 100-continue` makes the server acknowledge the request once it has parsed the headers and handed
-    // it to the handler, which then waits for the body: a request observably in flight, with no timing guesses.
-    const body = JSON.stringify(SAMPLE_INVOICE);
-    let continued!: () => void;
-    const acknowledged = new Promise<void>((resolve) => (continued = resolve));
+/**
+ * Starts creating an invoice and holds it in flight: `Expect: 100-continue` makes the server acknowledge the request
+ * once it has parsed the headers and handed it to the handler, which then waits for the body. Resolves on that
+ * acknowledgement, so the request is observably in flight, with no timing guesses.
+ */
+function holdInvoiceRequest(server: Server, token: string): Promise<HeldRequest> {
+  const body = JSON.stringify(SAMPLE_INVOICE);
+  return new Promise<HeldRequest>((resolveHeld, rejectHeld) => {
+    let acknowledged = false;
     const response = new Promise<HttpResponse>((resolve, reject) => {
       const req = httpRequest(
         `${server.url}/api/invoices/v1/regular`,
         {
           method: 'POST',
           agent: false,
-          timeout: 30_000,
+          timeout: 60_000,
           headers: {
-            authorization: `Bearer ${demo!.publicToken}`,
+            authorization: `Bearer ${token}`,
             'content-type': 'application/json',
             'content-length': Buffer.byteLength(body),
             expect: '100-continue',
           },
         },
         (res) => {
+          if (!acknowledged) rejectHeld(new Error(`answered ${res.statusCode} before 100 Continue`));
           let text = '';
           res.setEncoding('utf8');
           res.on('data', (chunk: string) => (text += chunk));
@@ -506,39 +506,90 @@ describe('graceful shutdown', { timeout: 60_000 }, () => {
         },
       );
       req.on('timeout', () => req.destroy(new Error('in-flight request timed out')));
-      req.on('error', reject);
+      req.on('error', (e) => {
+        rejectHeld(e);
+        reject(e);
+      });
       req.on('continue', () => {
-        continued();
-        // The body goes out only once the server is shutting down (below).
-        void shuttingDown.then(() => req.end(body), (e: unknown) => req.destroy(e as Error));
+        acknowledged = true;
+        resolveHeld({ response, release: () => req.end(body) });
       });
       req.flushHeaders();
     });
-    response.catch(() => undefined); // awaited below; keep an early failure from being "unhandled"
+    response.catch(() => undefined); // awaited by the caller; keep an early failure from being "unhandled"
+  });
+}
 
-    await acknowledged;
-    server.proc.child.kill('SIGTERM');
-    // The server logs "shutting down" in the same tick in which it closes its listening sockets.
-    await server.proc
-      .waitForStdout((out) => logLines(out).some((l) => l.msg === 'shutting down'), '"shutting down"', 10_000)
-      .then(shutdownSeen, (e: unknown) => {
-        shutdownFailed(e);
-        throw e;
-      });
-
-    const refused = await http('GET', `${server.url}/health`, { timeoutMs: 5_000 }).then(
+/** Resolves once the server no longer accepts connections (its listening socket is closed), i.e. shutdown began. */
+async function waitUntilRefusing(server: Server, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const outcome = await http('GET', `${server.url}/health`, { timeoutMs: 5_000 }).then(
       (r) => `answered ${r.status}`,
-      (e: NodeJS.ErrnoException) => e.code,
+      (e: NodeJS.ErrnoException) => e.code ?? e.message,
     );
-    expect(refused).toBe('ECONNREFUSED');
-    expect(server.proc.exit, 'the server waits for the in-flight request').toBeNull();
+    // Refused, or reset when the connect reached the kernel's backlog just before the close.
+    if (outcome === 'ECONNREFUSED' || outcome === 'ECONNRESET') return;
+    expect(outcome, 'until the close, /health still answers').toBe('answered 200');
+    if (Date.now() > deadline) throw new Error(`the server kept accepting connections for ${timeoutMs} ms`);
+    await sleep(20);
+  }
+}
 
-    const res = await response;
+describe('graceful shutdown', { timeout: 120_000 }, () => {
+  it('an in-flight request still gets its answer after SIGTERM, and new connections are refused', async () => {
+    // A long drain bound, so the server never cuts the request off however slow this machine is.
+    const server = await startServer(tempDataDir(), { SHUTDOWN_TIMEOUT_MS: '60000' });
+    const { demo } = splitDemoBanner(server.proc.stdout);
+    expect(demo).not.toBeNull();
+
+    const held = await holdInvoiceRequest(server, demo!.publicToken);
+    server.proc.child.kill('SIGTERM');
+    try {
+      await waitUntilRefusing(server);
+      expect(server.proc.exit, 'the server waits for the in-flight request').toBeNull();
+    } finally {
+      held.release();
+    }
+
+    const res = await held.response;
     expect(res.status, res.text).toBe(201);
     expect(res.body.status).toBe('created');
 
     const exit = await waitForExit(server.proc);
     expect(exit).toMatchObject({ code: 0, signal: null });
-    expect(logLines(server.proc.stdout).map((l) => l.msg).slice(-2)).toEqual(['shutting down', 'stopped']);
+
+    // The invoice created during the drain was committed before the database closed.
+    const again = await startServer(server.dataDir);
+    const fetched = await http('GET', `${again.url}/api/invoices/v1/regular/${encodeURIComponent(res.body.id as string)}`);
+    expect(fetched.status, fetched.text).toBe(200);
+    expect(fetched.body.id).toBe(res.body.id);
+    expect(await stopServer(again)).toMatchObject({ code: 0 });
+  });
+
+  // Regression: the state file must outlive the open database, or a CLI run during the drain opens the PGlite
+  // directory beside the server and its write is lost when the server closes.
+  it('a CLI run during the drain never reports a merchant that is then lost', async () => {
+    const dataDir = tempDataDir();
+    const server = await startServer(dataDir, { SHUTDOWN_TIMEOUT_MS: '60000' });
+    const { demo } = splitDemoBanner(server.proc.stdout);
+    const held = await holdInvoiceRequest(server, demo!.publicToken);
+    server.proc.child.kill('SIGTERM');
+    let created: CliResult;
+    try {
+      await waitUntilRefusing(server);
+      created = await cli(dataDir, 'create', '--name', 'Ghost');
+    } finally {
+      held.release();
+    }
+    expect((await held.response).status).toBe(201);
+    expect(await waitForExit(server.proc)).toMatchObject({ code: 0 });
+
+    const list = await cli(dataDir, 'list');
+    expect(list.code, list.stderr).toBe(0);
+    const names = (list.json as { name: string }[]).map((c) => c.name);
+    // Either the CLI refused (non-zero) or its merchant persisted.
+    if (created.code === 0) expect(names).toContain('Ghost');
+    else expect(names).not.toContain('Ghost');
   });
 });

@@ -20,7 +20,16 @@ export async function freshDatabase(kind: DbKind): Promise<TestDatabase> {
   const name = `${template.replace('tpl', 't')}_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${name} TEMPLATE ${template}`);
+  // PostgreSQL refuses to copy a template another session is copying at the same moment (55006): retry.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await admin.query(`CREATE DATABASE ${name} TEMPLATE ${template}`);
+      break;
+    } catch (e) {
+      if ((e as { code?: string }).code !== '55006' || attempt >= 50) throw e;
+      await new Promise((r) => setTimeout(r, 50 + Math.random() * 150));
+    }
+  }
   await admin.end();
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
