@@ -5,6 +5,10 @@ declare module 'autocannon' {
     path?: string;
     headers?: Record<string, string>;
     body?: string;
+    /** A function, or in workers mode the path of a CommonJS module exporting one. */
+    setupRequest?: string | ((req: Request & Record<string, unknown>) => Request | null);
+    /** Anything else travels with the request object to setupRequest. */
+    [extra: string]: unknown;
   }
   export interface Options extends Request {
     url: string;
@@ -12,6 +16,10 @@ declare module 'autocannon' {
     duration?: number;
     workers?: number;
     timeout?: number;
+    /** Ends the run after this many responses (per worker), duration permitting. */
+    maxOverallRequests?: number;
+    /** ms between samples; a run ends at the first sample after its stop condition. */
+    sampleInt?: number;
     requests?: Request[];
     /** A function, or in workers mode the path of a CommonJS module exporting one. */
     verifyBody?: string | ((body: string) => boolean);

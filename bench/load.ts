@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon, { type Result } from 'autocannon';
 
 const VERIFY_BODY = fileURLToPath(new URL('./verify-body.cjs', import.meta.url));
+const NEXT_BODY = fileURLToPath(new URL('./next-body.cjs', import.meta.url));
 
 export interface LoadTarget {
   url: string;
@@ -12,6 +13,12 @@ export interface LoadTarget {
   body?: string;
   /** Each connection cycles through these (path and optionally body); default: the url itself. */
   rotate?: { path: string; body?: string }[];
+  /** Bodies handed out once each, in order, across all connections (see next-body.cjs); replaces `body`. */
+  bodies?: string[];
+  /** Stop after this many responses, even before the duration is over. */
+  maxRequests?: number;
+  /** CommonJS module judging each response body; default verify-body.cjs. */
+  verifyBody?: string;
 }
 
 export interface LoadSettings {
@@ -30,8 +37,9 @@ export interface Measurement {
   detail: { non2xx: number; errors: number; timeouts: number; mismatches: number; statusCodes: Record<string, number> };
 }
 
-function run(target: LoadTarget, connections: number, duration: number): Promise<Result> {
+export function run(target: LoadTarget, connections: number, duration: number): Promise<Result> {
   const u = new URL(target.url);
+  const path = u.pathname + u.search;
   return autocannon({
     url: u.origin,
     connections,
@@ -41,17 +49,23 @@ function run(target: LoadTarget, connections: number, duration: number): Promise
     method: target.method,
     headers: target.headers,
     body: target.body,
-    requests: target.rotate ?? [{ path: u.pathname + u.search }],
-    verifyBody: VERIFY_BODY,
+    requests: target.bodies ? [{ path, setupRequest: NEXT_BODY, bodies: target.bodies }] : (target.rotate ?? [{ path }]),
+    maxOverallRequests: target.maxRequests,
+    // autocannon ends a run at its next sample tick: 1 s (its default) would pad runs ended by maxRequests.
+    sampleInt: 100,
+    verifyBody: target.verifyBody ?? VERIFY_BODY,
   });
 }
 
 export async function measure(target: LoadTarget, s: LoadSettings): Promise<Measurement> {
   // Warm-up: JIT, pool connections, PostgreSQL plan/catalog caches. Its numbers are discarded.
   if (s.warmupSec > 0) await run(target, s.connections, s.warmupSec);
-  const r = await run(target, s.connections, s.durationSec);
+  return toMeasurement(await run(target, s.connections, s.durationSec));
+}
+
+/** `ok`: the successful responses, by default 2xx whose body passed the check. */
+export function toMeasurement(r: Result, ok = r['2xx'] - r.mismatches): Measurement {
   const statusCodes = Object.fromEntries(Object.entries(r.statusCodeStats).map(([code, v]) => [code, v.count]));
-  const ok = r['2xx'] - r.mismatches;
   return {
     reqPerSec: ok / r.duration,
     p50: r.latency.p50,

@@ -2,6 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sandboxRegistry } from './chains/sandbox.ts';
+import { Clock } from './clock.ts';
+import { companyRoutes, type CompanyRestContext } from './companies/rest.ts';
+import { dispatchQueuedRefunds } from './payments/decisions.ts';
+import { applyTransferReport, sweepExpired, type PaymentDeps } from './payments/processor.ts';
+import { sandboxRoutes, type SandboxRestContext } from './sandbox/rest.ts';
+import type { SandboxDeps } from './sandbox/service.ts';
 import { TokenAuthenticator } from './companies/service.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/client.ts';
@@ -21,6 +27,7 @@ export interface App {
   logger: Logger;
   db: Database;
   invoices: InvoiceDeps;
+  payments: PaymentDeps;
   auth: TokenAuthenticator;
   server: Server;
   url: string;
@@ -50,25 +57,33 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     poolSize: config.dbPoolSize,
     onPoolError: (e) => logger.warn({ err: e }, 'database connection lost; the pool reconnects'),
   });
+  const clock = new Clock(config.sandbox);
+  await clock.load(db.prisma);
+  const chains = sandboxRegistry();
+  const payments: PaymentDeps = { db: db.prisma, clock, chains };
+  chains.onTransfer((report) => applyTransferReport(payments, report));
+  const sandbox: SandboxDeps = { ...payments, sandbox: config.sandbox ? chains : null };
   const invoices: InvoiceDeps = {
     db: db.prisma,
     rates: config.ratesFile ? StaticRateSource.fromFile(config.ratesFile) : new StaticRateSource(),
     fees: config.feesFile ? loadFeeTable(config.feesFile) : defaultFeeTable(),
-    chains: sandboxRegistry(),
-    now: () => new Date(),
+    chains,
+    now: () => clock.now(),
   };
   const auth = new TokenAuthenticator(db.prisma);
   const authenticate = (token: string) => auth.authenticate(token);
+  const jobs = startJobs(config, logger, payments);
 
   const yoga = buildYoga({
-    base: { prisma: db.prisma, invoices, payUrl: config.payUrl },
+    base: { prisma: db.prisma, invoices, payments, sandbox, payUrl: config.payUrl, logger },
     authenticate,
     graphiql: config.graphiql,
     introspection: config.introspection,
     logger,
   });
-  const restContext: InvoiceRestContext = { invoices };
-  const rest = createRestHandler(new Router<InvoiceRestContext>().add(...invoiceRoutes), restContext, {
+  const restContext: RestContext = { invoices, payments, sandbox, logger, db: db.prisma };
+  const router = new Router<RestContext>().add(...invoiceRoutes, ...companyRoutes, ...sandboxRoutes);
+  const rest = createRestHandler(router, restContext, {
     bodyLimitBytes: config.bodyLimitBytes,
     authenticate,
     logger,
@@ -124,6 +139,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       });
     });
   } catch (e) {
+    await jobs.stop();
     await db.close();
     throw e;
   }
@@ -139,9 +155,48 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       const timer = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
       await closed;
       clearTimeout(timer);
+      await jobs.stop();
       await yoga.dispose();
       await db.close();
     })());
 
-  return { config, logger, db, invoices, auth, server, url, stop };
+  return { config, logger, db, invoices, payments, auth, server, url, stop };
+}
+
+type RestContext = InvoiceRestContext & CompanyRestContext & SandboxRestContext;
+
+/**
+ * Background work inside the server process: the expiry sweeper and the refund sender. Both keep their
+ * state in the database, so a restart resumes them; runs never overlap.
+ */
+function startJobs(config: Config, logger: Logger, payments: PaymentDeps) {
+  const running = new Set<Promise<unknown>>();
+  const every = (ms: number, name: string, job: () => Promise<unknown>) => {
+    let busy = false;
+    const tick = () => {
+      if (busy) return;
+      busy = true;
+      const run = job()
+        .catch((e: unknown) => logger.error({ err: e, job: name }, 'background job failed'))
+        .finally(() => {
+          busy = false;
+          running.delete(run);
+        });
+      running.add(run);
+    };
+    const timer = setInterval(tick, ms);
+    timer.unref();
+    tick();
+    return timer;
+  };
+  const timers = [
+    every(config.sweepIntervalMs, 'expiry-sweeper', () => sweepExpired(payments)),
+    every(config.refundRetryIntervalMs, 'refund-sender', () => dispatchQueuedRefunds(payments, logger)),
+  ];
+  return {
+    async stop() {
+      timers.forEach(clearInterval);
+      await Promise.allSettled([...running]);
+    },
+  };
 }

@@ -27,6 +27,10 @@ const envSchema = z.object({
   /** Guards the admin API; generated per start and written to the admin state file when unset. */
   ADMIN_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+  /** Simulated chain + test clock. On unless set to 0 (no real chain node is configurable yet). */
+  SANDBOX: z.enum(['0', '1']).default('1'),
+  SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(5_000),
+  REFUND_RETRY_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
 });
 
 export interface Config {
@@ -49,6 +53,9 @@ export interface Config {
   adminToken?: string;
   adminStateFile: string;
   shutdownTimeoutMs: number;
+  sandbox: boolean;
+  sweepIntervalMs: number;
+  refundRetryIntervalMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -84,5 +91,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminToken: e.ADMIN_TOKEN,
     adminStateFile: path.join(dataDir, 'admin.json'),
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    sandbox: e.SANDBOX === '1',
+    sweepIntervalMs: e.SWEEP_INTERVAL_MS,
+    refundRetryIntervalMs: e.REFUND_RETRY_INTERVAL_MS,
   };
 }

@@ -48,7 +48,14 @@ function printDemoMerchant(demo: CompanyCredentials) {
 }
 if (demo) printDemoMerchant(demo);
 
-logger.warn({ sandbox: true }, 'SANDBOX MODE: payments are simulated; no real chain node is configured');
+if (config.sandbox) {
+  logger.warn(
+    { sandbox: true },
+    'SANDBOX MODE: payments are simulated (POST /api/sandbox/transfers), the test clock can move; never take real payments like this',
+  );
+} else {
+  logger.warn({ sandbox: false }, 'sandbox endpoints are off, but no real chain node is configured: addresses are still sandbox addresses');
+}
 logger.info(
   { url: app.url, graphql: `${app.url}/graphql`, admin: admin.url, database: app.db.kind, payUrl: config.payUrl },
   'payrail listening',

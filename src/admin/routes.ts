@@ -1,6 +1,7 @@
 // Operator API behind the merchant CLI: lets the CLI manage merchants while the server holds the database.
 import type { Db } from '../db/client.ts';
 import type { Route } from '../http/router.ts';
+import { verifyLedger } from '../ledger/verify.ts';
 import { createCompany, listCompanies, rotatePublicToken, rotateSecretKey, type TokenAuthenticator } from '../companies/service.ts';
 
 export interface AdminContext {
@@ -9,6 +10,8 @@ export interface AdminContext {
 }
 
 export const adminRoutes: Route<AdminContext>[] = [
+  // 200 either way: the report says whether the ledger holds; the CLI turns `ok` into its exit code.
+  { method: 'GET', path: '/admin/ledger/verify', auth: 'none', handler: async (_req, ctx) => ({ status: 200, body: await verifyLedger(ctx.db) }) },
   { method: 'GET', path: '/admin/companies', auth: 'none', handler: async (_req, ctx) => ({ status: 200, body: await listCompanies(ctx.db) }) },
   { method: 'POST', path: '/admin/companies', auth: 'none', handler: async (req, ctx) => ({ status: 201, body: await createCompany(ctx.db, req.body ?? {}) }) },
   {

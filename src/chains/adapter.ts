@@ -1,3 +1,4 @@
+import type { Decimal } from 'decimal.js';
 import type { Network, PaymentCurrency } from '../domain/assets.ts';
 
 export interface AllocatedAddress {
@@ -12,14 +13,47 @@ export interface AddressRequest {
   paymentCurrency: PaymentCurrency;
 }
 
+/** What a watcher saw on chain: one output of one transaction to one of our addresses. */
+export interface TransferReport {
+  network: Network;
+  /** What was sent, as a payment currency (asset plus network). */
+  asset: PaymentCurrency;
+  txHash: string;
+  /** Output (UTXO) or log index: one transaction may pay several addresses or the same one twice. */
+  outputIndex: number;
+  from: string | null;
+  to: string;
+  tag: string | null;
+  amount: Decimal;
+  confirmations: number;
+  blockNumber: bigint | null;
+  /** The transaction left the chain (reorg, replaced, expired from the mempool) before it was final. */
+  dropped: boolean;
+}
+
+export interface OutgoingTransfer {
+  /** Our id for the transfer; adapters use it to make a repeated send a no-op. */
+  id: string;
+  asset: PaymentCurrency;
+  to: string;
+  tag: string | null;
+  amount: Decimal;
+}
+
 /** One per network; the rest of the service talks to chains only through this. */
 export interface ChainAdapter {
   readonly network: Network;
   allocateAddress(request: AddressRequest): Promise<AllocatedAddress>;
   isValidAddress(address: string): boolean;
+  /** Hands an outgoing transfer to the chain; answers its transaction hash. Idempotent per `id`. */
+  send(transfer: OutgoingTransfer): Promise<{ txHash: string }>;
 }
+
+export type TransferListener = (report: TransferReport) => Promise<unknown>;
 
 export interface ChainRegistry {
   forNetwork(network: Network): ChainAdapter;
   readonly sandbox: boolean;
+  /** Where adapters deliver what their watchers see. */
+  onTransfer(listener: TransferListener): void;
 }

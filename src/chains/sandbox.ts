@@ -1,6 +1,6 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { PAYMENT_CURRENCY_INFO, type Network } from '../domain/assets.ts';
-import type { AddressRequest, AllocatedAddress, ChainAdapter, ChainRegistry } from './adapter.ts';
+import type { AddressRequest, AllocatedAddress, ChainAdapter, ChainRegistry, OutgoingTransfer, TransferListener } from './adapter.ts';
 import { encodeAddress, validateAddress, type AddressNetwork } from './address-formats.ts';
 
 const ADDRESS_FORMAT: Record<Network, AddressNetwork> = {
@@ -35,12 +35,37 @@ export class SandboxChainAdapter implements ChainAdapter {
   isValidAddress(address: string): boolean {
     return validateAddress(ADDRESS_FORMAT[this.network], address);
   }
+
+  /** Sandbox sends always succeed; the hash derives from our id, so a repeated send is the same transaction. */
+  async send(transfer: OutgoingTransfer): Promise<{ txHash: string }> {
+    return { txHash: sandboxTxHash(this.network, `send:${transfer.id}`) };
+  }
 }
 
-export function sandboxRegistry(): ChainRegistry {
+/** A transaction hash in the network's usual form. */
+export function sandboxTxHash(network: Network, seed?: string): string {
+  const bytes = seed ? createHash('sha256').update(seed).digest() : randomBytes(32);
+  const hex = bytes.toString('hex');
+  return network === 'ethereum' || network === 'bsc' ? `0x${hex}` : hex;
+}
+
+export interface SandboxRegistry extends ChainRegistry {
+  /** Simulated chain activity enters here, as a real watcher's reports would. */
+  report: TransferListener;
+}
+
+export function sandboxRegistry(): SandboxRegistry {
   const adapters = new Map<Network, ChainAdapter>();
+  let listener: TransferListener | null = null;
   return {
     sandbox: true,
+    onTransfer(l) {
+      listener = l;
+    },
+    report(transfer) {
+      if (!listener) throw new Error('no transfer listener registered');
+      return listener(transfer);
+    },
     forNetwork(network) {
       let adapter = adapters.get(network);
       if (!adapter) adapters.set(network, (adapter = new SandboxChainAdapter(network)));

@@ -2,11 +2,9 @@
 //                     list | rotate-token --company-id ID | rotate-secret --company-id ID
 // Talks to the running server's admin API when one holds the database, else opens the database itself.
 import { parseArgs } from 'node:util';
-import { readAdminState } from '../admin/server.ts';
 import { createCompany, listCompanies, rotatePublicToken, rotateSecretKey } from '../companies/service.ts';
-import { ConfigError, loadConfig } from '../config.ts';
-import { openDatabase } from '../db/client.ts';
-import { AppError } from '../errors/app-error.ts';
+import type { Db } from '../db/client.ts';
+import { fail, runAdminRequest, type AdminRequest } from './run.ts';
 
 const USAGE = `usage: npm run merchant -- <command> [options]
   create --name NAME [--logo-url URL] [--redirect-url URL] [--assets btc,eth,...]
@@ -14,14 +12,7 @@ const USAGE = `usage: npm run merchant -- <command> [options]
   rotate-token --company-id ID
   rotate-secret --company-id ID`;
 
-type Request = { method: 'GET' | 'POST'; path: string; body?: unknown };
-
-function fail(message: string, code = 2): never {
-  process.stderr.write(`${message}\n`);
-  process.exit(code);
-}
-
-function plan(argv: string[]): Request {
+function plan(argv: string[]): AdminRequest {
   let parsed;
   try {
     parsed = parseArgs({
@@ -66,49 +57,14 @@ function plan(argv: string[]): Request {
   }
 }
 
-async function direct(request: Request, databaseUrl: string): Promise<unknown> {
-  const db = await openDatabase({ url: databaseUrl, poolSize: 1 });
-  try {
-    const id = /\/admin\/companies\/([^/]+)\//.exec(request.path)?.[1];
-    if (request.path.endsWith('/rotate-token')) return await rotatePublicToken(db.prisma, { companyId: decodeURIComponent(id!) });
-    if (request.path.endsWith('/rotate-secret')) return await rotateSecretKey(db.prisma, { companyId: decodeURIComponent(id!) });
-    if (request.method === 'POST') return await createCompany(db.prisma, request.body);
-    return await listCompanies(db.prisma);
-  } finally {
-    await db.close();
-  }
+/** The same operation as the admin route, on a database this process opened. */
+function direct(request: AdminRequest): (db: Db) => Promise<unknown> {
+  const id = decodeURIComponent(/\/admin\/companies\/([^/]+)\//.exec(request.path)?.[1] ?? '');
+  if (request.path.endsWith('/rotate-token')) return (db) => rotatePublicToken(db, { companyId: id });
+  if (request.path.endsWith('/rotate-secret')) return (db) => rotateSecretKey(db, { companyId: id });
+  if (request.method === 'POST') return (db) => createCompany(db, request.body);
+  return (db) => listCompanies(db);
 }
 
-async function main() {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (e) {
-    if (e instanceof ConfigError) fail(e.message, 1);
-    throw e;
-  }
-  const request = plan(process.argv.slice(2));
-  const server = readAdminState(config.adminStateFile);
-  let result: unknown;
-  if (server) {
-    const res = await fetch(`${server.url}${request.path}`, {
-      method: request.method,
-      headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' },
-      body: request.body === undefined ? undefined : JSON.stringify(request.body),
-    }).catch(() =>
-      fail(`The server (pid ${server.pid}) holds the database but its admin API at ${server.url} does not answer; it may be stopping. Retry in a moment.`, 1),
-    );
-    result = await res.json();
-    if (!res.ok) fail(JSON.stringify(result), 1);
-  } else {
-    try {
-      result = await direct(request, config.databaseUrl);
-    } catch (e) {
-      if (e instanceof AppError) fail(JSON.stringify({ error: { code: e.code, message: e.message, details: e.details } }), 1);
-      throw e;
-    }
-  }
-  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-}
-
-await main();
+const request = plan(process.argv.slice(2));
+await runAdminRequest(request, direct(request));

@@ -1,5 +1,8 @@
 import { builder } from '../graphql/builder.ts';
-import { CompanyAssetEnum } from '../graphql/enums.ts';
+import { CompanyAssetEnum, PaymentCurrencyEnum } from '../graphql/enums.ts';
+import { ValidationError } from '../errors/app-error.ts';
+import { companyBalances, type AssetBalance } from '../ledger/balances.ts';
+import { getUnderpaymentLimits, setUnderpaymentLimits } from '../payments/underpayment.ts';
 import { presentCompanyAssets } from './service.ts';
 
 const CompanyAssetSetting = builder
@@ -23,3 +26,69 @@ export const CompanyType = builder.prismaObject('Company', {
     }),
   }),
 });
+
+const BalanceType = builder.objectRef<AssetBalance>('Balance').implement({
+  description: 'Money of the calling merchant in one payment currency (asset plus network).',
+  fields: (t) => ({
+    asset: t.field({ type: PaymentCurrencyEnum, resolve: (b) => b.asset as never }),
+    available: t.field({ type: 'Decimal', resolve: (b) => b.available }),
+    pending: t.field({ type: 'Decimal', description: 'Seen on chain, not yet confirmed.', resolve: (b) => b.pending }),
+    suspense: t.field({ type: 'Decimal', description: 'Received in an asset an invoice did not expect.', resolve: (b) => b.suspense }),
+  }),
+});
+
+builder.queryField('balances', (t) =>
+  t.field({
+    type: [BalanceType],
+    authScopes: { merchant: true },
+    resolve: (_root, _args, ctx) => companyBalances(ctx.prisma, ctx.company!.id),
+  }),
+);
+
+interface LimitRow {
+  asset: string;
+  fixed: string | null;
+  percent: string | null;
+}
+
+const UnderpaymentLimitType = builder.objectRef<LimitRow>('UnderpaymentLimit').implement({
+  description: 'An invoice short by at most max(fixed, percent of its amount) counts as paid.',
+  fields: (t) => ({
+    asset: t.field({ type: CompanyAssetEnum, resolve: (l) => l.asset as never }),
+    fixed: t.field({ type: 'Decimal', nullable: true, resolve: (l) => l.fixed }),
+    percent: t.field({ type: 'Decimal', nullable: true, resolve: (l) => l.percent }),
+  }),
+});
+
+const toRows = (limits: Record<string, { fixed: string | null; percent: string | null }>): LimitRow[] =>
+  Object.entries(limits).map(([asset, l]) => ({ asset, ...l }));
+
+builder.queryField('underpaymentLimits', (t) =>
+  t.field({
+    type: [UnderpaymentLimitType],
+    authScopes: { merchant: true },
+    resolve: async (_root, _args, ctx) => toRows(await getUnderpaymentLimits(ctx.prisma, ctx.company!.id)),
+  }),
+);
+
+const UnderpaymentLimitInput = builder.inputType('UnderpaymentLimitInput', {
+  fields: (t) => ({
+    asset: t.field({ type: CompanyAssetEnum, required: true }),
+    fixed: t.field({ type: 'Decimal', required: false, description: 'In units of the asset.' }),
+    percent: t.field({ type: 'Decimal', required: false, description: 'Of the invoice amount, 0 to 100.' }),
+  }),
+});
+
+builder.mutationField('setUnderpaymentLimits', (t) =>
+  t.field({
+    type: [UnderpaymentLimitType],
+    authScopes: { merchant: true },
+    description: 'Sets the limits of the assets given; an entry with neither fixed nor percent removes that asset’s limit.',
+    errors: { types: [ValidationError] },
+    args: { limits: t.arg({ type: [UnderpaymentLimitInput], required: true }) },
+    resolve: async (_root, { limits }, ctx) => {
+      const body = { limits: Object.fromEntries(limits.map((l) => [l.asset, { fixed: l.fixed, percent: l.percent }])) };
+      return toRows(await setUnderpaymentLimits(ctx.prisma, ctx.company!.id, body));
+    },
+  }),
+);

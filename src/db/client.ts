@@ -12,6 +12,9 @@ import { applyMigrations } from './migrate.ts';
 export type Db = PrismaClient;
 export type { Prisma } from '../../generated/prisma/client.ts';
 
+// Payment work queues on one invoice's row lock; under bursts a transaction may wait longer than Prisma's 2 s default.
+const TRANSACTION_OPTIONS = { maxWait: 15_000, timeout: 30_000 };
+
 export interface Database {
   prisma: PrismaClient;
   kind: 'postgres' | 'pglite';
@@ -39,7 +42,7 @@ export async function openDatabase({ url, migrate = true, poolSize = 10, onPoolE
     const pool = postgresPool(url, poolSize);
     // Without a listener an idle client's error would crash the process; pg replaces the client itself.
     pool.on('error', (e) => onPoolError?.(e));
-    const prisma = new PrismaClient({ adapter: postgresAdapter(pool), errorFormat: 'minimal' });
+    const prisma = new PrismaClient({ adapter: postgresAdapter(pool), errorFormat: 'minimal', transactionOptions: TRANSACTION_OPTIONS });
     return {
       prisma,
       kind: 'postgres',
@@ -52,7 +55,7 @@ export async function openDatabase({ url, migrate = true, poolSize = 10, onPoolE
   const pglite = await openPGlite(url);
   const factory = new PGliteAdapterFactory(pglite);
   if (migrate) await applyMigrations(factory);
-  const prisma = new PrismaClient({ adapter: factory, errorFormat: 'minimal' });
+  const prisma = new PrismaClient({ adapter: factory, errorFormat: 'minimal', transactionOptions: TRANSACTION_OPTIONS });
   return {
     prisma,
     kind: 'pglite',

@@ -38,20 +38,26 @@ export interface PaymentCurrencyInfo {
   tagged: boolean;
   /** Minutes from proceed to expiredAt. */
   expiryMinutes: number;
+  /** Confirmations after which a transfer counts as final. */
+  confirmations: number;
+  /** Network fee charged on each outgoing transfer (withdrawal, refund), in this currency. */
+  withdrawalFee: string;
+  /** Smallest outgoing transfer, in this currency. */
+  minWithdrawal: string;
 }
 
 export const PAYMENT_CURRENCY_INFO: Record<PaymentCurrency, PaymentCurrencyInfo> = {
-  btc: { asset: 'btc', network: 'bitcoin', decimals: 8, tagged: false, expiryMinutes: 120 },
-  eth: { asset: 'eth', network: 'ethereum', decimals: 18, tagged: false, expiryMinutes: 30 },
-  trc20usdt: { asset: 'usdt', network: 'tron', decimals: 6, tagged: false, expiryMinutes: 30 },
-  usdterc20: { asset: 'usdt', network: 'ethereum', decimals: 6, tagged: false, expiryMinutes: 30 },
-  sol: { asset: 'sol', network: 'solana', decimals: 9, tagged: false, expiryMinutes: 30 },
-  ton: { asset: 'ton', network: 'ton', decimals: 9, tagged: true, expiryMinutes: 30 },
-  usdc: { asset: 'usdc', network: 'ethereum', decimals: 6, tagged: false, expiryMinutes: 30 },
-  bnb: { asset: 'bnb', network: 'bsc', decimals: 18, tagged: false, expiryMinutes: 30 },
-  ltc: { asset: 'ltc', network: 'litecoin', decimals: 8, tagged: false, expiryMinutes: 30 },
-  trx: { asset: 'trx', network: 'tron', decimals: 6, tagged: false, expiryMinutes: 30 },
-  bch: { asset: 'bch', network: 'bitcoin-cash', decimals: 8, tagged: false, expiryMinutes: 30 },
+  btc: { asset: 'btc', network: 'bitcoin', decimals: 8, tagged: false, expiryMinutes: 120, confirmations: 2, withdrawalFee: '0.00002', minWithdrawal: '0.0001' },
+  eth: { asset: 'eth', network: 'ethereum', decimals: 18, tagged: false, expiryMinutes: 30, confirmations: 12, withdrawalFee: '0.0005', minWithdrawal: '0.001' },
+  trc20usdt: { asset: 'usdt', network: 'tron', decimals: 6, tagged: false, expiryMinutes: 30, confirmations: 19, withdrawalFee: '1', minWithdrawal: '5' },
+  usdterc20: { asset: 'usdt', network: 'ethereum', decimals: 6, tagged: false, expiryMinutes: 30, confirmations: 12, withdrawalFee: '5', minWithdrawal: '10' },
+  sol: { asset: 'sol', network: 'solana', decimals: 9, tagged: false, expiryMinutes: 30, confirmations: 32, withdrawalFee: '0.00001', minWithdrawal: '0.01' },
+  ton: { asset: 'ton', network: 'ton', decimals: 9, tagged: true, expiryMinutes: 30, confirmations: 1, withdrawalFee: '0.01', minWithdrawal: '0.1' },
+  usdc: { asset: 'usdc', network: 'ethereum', decimals: 6, tagged: false, expiryMinutes: 30, confirmations: 12, withdrawalFee: '5', minWithdrawal: '10' },
+  bnb: { asset: 'bnb', network: 'bsc', decimals: 18, tagged: false, expiryMinutes: 30, confirmations: 15, withdrawalFee: '0.0005', minWithdrawal: '0.001' },
+  ltc: { asset: 'ltc', network: 'litecoin', decimals: 8, tagged: false, expiryMinutes: 30, confirmations: 6, withdrawalFee: '0.0001', minWithdrawal: '0.001' },
+  trx: { asset: 'trx', network: 'tron', decimals: 6, tagged: false, expiryMinutes: 30, confirmations: 19, withdrawalFee: '1', minWithdrawal: '10' },
+  bch: { asset: 'bch', network: 'bitcoin-cash', decimals: 8, tagged: false, expiryMinutes: 30, confirmations: 6, withdrawalFee: '0.00001', minWithdrawal: '0.0001' },
 };
 
 /** Assets a new company accepts unless told otherwise: every asset a payment currency pays in. */

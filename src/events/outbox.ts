@@ -9,14 +9,11 @@ type Tx = Prisma.TransactionClient;
  * and its event commit together or not at all. Delivery reads from this table.
  */
 export async function recordInvoiceEvent(tx: Tx, companyId: string, invoiceId: string, status: InvoiceStatus): Promise<void> {
+  await recordEvent(tx, companyId, invoiceId, `invoice.${status}`, { ...invoiceWebhookPayload(invoiceId, status) });
+}
+
+/** Any event of an invoice; `payload` is what a webhook for it carries. */
+export async function recordEvent(tx: Tx, companyId: string, invoiceId: string, type: string, payload: Prisma.InputJsonObject): Promise<void> {
   // createMany: an INSERT without RETURNING; nothing here needs the row back.
-  await tx.event.createMany({
-    data: {
-      id: randomUUID(),
-      companyId,
-      type: `invoice.${status}`,
-      invoiceId,
-      payload: { ...invoiceWebhookPayload(invoiceId, status) },
-    },
-  });
+  await tx.event.createMany({ data: { id: randomUUID(), companyId, type, invoiceId, payload } });
 }

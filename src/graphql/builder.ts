@@ -11,10 +11,16 @@ import type { Db } from '../db/client.ts';
 import { parseDecimal } from '../domain/money.ts';
 import { AppError, UnauthenticatedError, type ErrorDetail } from '../errors/app-error.ts';
 import type { InvoiceDeps } from '../invoices/service.ts';
+import type { Logger } from '../logger.ts';
+import type { PaymentDeps } from '../payments/processor.ts';
+import type { SandboxDeps } from '../sandbox/service.ts';
 
 export interface GraphQLContext {
   prisma: Db;
   invoices: InvoiceDeps;
+  payments: PaymentDeps;
+  sandbox: SandboxDeps;
+  logger: Logger;
   company: Company | null;
   requestId: string;
   /** {pay_url}: the checkout page base. */

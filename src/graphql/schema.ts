@@ -3,6 +3,7 @@ import { builder, errorObject } from './builder.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/app-error.ts';
 import '../companies/graphql.ts';
 import '../invoices/graphql.ts';
+import '../sandbox/graphql.ts';
 
 errorObject(ValidationError, 'ValidationError', 'The input is invalid; `details` names each offending field.');
 errorObject(NotFoundError, 'NotFoundError', 'The object does not exist (or is not visible to the caller).');

@@ -8,7 +8,10 @@ import {
   presentAddress,
   presentItems,
   presentPaymentDetails,
+  presentRefund,
+  presentTransactions,
 } from './presenter.ts';
+import { acceptInvoice, refundInvoice } from '../payments/decisions.ts';
 import { createInvoice, invoiceInclude, proceedInvoice } from './service.ts';
 import type { InvoiceStatus } from './status.ts';
 
@@ -60,8 +63,47 @@ const PaymentDetailsType = builder
       rate: t.field({ type: 'Decimal', description: 'Units of paymentCurrency per unit of invoiceCurrency.', resolve: (d) => d.rate }),
       invoiceFee: t.field({ type: 'Decimal', description: 'Fees in paymentCurrency.', resolve: (d) => d.invoiceFee }),
       amount: t.field({ type: 'Decimal', description: 'Amount the client must send, in paymentCurrency.', resolve: (d) => d.amount }),
+      paidAmount: t.field({ type: 'Decimal', description: 'Confirmed payments counted for this invoice.', resolve: (d) => d.paidAmount }),
+      overpaidAmount: t.field({ type: 'Decimal', description: 'What the confirmed payments exceed amount by.', resolve: (d) => d.overpaidAmount }),
     }),
   });
+
+const TransferStateEnum = builder.enumType('TransferState', {
+  values: { SEEN: { value: 'seen' }, CONFIRMED: { value: 'confirmed' }, DROPPED: { value: 'dropped' } } as const,
+});
+const TransferKindEnum = builder.enumType('TransferKind', {
+  description: 'PAYMENT counts toward the invoice; LATE arrived after it closed; WRONG_ASSET is in an asset it does not expect.',
+  values: { PAYMENT: { value: 'payment' }, LATE: { value: 'late' }, WRONG_ASSET: { value: 'wrong_asset' } } as const,
+});
+
+const InvoiceTransactionType = builder.objectRef<ReturnType<typeof presentTransactions>[number]>('InvoiceTransaction').implement({
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    amount: t.field({ type: 'Decimal', resolve: (x) => x.amount }),
+    from: t.exposeString('from', { description: 'Payment currency the transfer was made in.' }),
+    txHash: t.exposeString('txHash'),
+    companyId: t.exposeString('companyId'),
+    invoiceId: t.exposeString('invoiceId'),
+    addressId: t.exposeString('addressId'),
+    createdAt: t.field({ type: 'DateTime', resolve: (x) => new Date(x.createdAt) }),
+    status: t.field({ type: TransferStateEnum, resolve: (x) => x.status }),
+    confirmations: t.exposeInt('confirmations'),
+    kind: t.field({ type: TransferKindEnum, resolve: (x) => x.kind }),
+  }),
+});
+
+const RefundType = builder.objectRef<NonNullable<ReturnType<typeof presentRefund>>>('Refund').implement({
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    address: t.exposeString('address'),
+    tag: t.exposeString('tag', { nullable: true }),
+    amount: t.field({ type: 'Decimal', description: 'Sent to the client.', resolve: (r) => r.amount }),
+    networkFee: t.field({ type: 'Decimal', resolve: (r) => r.networkFee }),
+    status: t.exposeString('status', { description: 'queued until the chain accepted it, then sent.' }),
+    txHash: t.exposeString('txHash', { nullable: true }),
+    createdAt: t.field({ type: 'DateTime', resolve: (r) => new Date(r.createdAt) }),
+  }),
+});
 
 export const InvoiceType = builder.prismaObject('Invoice', {
   fields: (t) => ({
@@ -91,10 +133,17 @@ export const InvoiceType = builder.prismaObject('Invoice', {
     paymentDetails: t.field({
       type: PaymentDetailsType,
       nullable: true,
-      select: { rate: true, invoiceFee: true, paymentAmount: true },
+      select: { rate: true, invoiceFee: true, paymentAmount: true, paidAmount: true, overpaidAmount: true },
       resolve: (i) => presentPaymentDetails(i),
     }),
     expiredAt: t.expose('expiredAt', { type: 'DateTime', nullable: true }),
+    transactions: t.field({
+      type: [InvoiceTransactionType],
+      description: 'Transfers to the invoice address (REST invoiceTransactions), oldest first.',
+      select: { transfers: { orderBy: [{ seenAt: 'asc' }, { id: 'asc' }] } },
+      resolve: (i) => presentTransactions(i.transfers),
+    }),
+    refund: t.field({ type: RefundType, nullable: true, select: { refund: true }, resolve: (i) => presentRefund(i.refund) }),
     payUrl: t.string({ description: 'Checkout page for the client.', resolve: (i, _args, ctx) => `${ctx.payUrl}/${i.id}` }),
   }),
 });
@@ -204,6 +253,43 @@ builder.mutationField('proceedInvoice', (t) =>
     resolve: async (_root, { input }, ctx) => {
       const { invoiceId, ...body } = input;
       return proceedInvoice(ctx.invoices, String(invoiceId), body, ctx.company);
+    },
+  }),
+);
+
+const RefundInvoiceInput = builder.inputType('RefundInvoiceInput', {
+  fields: (t) => ({
+    invoiceId: t.id({ required: true }),
+    address: t.string({ required: true, description: 'The client address that receives the refund.' }),
+    tag: t.string({ required: false, description: 'Required for TON.' }),
+  }),
+});
+
+builder.mutationField('refundInvoice', (t) =>
+  t.prismaField({
+    type: 'Invoice',
+    authScopes: { merchant: true },
+    description: 'Declines a wrong (short) invoice, or a closed one paid late: the funds go back to the client.',
+    errors: { types: [ValidationError, NotFoundError, ConflictError] },
+    args: { input: t.arg({ type: RefundInvoiceInput, required: true }) },
+    resolve: async (query, _root, { input }, ctx) => {
+      const { invoiceId, ...body } = input;
+      await refundInvoice(ctx.payments, ctx.company!, String(invoiceId), body, ctx.logger);
+      return ctx.prisma.invoice.findUniqueOrThrow({ ...query, where: { id: String(invoiceId) } });
+    },
+  }),
+);
+
+builder.mutationField('acceptInvoice', (t) =>
+  t.prismaField({
+    type: 'Invoice',
+    authScopes: { merchant: true },
+    description: 'Accepts a wrong (short) invoice, or a closed one paid late, as paid: it becomes done.',
+    errors: { types: [NotFoundError, ConflictError] },
+    args: { invoiceId: t.arg.id({ required: true }) },
+    resolve: async (query, _root, { invoiceId }, ctx) => {
+      await acceptInvoice(ctx.payments, ctx.company!, String(invoiceId));
+      return ctx.prisma.invoice.findUniqueOrThrow({ ...query, where: { id: String(invoiceId) } });
     },
   }),
 );

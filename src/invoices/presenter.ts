@@ -18,10 +18,46 @@ export const effectivePaymentCurrency = (invoice: Pick<InvoiceRecord, 'paymentCu
 /** clientEmail, address, paymentDetails, expiredAt and the top-level redirectURL exist once filled. */
 export const isFilled = (invoice: Pick<InvoiceRecord, 'proceededAt'>) => invoice.proceededAt !== null;
 
-export const presentPaymentDetails = (invoice: Pick<InvoiceRecord, 'rate' | 'invoiceFee' | 'paymentAmount'>) =>
+export const presentPaymentDetails = (invoice: Pick<InvoiceRecord, 'rate' | 'invoiceFee' | 'paymentAmount' | 'paidAmount' | 'overpaidAmount'>) =>
   invoice.rate === null || invoice.invoiceFee === null || invoice.paymentAmount === null
     ? null
-    : { rate: formatPlain(invoice.rate), invoiceFee: formatPlain(invoice.invoiceFee), amount: formatPlain(invoice.paymentAmount) };
+    : {
+        rate: formatPlain(invoice.rate),
+        invoiceFee: formatPlain(invoice.invoiceFee),
+        amount: formatPlain(invoice.paymentAmount),
+        paidAmount: formatPlain(invoice.paidAmount),
+        overpaidAmount: formatPlain(invoice.overpaidAmount),
+      };
+
+/** invoiceTransactions: the spec's fields, then ours (state, confirmations, kind). */
+export const presentTransactions = (transfers: InvoiceRecord['transfers']) =>
+  transfers.map((t) => ({
+    id: t.id,
+    amount: formatPlain(t.amount),
+    from: t.asset,
+    txHash: t.txHash,
+    companyId: t.companyId,
+    invoiceId: t.invoiceId,
+    addressId: t.addressId,
+    createdAt: t.seenAt.toISOString(),
+    status: t.state,
+    confirmations: t.confirmations,
+    kind: t.role,
+  }));
+
+export const presentRefund = (refund: InvoiceRecord['refund']) =>
+  refund
+    ? {
+        id: refund.id,
+        address: refund.toAddress,
+        tag: refund.tag,
+        amount: formatPlain(refund.amount),
+        networkFee: formatPlain(refund.networkFee),
+        status: refund.status,
+        txHash: refund.txHash,
+        createdAt: refund.createdAt.toISOString(),
+      }
+    : null;
 
 export const presentAddress = (address: InvoiceRecord['address']) =>
   address ? { id: address.id, address: address.address, tag: address.tag, asset: address.asset } : null;
@@ -32,8 +68,11 @@ export const presentCompany = (company: InvoiceRecord['company']) => ({
   assets: presentCompanyAssets(company.acceptedAssets),
 });
 
-/** The REST invoice object, keys in the spec's order; absent fields are left out, not null. */
-export function presentInvoice(invoice: InvoiceRecord): Record<string, unknown> {
+/**
+ * The REST invoice object, keys in the spec's order; absent fields are left out, not null.
+ * invoiceTransactions come only with the read operation, as the spec says.
+ */
+export function presentInvoice(invoice: InvoiceRecord, { withTransactions = false } = {}): Record<string, unknown> {
   const view: Record<string, unknown> = {
     id: invoice.id,
     status: invoice.status,
@@ -54,5 +93,7 @@ export function presentInvoice(invoice: InvoiceRecord): Record<string, unknown> 
     view['paymentDetails'] = presentPaymentDetails(invoice);
     view['expiredAt'] = invoice.expiredAt?.toISOString();
   }
+  if (withTransactions && invoice.transfers.length > 0) view['invoiceTransactions'] = presentTransactions(invoice.transfers);
+  if (invoice.refund) view['refund'] = presentRefund(invoice.refund);
   return view;
 }

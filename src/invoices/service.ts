@@ -26,6 +26,8 @@ export const invoiceInclude = {
   company: true,
   items: { orderBy: { position: 'asc' } },
   address: true,
+  transfers: { orderBy: [{ seenAt: 'asc' }, { id: 'asc' }] },
+  refund: true,
 } satisfies Prisma.InvoiceInclude;
 
 export type InvoiceRecord = Prisma.InvoiceGetPayload<{ include: typeof invoiceInclude }>;
@@ -123,7 +125,7 @@ export async function createInvoice(
     throw e;
   }
   // Everything the response shows was just written or is at hand: no read-back.
-  return { invoice: { ...invoice, company, items, address: null }, replayed: false };
+  return { invoice: { ...invoice, company, items, address: null, transfers: [], refund: null }, replayed: false };
 }
 
 export async function getInvoiceRecord(db: Db, id: string): Promise<InvoiceRecord> {

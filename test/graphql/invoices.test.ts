@@ -8,7 +8,7 @@ const INVOICE_FIELDS = `
   invoiceContent { invoiceCurrency items { name price } paymentCurrency isMerchantPaysFee redirectURL }
   redirectURL clientEmail
   address { id address tag asset }
-  paymentDetails { rate invoiceFee amount }
+  paymentDetails { rate invoiceFee amount paidAmount overpaidAmount }
   expiredAt`;
 
 const CREATE = `mutation Create($input: CreateInvoiceInput!) {

@@ -1,0 +1,35 @@
+import type { Db } from '../db/client.ts';
+import { formatPlain, Money, toMoney } from '../domain/money.ts';
+import { ACCOUNTS } from './ledger.ts';
+
+export interface AssetBalance {
+  /** Payment currency (asset plus network). */
+  asset: string;
+  /** Confirmed money of the merchant. */
+  available: string;
+  /** Seen on chain for open invoices, not yet confirmed. */
+  pending: string;
+  /** Received in an asset or network an invoice did not expect; held apart until resolved. */
+  suspense: string;
+}
+
+export async function companyBalances(db: Db, companyId: string): Promise<AssetBalance[]> {
+  const [balances, pending] = await Promise.all([
+    db.balance.findMany({ where: { companyId, account: { in: [ACCOUNTS.merchantAvailable, ACCOUNTS.merchantSuspense] } } }),
+    db.chainTransfer.groupBy({ by: ['asset'], where: { companyId, state: 'seen', role: 'payment' }, _sum: { amount: true } }),
+  ]);
+  const byAsset = new Map<string, { available: Money; pending: Money; suspense: Money }>();
+  const row = (asset: string) => {
+    let r = byAsset.get(asset);
+    if (!r) byAsset.set(asset, (r = { available: new Money(0), pending: new Money(0), suspense: new Money(0) }));
+    return r;
+  };
+  for (const b of balances) {
+    if (b.account === ACCOUNTS.merchantAvailable) row(b.asset).available = toMoney(b.amount);
+    else row(b.asset).suspense = toMoney(b.amount);
+  }
+  for (const p of pending) row(p.asset).pending = toMoney(p._sum.amount ?? 0);
+  return [...byAsset.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([asset, r]) => ({ asset, available: formatPlain(r.available), pending: formatPlain(r.pending), suspense: formatPlain(r.suspense) }));
+}

@@ -1,0 +1,219 @@
+// Applies what chains report to invoices: each report, expiry and merchant decision is one transaction that
+// locks the invoice, records the transfer, moves the status (state-machine.ts), books the ledger and writes
+// the events. Replaying a report changes nothing.
+import { randomUUID } from 'node:crypto';
+import type { Decimal } from 'decimal.js';
+import type { ChainTransfer, Invoice, Prisma } from '../../generated/prisma/client.ts';
+import type { ChainRegistry, TransferReport } from '../chains/adapter.ts';
+import type { Clock } from '../clock.ts';
+import type { Db } from '../db/client.ts';
+import { PAYMENT_CURRENCY_INFO, isPaymentCurrency } from '../domain/assets.ts';
+import { Money, toMoney } from '../domain/money.ts';
+import { ConflictError, NotFoundError } from '../errors/app-error.ts';
+import { recordEvent, recordInvoiceEvent } from '../events/outbox.ts';
+import { decide, type Trigger } from '../invoices/state-machine.ts';
+import type { InvoiceStatus } from '../invoices/status.ts';
+import { ACCOUNTS, postJournal } from '../ledger/ledger.ts';
+import { toleranceFor } from './underpayment.ts';
+
+type Tx = Prisma.TransactionClient;
+
+export interface PaymentDeps {
+  db: Db;
+  clock: Clock;
+  chains: ChainRegistry;
+}
+
+/** Serialises everything that touches one invoice (reports, expiry, decisions) across connections. */
+export async function lockInvoice(tx: Tx, invoiceId: string): Promise<Invoice> {
+  await tx.$queryRaw`SELECT 1 FROM "Invoice" WHERE "id" = ${invoiceId} FOR UPDATE`;
+  const invoice = await tx.invoice.findUnique({ where: { id: invoiceId } });
+  if (!invoice) throw new NotFoundError(`No invoice with id ${invoiceId}`);
+  return invoice;
+}
+
+const requiredConfirmations = (asset: string) => (isPaymentCurrency(asset) ? PAYMENT_CURRENCY_INFO[asset].confirmations : 1);
+
+export async function applyTransferReport(deps: PaymentDeps, report: TransferReport): Promise<ChainTransfer> {
+  const candidates = await deps.db.paymentAddress.findMany({ where: { address: report.to, tag: report.tag } });
+  const address = candidates.find((a) => isPaymentCurrency(a.asset) && PAYMENT_CURRENCY_INFO[a.asset].network === report.network);
+  if (!address?.invoiceId) throw new NotFoundError(`No payment address ${report.to}${report.tag ? ` (tag ${report.tag})` : ''} on ${report.network}`);
+  const invoiceId = address.invoiceId;
+
+  return deps.db.$transaction(async (tx) => {
+    let invoice = await lockInvoice(tx, invoiceId);
+    const now = deps.clock.now();
+    // A report after the window closed: close first (the sweeper may not have run yet), then it is late.
+    if ((invoice.status === 'pending' || invoice.status === 'processing') && invoice.expiredAt && invoice.expiredAt <= now) {
+      invoice = await reevaluate(tx, invoice, 'expire', now);
+    }
+
+    const where = { network_txHash_outputIndex: { network: report.network, txHash: report.txHash, outputIndex: report.outputIndex } };
+    const existing = await tx.chainTransfer.findUnique({ where });
+    let transfer: ChainTransfer;
+    let becameConfirmed = false;
+    if (existing) {
+      if (existing.state === 'dropped') return existing;
+      if (report.dropped) {
+        if (existing.state === 'confirmed') throw new ConflictError('CONFLICT', `Transfer ${existing.id} is already final and cannot drop`);
+        transfer = await tx.chainTransfer.update({ where: { id: existing.id }, data: { state: 'dropped', droppedAt: now } });
+      } else if (report.confirmations > existing.confirmations) {
+        becameConfirmed = existing.state === 'seen' && report.confirmations >= requiredConfirmations(existing.asset);
+        transfer = await tx.chainTransfer.update({
+          where: { id: existing.id },
+          data: {
+            confirmations: report.confirmations,
+            blockNumber: report.blockNumber ?? existing.blockNumber,
+            ...(becameConfirmed ? { state: 'confirmed', confirmedAt: now } : {}),
+          },
+        });
+      } else {
+        return existing; // a duplicate report
+      }
+    } else {
+      if (report.dropped) throw new NotFoundError(`No transfer ${report.txHash}:${report.outputIndex} to drop`);
+      becameConfirmed = report.confirmations >= requiredConfirmations(report.asset);
+      transfer = await tx.chainTransfer.create({
+        data: {
+          id: randomUUID(),
+          network: report.network,
+          asset: report.asset,
+          txHash: report.txHash,
+          outputIndex: report.outputIndex,
+          fromAddress: report.from,
+          toAddress: report.to,
+          tag: report.tag,
+          amount: report.amount.toFixed(),
+          confirmations: report.confirmations,
+          blockNumber: report.blockNumber,
+          state: becameConfirmed ? 'confirmed' : 'seen',
+          role: report.asset !== address.asset ? 'wrong_asset' : invoice.status === 'closed' || invoice.status === 'refunded' ? 'late' : 'payment',
+          companyId: invoice.companyId,
+          invoiceId,
+          addressId: address.id,
+          seenAt: now,
+          confirmedAt: becameConfirmed ? now : null,
+        },
+      });
+    }
+
+    if (becameConfirmed) await creditTransfer(tx, transfer);
+    if (transfer.role !== 'wrong_asset') invoice = await reevaluate(tx, invoice, 'payment', now);
+    if (becameConfirmed && transfer.role === 'wrong_asset') {
+      await recordEvent(tx, invoice.companyId, invoiceId, 'invoice.unexpected_asset', {
+        invoiceId,
+        status: invoice.status,
+        message: 'Payment received in an asset or network this invoice does not expect',
+        asset: transfer.asset,
+        amount: toMoney(transfer.amount).toFixed(),
+        txHash: transfer.txHash,
+      });
+    } else if (becameConfirmed && (invoice.status === 'closed' || invoice.status === 'refunded')) {
+      await recordEvent(tx, invoice.companyId, invoiceId, 'invoice.late_payment', {
+        invoiceId,
+        status: invoice.status,
+        message: 'Payment received after the invoice closed',
+        asset: transfer.asset,
+        amount: toMoney(transfer.amount).toFixed(),
+        txHash: transfer.txHash,
+      });
+    }
+    return transfer;
+  });
+}
+
+/** Books a transfer that just became final: the merchant's money (or suspense for an unexpected asset). */
+async function creditTransfer(tx: Tx, transfer: ChainTransfer): Promise<void> {
+  const amount = toMoney(transfer.amount);
+  const expected = transfer.role !== 'wrong_asset';
+  await postJournal(tx, {
+    companyId: transfer.companyId,
+    asset: transfer.asset,
+    kind: !expected ? 'unexpected_asset' : transfer.role === 'late' ? 'late_payment' : 'payment',
+    postings: [
+      { account: ACCOUNTS.chainExternal, amount: amount.neg() },
+      { account: expected ? ACCOUNTS.merchantAvailable : ACCOUNTS.merchantSuspense, amount },
+    ],
+    invoiceId: transfer.invoiceId,
+    transferId: transfer.id,
+  });
+}
+
+interface Facts {
+  confirmedTotal: Decimal;
+  unconfirmedCount: number;
+  expected: Decimal;
+  tolerance: Decimal;
+}
+
+async function gatherFacts(tx: Tx, invoice: Invoice): Promise<Facts> {
+  const transfers = await tx.chainTransfer.findMany({
+    where: { invoiceId: invoice.id, role: { in: ['payment', 'late'] }, state: { in: ['seen', 'confirmed'] } },
+    select: { amount: true, state: true, role: true },
+  });
+  const confirmedTotal = transfers.filter((t) => t.state === 'confirmed').reduce((s, t) => s.plus(toMoney(t.amount)), new Money(0));
+  const unconfirmedCount = transfers.filter((t) => t.state === 'seen' && t.role === 'payment').length;
+  const expected = invoice.paymentAmount === null ? new Money(0) : toMoney(invoice.paymentAmount);
+  const tolerance = await toleranceFor(tx, invoice.companyId, invoice.paymentCurrency ?? '', expected);
+  return { confirmedTotal, unconfirmedCount, expected, tolerance };
+}
+
+/**
+ * Recomputes the payment totals and applies the state machine's decision for `trigger`: status, events
+ * and, on `done`, the fee. Throws a conflict when the machine rejects a merchant decision.
+ */
+export async function reevaluate(tx: Tx, invoice: Invoice, trigger: Trigger, now: Date): Promise<Invoice> {
+  const facts = await gatherFacts(tx, invoice);
+  const decision = decide({ status: invoice.status as InvoiceStatus, ...facts }, trigger);
+  if (decision.kind === 'reject') throw new ConflictError('CONFLICT', `Invoice ${invoice.id}: ${decision.reason}`);
+  const overpaid = Money.max(facts.confirmedTotal.minus(facts.expected), 0);
+  const data: Prisma.InvoiceUpdateInput = { paidAmount: facts.confirmedTotal.toFixed(), overpaidAmount: overpaid.toFixed() };
+  if (decision.kind === 'move') {
+    data.status = decision.to;
+    if (decision.to === 'done') {
+      // The fee was quoted at proceed; a short payment the merchant accepted pays at most what arrived.
+      const fee = Money.min(toMoney(invoice.invoiceFee ?? 0), facts.confirmedTotal);
+      data.feeCharged = fee.toFixed();
+      data.settledAt = now;
+      await postJournal(tx, {
+        companyId: invoice.companyId,
+        asset: invoice.paymentCurrency!,
+        kind: 'fee',
+        postings: [
+          { account: ACCOUNTS.merchantAvailable, amount: fee.neg() },
+          { account: ACCOUNTS.platformFees, amount: fee },
+        ],
+        invoiceId: invoice.id,
+      });
+    }
+    if (decision.to === 'wrong' || decision.to === 'closed' || decision.to === 'refunded') data.settledAt = now;
+  }
+  const updated = await tx.invoice.update({ where: { id: invoice.id }, data });
+  if (decision.kind === 'move') await recordInvoiceEvent(tx, invoice.companyId, invoice.id, decision.to);
+  return updated;
+}
+
+/** Closes (or settles as wrong) every invoice whose payment window has passed; returns how many moved. */
+export async function sweepExpired(deps: PaymentDeps, batch = 200): Promise<number> {
+  let moved = 0;
+  for (;;) {
+    const now = deps.clock.now();
+    const due = await deps.db.invoice.findMany({
+      where: { status: { in: ['pending', 'processing'] }, expiredAt: { lte: now } },
+      select: { id: true },
+      orderBy: { expiredAt: 'asc' },
+      take: batch,
+    });
+    for (const { id } of due) {
+      const changed = await deps.db.$transaction(async (tx) => {
+        const invoice = await lockInvoice(tx, id);
+        // Re-checked under the lock: a report or another sweeper may have moved it meanwhile.
+        if ((invoice.status !== 'pending' && invoice.status !== 'processing') || !invoice.expiredAt || invoice.expiredAt > now) return false;
+        const after = await reevaluate(tx, invoice, 'expire', now);
+        return after.status !== invoice.status;
+      });
+      if (changed) moved++;
+    }
+    if (due.length < batch) return moved;
+  }
+}

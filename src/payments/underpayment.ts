@@ -1,0 +1,68 @@
+import type { Decimal } from 'decimal.js';
+import { z } from 'zod';
+import type { Prisma } from '../../generated/prisma/client.ts';
+import type { Db } from '../db/client.ts';
+import { COMPANY_ASSETS, PAYMENT_CURRENCY_INFO, isPaymentCurrency } from '../domain/assets.ts';
+import { Money, formatPlain, parseDecimal, toMoney } from '../domain/money.ts';
+import { parseInput } from '../validation.ts';
+
+type Tx = Prisma.TransactionClient;
+
+export interface UnderpaymentLimitView {
+  fixed: string | null;
+  percent: string | null;
+}
+
+const nonNegativeDecimal = (max: string) =>
+  z.union([z.string(), z.number()]).transform((v, ctx) => {
+    const d = parseDecimal(String(v));
+    if (!d || d.isNegative() || d.gt(max)) {
+      ctx.addIssue({ code: 'custom', message: `must be a decimal from 0 to ${max}` });
+      return z.NEVER;
+    }
+    return d;
+  });
+
+export const underpaymentLimitsSchema = z.object({
+  limits: z.partialRecord(
+    z.enum(COMPANY_ASSETS),
+    z
+      .object({ fixed: nonNegativeDecimal('1000000000').nullish(), percent: nonNegativeDecimal('100').nullish() })
+      .nullable(),
+  ),
+});
+
+export async function getUnderpaymentLimits(db: Db, companyId: string): Promise<Record<string, UnderpaymentLimitView>> {
+  const rows = await db.underpaymentLimit.findMany({ where: { companyId }, orderBy: { asset: 'asc' } });
+  return Object.fromEntries(
+    rows.map((r) => [r.asset, { fixed: r.fixed === null ? null : formatPlain(r.fixed), percent: r.percent === null ? null : formatPlain(r.percent) }]),
+  );
+}
+
+/** Sets (or, with null, removes) the limits of the assets named; others stay as they are. */
+export async function setUnderpaymentLimits(db: Db, companyId: string, rawInput: unknown) {
+  const { limits } = parseInput(underpaymentLimitsSchema, rawInput);
+  await db.$transaction(async (tx) => {
+    for (const [asset, limit] of Object.entries(limits)) {
+      if (!limit || (limit.fixed == null && limit.percent == null)) {
+        await tx.underpaymentLimit.deleteMany({ where: { companyId, asset } });
+        continue;
+      }
+      const data = { fixed: limit.fixed?.toFixed() ?? null, percent: limit.percent?.toFixed() ?? null };
+      await tx.underpaymentLimit.upsert({ where: { companyId_asset: { companyId, asset } }, create: { companyId, asset, ...data }, update: data });
+    }
+  });
+  return getUnderpaymentLimits(db, companyId);
+}
+
+/** How short of `expected` a payment may be and still count as paid: max(fixed, percent of expected). */
+export async function toleranceFor(tx: Tx, companyId: string, paymentCurrency: string, expected: Decimal): Promise<Decimal> {
+  if (!isPaymentCurrency(paymentCurrency)) return new Money(0);
+  const limit = await tx.underpaymentLimit.findUnique({
+    where: { companyId_asset: { companyId, asset: PAYMENT_CURRENCY_INFO[paymentCurrency].asset } },
+  });
+  if (!limit) return new Money(0);
+  const fixed = limit.fixed === null ? new Money(0) : toMoney(limit.fixed);
+  const byPercent = limit.percent === null ? new Money(0) : expected.times(toMoney(limit.percent)).div(100);
+  return Money.max(fixed, byPercent);
+}

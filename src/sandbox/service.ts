@@ -1,0 +1,160 @@
+// Simulated chain activity for the sandbox: transfers to invoice addresses, confirmations, drops, and the
+// test clock. Each call goes through the same report path a real chain watcher uses.
+import { z } from 'zod';
+import type { ChainTransfer } from '../../generated/prisma/client.ts';
+import { sandboxTxHash, type SandboxRegistry } from '../chains/sandbox.ts';
+import type { Company } from '../companies/service.ts';
+import { PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO, isPaymentCurrency, type PaymentCurrency } from '../domain/assets.ts';
+import { formatPlain, toMoney } from '../domain/money.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../errors/app-error.ts';
+import { decimalInput } from '../invoices/rules.ts';
+import { sweepExpired, type PaymentDeps } from '../payments/processor.ts';
+import { parseInput } from '../validation.ts';
+
+export interface SandboxDeps extends PaymentDeps {
+  /** null when sandbox mode is off: every sandbox operation then answers 404. */
+  sandbox: SandboxRegistry | null;
+}
+
+const MAX_CONFIRMATIONS = 1_000_000;
+
+export const sandboxTransferSchema = z
+  .object({
+    invoiceId: z.string().min(1).max(64).nullish(),
+    address: z.string().min(1).max(128).nullish(),
+    tag: z.string().max(64).nullish(),
+    amount: decimalInput.refine((d) => d.gt(0), 'must be greater than 0'),
+    asset: z.enum(PAYMENT_CURRENCIES, { message: `must be one of: ${PAYMENT_CURRENCIES.join(', ')}` }).nullish(),
+    confirmations: z.number().int().min(0).max(MAX_CONFIRMATIONS).nullish(),
+    txHash: z.string().regex(/^[0-9A-Za-z]{8,128}$/, 'must be 8-128 letters or digits').nullish(),
+    outputIndex: z.number().int().min(0).max(10_000).nullish(),
+    from: z.string().min(1).max(128).nullish(),
+  })
+  .refine((v) => Boolean(v.invoiceId) !== Boolean(v.address), { message: 'give exactly one of invoiceId and address', path: ['invoiceId'] });
+
+const confirmSchema = z.object({ confirmations: z.number().int().min(1).max(MAX_CONFIRMATIONS).nullish() }).nullish();
+const advanceSchema = z.object({ minutes: z.number().positive().max(60 * 24 * 366) });
+
+function requireSandbox(deps: SandboxDeps): SandboxRegistry {
+  if (!deps.sandbox) throw new NotFoundError('Sandbox endpoints exist only in sandbox mode');
+  return deps.sandbox;
+}
+
+export interface SandboxTransferView {
+  id: string;
+  txHash: string;
+  outputIndex: number;
+  invoiceId: string;
+  asset: string;
+  amount: string;
+  confirmations: number;
+  requiredConfirmations: number;
+  state: string;
+}
+
+export const presentSandboxTransfer = (t: ChainTransfer): SandboxTransferView => ({
+  id: t.id,
+  txHash: t.txHash,
+  outputIndex: t.outputIndex,
+  invoiceId: t.invoiceId,
+  asset: t.asset,
+  amount: formatPlain(t.amount),
+  confirmations: t.confirmations,
+  requiredConfirmations: isPaymentCurrency(t.asset) ? PAYMENT_CURRENCY_INFO[t.asset].confirmations : 1,
+  state: t.state,
+});
+
+export async function createSandboxTransfer(deps: SandboxDeps, company: Company, rawInput: unknown): Promise<ChainTransfer> {
+  const sandbox = requireSandbox(deps);
+  const input = parseInput(sandboxTransferSchema, rawInput);
+  const address = input.invoiceId
+    ? await deps.db.paymentAddress.findUnique({ where: { invoiceId: input.invoiceId } })
+    : await deps.db.paymentAddress.findFirst({ where: { address: input.address!, tag: input.tag ?? null, companyId: company.id } });
+  if (!address || address.companyId !== company.id) {
+    if (input.invoiceId) {
+      const invoice = await deps.db.invoice.findUnique({ where: { id: input.invoiceId }, select: { companyId: true } });
+      if (invoice?.companyId === company.id) throw new ConflictError('CONFLICT', `Invoice ${input.invoiceId} has no payment address yet; proceed it first`);
+    }
+    throw new NotFoundError(input.invoiceId ? `No invoice with id ${input.invoiceId}` : `No payment address ${input.address} of this merchant`);
+  }
+  const expected = address.asset as PaymentCurrency;
+  const asset = input.asset ?? expected;
+  const decimals = PAYMENT_CURRENCY_INFO[asset].decimals;
+  if (input.amount.decimalPlaces() > decimals) {
+    throw new ValidationError([{ path: 'amount', message: `${asset} has ${decimals} decimal places` }]);
+  }
+  const network = PAYMENT_CURRENCY_INFO[expected].network;
+  return (await sandbox.report({
+    // A payment in another asset still lands on this address's network (e.g. a token sent to an ETH address).
+    network,
+    asset,
+    txHash: input.txHash ?? sandboxTxHash(network),
+    outputIndex: input.outputIndex ?? 0,
+    from: input.from ?? null,
+    to: address.address,
+    tag: address.tag,
+    amount: input.amount,
+    confirmations: input.confirmations ?? 0,
+    blockNumber: null,
+    dropped: false,
+  })) as ChainTransfer;
+}
+
+async function ownTransfer(deps: SandboxDeps, company: Company, id: string): Promise<ChainTransfer> {
+  const transfer = z.uuid().safeParse(id).success ? await deps.db.chainTransfer.findUnique({ where: { id } }) : null;
+  if (!transfer || transfer.companyId !== company.id) throw new NotFoundError(`No sandbox transfer with id ${id}`);
+  return transfer;
+}
+
+export async function confirmSandboxTransfer(deps: SandboxDeps, company: Company, id: string, rawInput: unknown): Promise<ChainTransfer> {
+  const sandbox = requireSandbox(deps);
+  const input = parseInput(confirmSchema, rawInput);
+  const transfer = await ownTransfer(deps, company, id);
+  if (transfer.state === 'dropped') throw new ConflictError('CONFLICT', `Transfer ${id} was dropped from the chain`);
+  const required = isPaymentCurrency(transfer.asset) ? PAYMENT_CURRENCY_INFO[transfer.asset].confirmations : 1;
+  const confirmations = input?.confirmations ?? Math.max(required, transfer.confirmations + 1);
+  return (await sandbox.report(reportOf(transfer, { confirmations }))) as ChainTransfer;
+}
+
+export async function dropSandboxTransfer(deps: SandboxDeps, company: Company, id: string): Promise<ChainTransfer> {
+  const sandbox = requireSandbox(deps);
+  const transfer = await ownTransfer(deps, company, id);
+  return (await sandbox.report(reportOf(transfer, { dropped: true }))) as ChainTransfer;
+}
+
+function reportOf(t: ChainTransfer, change: { confirmations?: number; dropped?: boolean }) {
+  return {
+    network: t.network as never,
+    asset: t.asset as PaymentCurrency,
+    txHash: t.txHash,
+    outputIndex: t.outputIndex,
+    from: t.fromAddress,
+    to: t.toAddress,
+    tag: t.tag,
+    amount: toMoney(t.amount),
+    confirmations: change.confirmations ?? t.confirmations,
+    blockNumber: t.blockNumber,
+    dropped: change.dropped ?? false,
+  };
+}
+
+export interface ClockView {
+  now: string;
+  offsetMinutes: number;
+  /** Invoices the advance closed or settled. */
+  expired: number;
+}
+
+/** Moves sandbox time forward and runs the expiry sweep at once, so tests need not wait for the job. */
+export async function advanceSandboxClock(deps: SandboxDeps, rawInput: unknown): Promise<ClockView> {
+  requireSandbox(deps);
+  const { minutes } = parseInput(advanceSchema, rawInput);
+  await deps.clock.advance(deps.db, minutes);
+  const expired = await sweepExpired(deps);
+  return { now: deps.clock.now().toISOString(), offsetMinutes: deps.clock.offsetMinutes, expired };
+}
+
+export function readSandboxClock(deps: SandboxDeps): Omit<ClockView, 'expired'> {
+  requireSandbox(deps);
+  return { now: deps.clock.now().toISOString(), offsetMinutes: deps.clock.offsetMinutes };
+}
