@@ -1,0 +1,154 @@
+// Concurrency: a burst of chain reports for many invoices at once, with every transfer reported twice. Each
+// invoice must end paid exactly once: one transfer row per distinct (txHash, outputIndex), one credit per
+// transfer, one fee, the events in order, and a ledger that still balances.
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { verifyLedger } from '../../src/ledger/verify.ts';
+import { DATABASES } from '../support/databases.ts';
+import { useServer, type TestServer } from '../support/server.ts';
+
+const INVOICES = 50;
+const MESSAGES = {
+  created: 'Invoice created',
+  pending: "User started payment process, but hasn't paid yet",
+  wrong: 'The payment amount is lower than the amount stated on the invoice',
+  done: 'Invoice paid',
+};
+
+/** Runs `fn` over `items` with at most `limit` calls in flight (keeps the set-up from being the stress test). */
+async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+async function filledInvoice(server: TestServer, token: string): Promise<string> {
+  const created = await server.request('POST', '/api/invoices/v1/regular', {
+    token,
+    json: { invoiceCurrency: 'usd', items: [{ name: 'x', price: 100 }] },
+  });
+  expect(created.status, created.text).toBe(201);
+  const id = created.body.id as string;
+  const proceeded = await server.request('POST', `/api/invoices/v1/regular/${id}/proceed`, {
+    json: { clientEmail: 'a@b.co', paymentCurrency: 'trc20usdt' },
+  });
+  expect(proceeded.status, proceeded.text).toBe(200);
+  expect(proceeded.body.status).toBe('pending');
+  expect(proceeded.body.paymentDetails).toEqual({ rate: '1', invoiceFee: '1', amount: '101', paidAmount: '0', overpaidAmount: '0' });
+  return id;
+}
+
+describe.each(DATABASES)('concurrent transfer reports on %s', { timeout: 240_000 }, (kind) => {
+  const server = useServer(kind);
+
+  it('200 concurrent reports (2 halves per invoice, each reported twice) settle 50 invoices exactly once', async () => {
+    const merchant = await server.merchant();
+    const token = merchant.publicToken;
+    const invoiceIds = await mapLimit(Array.from({ length: INVOICES }, (_, i) => i), 8, () => filledInvoice(server, token));
+    expect(new Set(invoiceIds).size).toBe(INVOICES);
+
+    // Two distinct transactions per invoice, each paying half; every report is sent twice.
+    const hashes = new Map(invoiceIds.map((id) => [id, [randomBytes(32).toString('hex'), randomBytes(32).toString('hex')]]));
+    const reports = invoiceIds.flatMap((invoiceId) =>
+      hashes.get(invoiceId)!.flatMap((txHash) => [0, 1].map(() => ({ invoiceId, amount: '50.5', confirmations: 19, txHash }))),
+    );
+    expect(reports).toHaveLength(200);
+    // Interleave so that duplicates and halves of one invoice are not adjacent.
+    for (let i = reports.length - 1; i > 0; i--) {
+      const j = Math.floor(Math.random() * (i + 1));
+      [reports[i], reports[j]] = [reports[j]!, reports[i]!];
+    }
+
+    const started = Date.now();
+    const responses = await Promise.all(reports.map((json) => server.request('POST', '/api/sandbox/transfers', { token, json })));
+    const elapsed = Date.now() - started;
+    for (const [i, res] of responses.entries()) {
+      expect(res.status, `report ${i}: ${res.text}`).toBe(201);
+      expect(res.body).toMatchObject({
+        invoiceId: reports[i]!.invoiceId,
+        txHash: reports[i]!.txHash,
+        outputIndex: 0,
+        asset: 'trc20usdt',
+        amount: '50.5',
+        confirmations: 19,
+        requiredConfirmations: 19,
+        state: 'confirmed',
+      });
+    }
+    // Both reports of one transaction answer the same transfer.
+    const idsByHash = new Map<string, Set<string>>();
+    for (const res of responses) {
+      const set = idsByHash.get(res.body.txHash) ?? new Set<string>();
+      set.add(res.body.id);
+      idsByHash.set(res.body.txHash, set);
+    }
+    expect(idsByHash.size).toBe(100);
+    for (const [txHash, ids] of idsByHash) expect(ids.size, txHash).toBe(1);
+    console.info(`[concurrency ${kind}] 200 reports in ${elapsed} ms`);
+
+    // Every invoice is done and paid in full, with its two transfers confirmed.
+    for (const id of invoiceIds) {
+      const res = await server.request('GET', `/api/invoices/v1/regular/${id}`);
+      expect(res.status).toBe(200);
+      expect(res.body.status, id).toBe('done');
+      expect(res.body.paymentDetails).toEqual({ rate: '1', invoiceFee: '1', amount: '101', paidAmount: '101', overpaidAmount: '0' });
+      const txs = res.body.invoiceTransactions as { txHash: string; amount: string; status: string; kind: string; confirmations: number }[];
+      expect(txs).toHaveLength(2);
+      expect(txs.map((t) => t.txHash).sort()).toEqual([...hashes.get(id)!].sort());
+      for (const t of txs) expect(t).toMatchObject({ amount: '50.5', status: 'confirmed', kind: 'payment', confirmations: 19 });
+    }
+
+    const prisma = server.app.db.prisma;
+    const where = { invoiceId: { in: invoiceIds } };
+
+    // Exactly one ChainTransfer row per distinct transaction.
+    const transfers = await prisma.chainTransfer.findMany({ where });
+    expect(transfers).toHaveLength(2 * INVOICES);
+    for (const id of invoiceIds) expect(transfers.filter((t) => t.invoiceId === id), id).toHaveLength(2);
+
+    // Events per invoice, in seq order: created, pending, wrong (first half confirmed), done (second half).
+    const events = await prisma.event.findMany({ where, orderBy: { seq: 'asc' } });
+    expect(events).toHaveLength(4 * INVOICES);
+    for (const id of invoiceIds) {
+      const mine = events.filter((e) => e.invoiceId === id);
+      expect(mine.map((e) => e.type), id).toEqual(['invoice.created', 'invoice.pending', 'invoice.wrong', 'invoice.done']);
+      expect(mine.map((e) => e.payload)).toEqual(
+        (['created', 'pending', 'wrong', 'done'] as const).map((status) => ({ invoiceId: id, status, message: MESSAGES[status] })),
+      );
+      for (const e of mine) expect(e.companyId).toBe(merchant.companyId);
+    }
+
+    // Ledger: one credit per transfer to the merchant, one fee journal per invoice.
+    const entries = await prisma.ledgerEntry.findMany({ where });
+    for (const id of invoiceIds) {
+      const mine = entries.filter((e) => e.invoiceId === id);
+      const credits = mine.filter((e) => e.kind === 'payment' && e.account === 'merchant_available');
+      expect(credits, id).toHaveLength(2);
+      expect(credits.map((c) => c.amount.toFixed()).sort()).toEqual(['50.5', '50.5']);
+      expect(new Set(credits.map((c) => c.transferId))).toEqual(new Set(transfers.filter((t) => t.invoiceId === id).map((t) => t.id)));
+      const fees = mine.filter((e) => e.kind === 'fee');
+      expect(new Set(fees.map((e) => e.journalId)).size, id).toBe(1);
+      expect(fees.map((e) => [e.account, e.amount.toFixed()]).sort()).toEqual([
+        ['merchant_available', '-1'],
+        ['platform_fees', '1'],
+      ]);
+      // Nothing else was booked for this invoice: 2 payment journals of 2 entries, 1 fee journal of 2 entries.
+      expect(mine).toHaveLength(6);
+    }
+
+    const balances = await server.request('GET', '/api/company/balances', { token });
+    expect(balances.status, balances.text).toBe(200);
+    expect(balances.body).toEqual({ balances: [{ asset: 'trc20usdt', available: '5000', pending: '0', suspense: '0' }] });
+
+    const report = await verifyLedger(prisma);
+    expect(report.problems).toEqual([]);
+    expect(report).toMatchObject({ ok: true, journals: 3 * INVOICES, entries: 6 * INVOICES });
+  });
+});

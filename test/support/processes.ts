@@ -1,0 +1,235 @@
+// Black-box helpers: the real server (src/main.ts) and the operator CLIs as child processes, and plain HTTP
+// against them. Every wait is bounded; `stopAllChildren()` (afterAll) kills whatever is still running.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const STARTUP_TIMEOUT_MS = 60_000;
+const EXIT_TIMEOUT_MS = 20_000;
+const DEMO_BANNER = 'Created a demo merchant (shown once; keep these):';
+
+// Every variable src/config.ts reads: children get exactly what a test sets, whatever the caller's shell has.
+const CONFIG_VARS = [
+  'PORT', 'HOST', 'DATABASE_URL', 'DATA_DIR', 'PUBLIC_BASE_URL', 'PAY_URL', 'LOG_LEVEL', 'DB_POOL_SIZE', 'BODY_LIMIT_BYTES',
+  'RATES_FILE', 'FEES_FILE', 'GRAPHIQL', 'GRAPHQL_INTROSPECTION', 'ADMIN_HOST', 'ADMIN_PORT', 'ADMIN_TOKEN', 'SHUTDOWN_TIMEOUT_MS',
+  'SANDBOX', 'SWEEP_INTERVAL_MS', 'REFUND_RETRY_INTERVAL_MS',
+];
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface Proc {
+  child: ChildProcess;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** Resolves once the process has exited and its output is read (never rejects). */
+  exited: Promise<Exit>;
+  exit: Exit | null;
+}
+
+const children = new Set<Proc>();
+const tempDirs: string[] = [];
+
+export function tempDir(prefix = 'payrail-test-'): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  tempDirs.push(dir);
+  return dir;
+}
+
+function childEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of CONFIG_VARS) delete env[name];
+  return { ...env, ...vars };
+}
+
+/** `node --import tsx <script> ...args` in the project root. */
+export function launch(script: string, args: string[], env: Record<string, string>): Proc {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const proc: Proc = {
+    child,
+    get stdout() {
+      return stdout;
+    },
+    get stderr() {
+      return stderr;
+    },
+    exit: null,
+    exited: new Promise<Exit>((resolve) => {
+      child.once('close', (code, signal) => {
+        proc.exit = { code, signal };
+        children.delete(proc);
+        resolve(proc.exit);
+      });
+      child.once('error', () => {
+        proc.exit ??= { code: null, signal: null };
+        children.delete(proc);
+        resolve(proc.exit);
+      });
+    }),
+  };
+  children.add(proc);
+  return proc;
+}
+
+/** Waits for the exit; past `timeoutMs` kills the process with SIGKILL and throws. */
+export async function waitForExit(proc: Proc, timeoutMs = EXIT_TIMEOUT_MS): Promise<Exit> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
+  const result = await Promise.race([proc.exited, timedOut]);
+  clearTimeout(timer);
+  if (result === 'timeout') {
+    proc.child.kill('SIGKILL');
+    await proc.exited;
+    throw new Error(`process did not exit within ${timeoutMs} ms\nstdout:\n${proc.stdout}\nstderr:\n${proc.stderr}`);
+  }
+  return result;
+}
+
+/** Kills every child still running (afterAll) and removes the temporary directories. */
+export async function stopAllChildren(): Promise<void> {
+  const running = [...children];
+  for (const proc of running) proc.child.kill('SIGKILL');
+  await Promise.all(running.map((p) => Promise.race([p.exited, sleep(10_000)])));
+  for (const dir of tempDirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export interface HttpResponse {
+  status: number;
+  // Tests read whatever shape the endpoint returns.
+  body: any;
+  text: string;
+}
+
+export function parseJson(text: string): any {
+  try {
+    return text ? JSON.parse(text) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One request on its own connection (no keep-alive socket survives a server kill). */
+export function http(method: string, url: string, options: { token?: string; json?: unknown; timeoutMs?: number } = {}): Promise<HttpResponse> {
+  const body = options.json === undefined ? undefined : JSON.stringify(options.json);
+  const headers: Record<string, string | number> = {};
+  if (options.token) headers['authorization'] = `Bearer ${options.token}`;
+  if (body !== undefined) {
+    headers['content-type'] = 'application/json';
+    headers['content-length'] = Buffer.byteLength(body);
+  }
+  return new Promise<HttpResponse>((resolve, reject) => {
+    const req = httpRequest(url, { method, headers, agent: false, timeout: options.timeoutMs ?? 30_000 }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('error', reject);
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: parseJson(text), text }));
+    });
+    req.on('timeout', () => req.destroy(new Error(`${method} ${url} timed out`)));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+export interface Credentials {
+  companyId: string;
+  publicToken: string;
+  secretKey: string;
+}
+
+export interface ServerProcess {
+  proc: Proc;
+  url: string;
+  /** The demo merchant printed on a first start on an embedded database, else null. */
+  demo: Credentials | null;
+  request(method: string, path: string, options?: { token?: string; json?: unknown }): Promise<HttpResponse>;
+}
+
+const listening = (stdout: string) =>
+  stdout.split('\n').some((line) => (parseJson(line) as { msg?: unknown } | undefined)?.msg === 'payrail listening');
+
+function demoFrom(stdout: string): Credentials | null {
+  const lines = stdout.split('\n');
+  const start = lines.indexOf(DEMO_BANNER);
+  if (start < 0) return null;
+  const end = lines.indexOf('}', start);
+  return end < 0 ? null : (JSON.parse(lines.slice(start + 1, end + 1).join('\n')) as Credentials);
+}
+
+/**
+ * Starts src/main.ts with `env` (DATA_DIR, DATABASE_URL, ...) on a free port; resolves once /health answers
+ * and "payrail listening" is logged (the demo banner, if any, is out by then).
+ */
+export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const proc = launch('src/main.ts', [], { PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env });
+  const deadline = Date.now() + STARTUP_TIMEOUT_MS;
+  const describe = () => `\nstdout:\n${proc.stdout}\nstderr:\n${proc.stderr}`;
+  for (let healthy = false; ; ) {
+    if (proc.exit) throw new Error(`server exited during start-up (${JSON.stringify(proc.exit)})${describe()}`);
+    if (Date.now() > deadline) {
+      proc.child.kill('SIGKILL');
+      throw new Error(`server not ready after ${STARTUP_TIMEOUT_MS} ms${describe()}`);
+    }
+    if (!healthy) healthy = (await http('GET', `${url}/health`, { timeoutMs: 2_000 }).catch(() => null))?.status === 200;
+    if (healthy && listening(proc.stdout)) break;
+    await sleep(100);
+  }
+  return {
+    proc,
+    url,
+    demo: demoFrom(proc.stdout),
+    request: (method, p, options = {}) => http(method, `${url}${p}`, options),
+  };
+}
+
+/** kill -9: no shutdown hook runs (the admin state file stays behind, the database is not closed). */
+export async function killServer(server: ServerProcess): Promise<Exit> {
+  server.proc.child.kill('SIGKILL');
+  return waitForExit(server.proc);
+}
+
+/** SIGTERM: the graceful shutdown. */
+export async function stopServer(server: ServerProcess): Promise<Exit> {
+  server.proc.child.kill('SIGTERM');
+  return waitForExit(server.proc, 30_000);
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  json: any;
+}
+
+/** Runs an operator CLI (e.g. src/cli/ledger-verify.ts) to completion. */
+export async function runCli(script: string, args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<CliResult> {
+  const proc = launch(script, args, env);
+  const { code } = await waitForExit(proc, timeoutMs);
+  return { code, stdout: proc.stdout, stderr: proc.stderr, json: parseJson(proc.stdout) };
+}
