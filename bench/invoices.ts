@@ -1,5 +1,6 @@
 // `npm run bench`: invoice create/read throughput of the real server on PostgreSQL and PGlite, next to a
-// bare node:http baseline that replays the same SQL with the raw driver (see sql.ts, baseline.ts).
+// bare node:http baseline that replays the same SQL with the raw driver (see sql.ts, baseline.ts), and the
+// rate of confirmed payments applied to invoices (payments.ts).
 //
 // Env: BENCH_DATABASE_URL  server to create the throw-away database on (default postgres@127.0.0.1:5432)
 //      BENCH_DURATION      seconds per measured run (default 8), BENCH_WARMUP seconds before each (default 1.5)
@@ -17,6 +18,7 @@ import { insertBaselineCompany, pgBackend, pgliteBackend, startBaseline, type Ba
 import { captureStatements, compareStatements } from './capture.ts';
 import { CREATE_BODY, DEFAULT_SERVER_URL, GQL_CREATE, createBenchDatabase, gqlRead, log, seed } from './common.ts';
 import { measure, type LoadSettings, type LoadTarget } from './load.ts';
+import { benchPayments, type PaymentSettings } from './payments.ts';
 import { renderReport, verdicts, type DbKind, type DbResult, type RunKey } from './report.ts';
 
 const POOL_SIZE = 10;
@@ -27,6 +29,14 @@ const settings: LoadSettings = {
   connections: 50,
   durationSec: Number(process.env['BENCH_DURATION'] ?? 8),
   warmupSec: Number(process.env['BENCH_WARMUP'] ?? 1.5),
+};
+
+const paymentSettings: PaymentSettings = {
+  connections: settings.connections,
+  durationSec: settings.durationSec,
+  warmupInvoices: 250,
+  maxInvoices: 5000,
+  prepareConcurrency: 16,
 };
 
 interface Section {
@@ -73,6 +83,8 @@ async function benchDatabase(section: Section, result: DbResult): Promise<void> 
       result.runs[key] = m;
       log(`${section.db}: ${key} ${Math.round(m.reqPerSec)} req/s, p50 ${m.p50} ms, p99 ${m.p99} ms${m.failures ? `, ${m.failures} FAILURES` : ''}`);
     }
+    // Last: it leaves thousands of paid invoices and ledger rows behind.
+    result.payments = await benchPayments(app, auth, paymentSettings, section.db);
   } finally {
     // Close in reverse order; a failing close must not hide the others.
     await baseline?.stop().catch((e: unknown) => log(`baseline stop: ${String(e)}`));
@@ -153,7 +165,7 @@ async function main(): Promise<number> {
     git: gitRevision(),
     node: process.version,
     cpus: os.cpus().length,
-    settings: { ...settings, dbPoolSize: POOL_SIZE, readIds: READ_IDS },
+    settings: { ...settings, dbPoolSize: POOL_SIZE, readIds: READ_IDS, payments: paymentSettings },
     results,
     targets: verdicts(results),
   };

@@ -15,25 +15,28 @@ const VERIFY_TRANSFER = fileURLToPath(new URL('./verify-transfer.cjs', import.me
 
 export interface PaymentSettings {
   connections: number;
-  /** Cap of the timed run; it ends earlier when the prepared invoices run out. */
+  /** Intended length of the timed run; its invoice count is sized from the warm-up's rate to last about this long. */
   durationSec: number;
-  /** Invoices prepared for the timed run, and separately for the warm-up. */
-  invoices: number;
+  /** Invoices paid in the warm-up, and the most the timed run may use. */
   warmupInvoices: number;
+  maxInvoices: number;
   /** Concurrent create + proceed chains while preparing. */
   prepareConcurrency: number;
 }
 
 export interface PaymentResult {
+  /** Invoices created and proceeded (warm-up + timed run), and how long that took. */
   prepared: number;
   prepareSec: number;
   /** reqPerSec counts confirmed transfers only. */
   run: Measurement;
+  invoices: number;
   confirmed: number;
   warmupConfirmed: number;
-  /** Invoices in status done afterwards; should equal warmupConfirmed + confirmed. */
+  /** Invoices in status done afterwards; equals warmupConfirmed + confirmed when every transfer was answered. */
   doneInvoices: number;
-  consistent: boolean;
+  /** False when a run hit its time cap: abandoned requests may still have paid their invoice. */
+  complete: boolean;
   ledger: { ok: boolean; journals: number; entries: number; problems: LedgerProblem[] };
 }
 
@@ -62,47 +65,52 @@ async function prepareTransfers(app: App, auth: Record<string, string>, count: n
   return bodies;
 }
 
-/** Pays each body's invoice once at `connections`; returns the measurement and the confirmed count. */
-async function payAll(app: App, auth: Record<string, string>, bodies: string[], connections: number, durationSec: number) {
+/** Pays each body's invoice once, at `connections`, giving up after `capSec`. */
+async function payAll(app: App, auth: Record<string, string>, bodies: string[], connections: number, capSec: number) {
   const r = await run(
     { url: `${app.url}/api/sandbox/transfers`, method: 'POST', headers: auth, bodies, maxRequests: bodies.length, verifyBody: VERIFY_TRANSFER },
     connections,
-    durationSec,
+    capSec,
   );
-  const responses = Object.values(r.statusCodeStats).reduce((sum, s) => sum + s.count, 0);
+  const responses = Object.values(r.statusCodeStats).reduce((sum, x) => sum + x.count, 0);
   // verify-transfer.cjs fails every body that is not a confirmed transfer, error bodies included.
   const confirmed = responses - r.mismatches;
   const m = toMeasurement(r, confirmed);
-  // r.errors already counts timeouts.
-  m.failures = responses - confirmed + r.errors;
-  return { m, confirmed };
+  m.failures = responses - confirmed + r.errors; // r.errors includes timeouts
+  return { m, confirmed, complete: responses === bodies.length };
 }
 
 export async function benchPayments(app: App, auth: Record<string, string>, s: PaymentSettings, label: string): Promise<PaymentResult> {
-  const t0 = Date.now();
-  const total = s.invoices + s.warmupInvoices;
-  log(`${label}: preparing ${total} proceeded invoices`);
-  const bodies = await prepareTransfers(app, auth, total, s.prepareConcurrency);
-  const prepareSec = (Date.now() - t0) / 1000;
-  log(`${label}: prepared in ${prepareSec.toFixed(1)} s`);
+  const capSec = 4 * s.durationSec;
+  let t0 = Date.now();
+  const warmupBodies = await prepareTransfers(app, auth, s.warmupInvoices, s.prepareConcurrency);
+  let prepareSec = (Date.now() - t0) / 1000;
+  const warmup = await payAll(app, auth, warmupBodies, s.connections, capSec);
 
-  // The warm-up pays its own invoices; a generous cap, it normally ends when they run out.
-  const warmup = await payAll(app, auth, bodies.slice(0, s.warmupInvoices), s.connections, s.durationSec);
+  // The timed run must end by count, not by time: a run cut by time abandons in-flight transfers that still
+  // commit, and the done-invoice check could not match. So size it from the warm-up's rate.
+  const invoices = Math.round(Math.min(s.maxInvoices, Math.max(4 * s.connections, warmup.m.reqPerSec * s.durationSec)));
+  log(`${label}: warm-up ${Math.round(warmup.m.reqPerSec)} transfers/s; preparing ${invoices} proceeded invoices`);
+  t0 = Date.now();
+  const bodies = await prepareTransfers(app, auth, invoices, s.prepareConcurrency);
+  prepareSec += (Date.now() - t0) / 1000;
+
   log(`${label}: payments`);
-  const { m, confirmed } = await payAll(app, auth, bodies.slice(s.warmupInvoices), s.connections, s.durationSec);
+  const { m, confirmed, complete } = await payAll(app, auth, bodies, s.connections, capSec);
   log(`${label}: payments ${Math.round(m.reqPerSec)} transfers/s, p50 ${m.p50} ms, p99 ${m.p99} ms${m.failures ? `, ${m.failures} FAILURES` : ''}`);
 
   const doneInvoices = await app.db.prisma.invoice.count({ where: { status: 'done' } });
   const ledger = await verifyLedger(app.db.prisma);
   log(`${label}: ${doneInvoices} invoices done, ${warmup.confirmed} + ${confirmed} transfers confirmed; ledger ${ledger.ok ? 'ok' : `${ledger.problems.length} problems`}`);
   return {
-    prepared: total,
+    prepared: warmupBodies.length + bodies.length,
     prepareSec,
     run: m,
+    invoices,
     confirmed,
     warmupConfirmed: warmup.confirmed,
     doneInvoices,
-    consistent: doneInvoices === warmup.confirmed + confirmed,
+    complete: warmup.complete && complete,
     ledger: { ok: ledger.ok, journals: ledger.journals, entries: ledger.entries, problems: ledger.problems.slice(0, 10) },
   };
 }

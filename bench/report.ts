@@ -1,6 +1,7 @@
 // Turns measurements into the printed table, the target verdicts and the JSON written to bench/results/.
 import type { StatementCheck } from './capture.ts';
 import type { Measurement } from './load.ts';
+import type { PaymentResult } from './payments.ts';
 
 export type DbKind = 'postgres' | 'pglite';
 
@@ -36,6 +37,7 @@ export interface DbResult {
   /** Set when the section crashed; the runs before the crash are kept. */
   error?: string;
   statementCheck?: StatementCheck[];
+  payments?: PaymentResult;
 }
 
 export interface Verdict {
@@ -53,6 +55,12 @@ export function ratio(r: DbResult, key: RunKey): number | null {
   return a && b && b.reqPerSec > 0 ? a.reqPerSec / b.reqPerSec : null;
 }
 
+/** Confirmed transfers per second over REST creates per second, same run. */
+export function paymentRatio(r: DbResult): number | null {
+  const create = r.runs.restCreate;
+  return r.payments && create && create.reqPerSec > 0 ? r.payments.run.reqPerSec / create.reqPerSec : null;
+}
+
 export function verdicts(results: DbResult[]): Verdict[] {
   const out: Verdict[] = [];
   for (const r of results.filter((x) => x.db === 'postgres')) {
@@ -68,6 +76,7 @@ export function verdicts(results: DbResult[]): Verdict[] {
   return out;
 }
 
+const paymentsConsistent = (p: PaymentResult) => p.doneInvoices === p.warmupConfirmed + p.confirmed;
 const label = (key: RunKey) => RUNS.find((r) => r.key === key)!.label;
 const pct = (x: number) => `${Math.round(x * 100)}%`;
 const num = (x: number, digits = 0) => x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
@@ -107,6 +116,39 @@ export function renderReport(results: DbResult[], settings: { connections: numbe
   }
   out.push(table(['db', 'operation', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'ratio', 'target'], rows, new Set([2, 3, 4, 5])));
 
+  const paid = results.filter((r) => r.payments);
+  if (paid.length) {
+    out.push('');
+    out.push('Payments: confirmed sandbox transfers (POST /api/sandbox/transfers), each paying its own proceeded invoice');
+    const prows = paid.map((r) => {
+      const p = r.payments!;
+      const q = paymentRatio(r);
+      const done = `${num(p.doneInvoices)} = ${num(p.warmupConfirmed)} + ${num(p.confirmed)}`;
+      return [
+        r.db,
+        num(p.run.reqPerSec),
+        num(p.run.p50),
+        num(p.run.p99),
+        p.run.failures ? `${num(p.run.failures)} !!` : '0',
+        q === null ? '' : pct(q),
+        `${done} ${!p.complete ? 'n/a (cut by time)' : paymentsConsistent(p) ? 'ok' : 'MISMATCH'}`,
+        p.ledger.ok ? `ok (${num(p.ledger.journals)} journals)` : `${p.ledger.problems.length} PROBLEMS`,
+      ];
+    });
+    out.push(
+      table(
+        ['db', 'transfers/s', 'p50 ms', 'p99 ms', 'errors', 'of REST create', 'done invoices = warm-up + run', 'ledger'],
+        prows,
+        new Set([1, 2, 3, 4, 5]),
+      ),
+    );
+    for (const r of paid) {
+      const p = r.payments!;
+      out.push(`  ${r.db}: ${num(p.invoices)} transfers in the timed run; ${num(p.prepared)} invoices prepared in ${num(p.prepareSec, 1)} s`);
+      for (const problem of p.ledger.problems) out.push(`  !!! ${r.db} ledger ${problem.check} ${problem.key}: expected ${problem.expected}, found ${problem.actual}`);
+    }
+  }
+
   out.push('');
   out.push('Targets (PostgreSQL, informational):');
   for (const v of verdicts(results)) {
@@ -131,6 +173,11 @@ export function renderReport(results: DbResult[], settings: { connections: numbe
       return m && m.failures > 0 ? [`${r.db} ${label}: ${JSON.stringify(m.detail)}`] : [];
     }),
   );
+  for (const r of paid) {
+    const p = r.payments!;
+    if (p.run.failures > 0) failed.push(`${r.db} payments: ${JSON.stringify(p.run.detail)}`);
+    if (p.complete && !paymentsConsistent(p)) failed.push(`${r.db} payments: ${p.doneInvoices} invoices done, ${p.warmupConfirmed + p.confirmed} transfers confirmed`);
+  }
   const crashed = results.filter((r) => r.error);
   if (failed.length || crashed.length) {
     out.push('');

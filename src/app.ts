@@ -8,6 +8,9 @@ import { dispatchQueuedRefunds } from './payments/decisions.ts';
 import { applyTransferReport, sweepExpired, type PaymentDeps } from './payments/processor.ts';
 import { sandboxRoutes, type SandboxRestContext } from './sandbox/rest.ts';
 import type { SandboxDeps } from './sandbox/service.ts';
+import { webhookRoutes, type WebhookRestContext } from './webhooks/rest.ts';
+import { createWebhookRuntime } from './webhooks/runtime.ts';
+import { pruneDeliveries } from './webhooks/service.ts';
 import { TokenAuthenticator } from './companies/service.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/client.ts';
@@ -60,7 +63,9 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
   const clock = new Clock(config.sandbox);
   await clock.load(db.prisma);
   const chains = sandboxRegistry();
-  const payments: PaymentDeps = { db: db.prisma, clock, chains };
+  const webhooks = createWebhookRuntime(config, db.prisma, clock, logger, config.webhooks.inProcess);
+  const notify = webhooks.deps.wake;
+  const payments: PaymentDeps = { db: db.prisma, clock, chains, notify };
   chains.onTransfer((report) => applyTransferReport(payments, report));
   const sandbox: SandboxDeps = { ...payments, sandbox: config.sandbox ? chains : null };
   const invoices: InvoiceDeps = {
@@ -69,20 +74,21 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     fees: config.feesFile ? loadFeeTable(config.feesFile) : defaultFeeTable(),
     chains,
     now: () => clock.now(),
+    notify,
   };
   const auth = new TokenAuthenticator(db.prisma);
   const authenticate = (token: string) => auth.authenticate(token);
-  const jobs = startJobs(config, logger, payments);
+  const jobs = startJobs(config, logger, payments, webhooks);
 
   const yoga = buildYoga({
-    base: { prisma: db.prisma, invoices, payments, sandbox, payUrl: config.payUrl, logger },
+    base: { prisma: db.prisma, invoices, payments, sandbox, webhooks: webhooks.deps, payUrl: config.payUrl, logger },
     authenticate,
     graphiql: config.graphiql,
     introspection: config.introspection,
     logger,
   });
-  const restContext: RestContext = { invoices, payments, sandbox, logger, db: db.prisma };
-  const router = new Router<RestContext>().add(...invoiceRoutes, ...companyRoutes, ...sandboxRoutes);
+  const restContext: RestContext = { invoices, payments, sandbox, logger, db: db.prisma, webhooks: webhooks.deps };
+  const router = new Router<RestContext>().add(...invoiceRoutes, ...companyRoutes, ...sandboxRoutes, ...webhookRoutes);
   const rest = createRestHandler(router, restContext, {
     bodyLimitBytes: config.bodyLimitBytes,
     authenticate,
@@ -163,13 +169,13 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
   return { config, logger, db, invoices, payments, auth, server, url, stop };
 }
 
-type RestContext = InvoiceRestContext & CompanyRestContext & SandboxRestContext;
+type RestContext = InvoiceRestContext & CompanyRestContext & SandboxRestContext & WebhookRestContext;
 
 /**
  * Background work inside the server process: the expiry sweeper and the refund sender. Both keep their
  * state in the database, so a restart resumes them; runs never overlap.
  */
-function startJobs(config: Config, logger: Logger, payments: PaymentDeps) {
+function startJobs(config: Config, logger: Logger, payments: PaymentDeps, webhooks: { stop(): Promise<void> }) {
   const running = new Set<Promise<unknown>>();
   const every = (ms: number, name: string, job: () => Promise<unknown>) => {
     let busy = false;
@@ -192,11 +198,15 @@ function startJobs(config: Config, logger: Logger, payments: PaymentDeps) {
   const timers = [
     every(config.sweepIntervalMs, 'expiry-sweeper', () => sweepExpired(payments)),
     every(config.refundRetryIntervalMs, 'refund-sender', () => dispatchQueuedRefunds(payments, logger)),
+    every(60 * 60_000, 'webhook-pruner', () =>
+      pruneDeliveries(payments.db, new Date(payments.clock.now().getTime() - config.webhooks.retentionDays * 86_400_000)),
+    ),
   ];
   return {
     async stop() {
       timers.forEach(clearInterval);
       await Promise.allSettled([...running]);
+      await webhooks.stop();
     },
   };
 }

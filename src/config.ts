@@ -31,6 +31,15 @@ const envSchema = z.object({
   SANDBOX: z.enum(['0', '1']).default('1'),
   SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(5_000),
   REFUND_RETRY_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(16),
+  WEBHOOK_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(100),
+  WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
+  /** Lets webhooks reach private, loopback and link-local addresses (tests, private deployments). */
+  WEBHOOK_ALLOW_PRIVATE: z.enum(['0', '1']).default('0'),
+  WEBHOOK_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  /** 0: deliver from a separate `npm run webhooks:worker` process instead of inside the server. */
+  WEBHOOK_WORKER: z.enum(['0', '1']).default('1'),
 });
 
 export interface Config {
@@ -56,6 +65,15 @@ export interface Config {
   sandbox: boolean;
   sweepIntervalMs: number;
   refundRetryIntervalMs: number;
+  webhooks: {
+    timeoutMs: number;
+    concurrency: number;
+    batchSize: number;
+    pollMs: number;
+    allowPrivate: boolean;
+    retentionDays: number;
+    inProcess: boolean;
+  };
 }
 
 export class ConfigError extends Error {}
@@ -94,5 +112,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sandbox: e.SANDBOX === '1',
     sweepIntervalMs: e.SWEEP_INTERVAL_MS,
     refundRetryIntervalMs: e.REFUND_RETRY_INTERVAL_MS,
+    webhooks: {
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      concurrency: e.WEBHOOK_CONCURRENCY,
+      batchSize: e.WEBHOOK_BATCH_SIZE,
+      pollMs: e.WEBHOOK_POLL_MS,
+      allowPrivate: e.WEBHOOK_ALLOW_PRIVATE === '1',
+      retentionDays: e.WEBHOOK_RETENTION_DAYS,
+      inProcess: e.WEBHOOK_WORKER === '1',
+    },
   };
 }

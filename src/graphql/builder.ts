@@ -14,12 +14,14 @@ import type { InvoiceDeps } from '../invoices/service.ts';
 import type { Logger } from '../logger.ts';
 import type { PaymentDeps } from '../payments/processor.ts';
 import type { SandboxDeps } from '../sandbox/service.ts';
+import type { WebhookDeps } from '../webhooks/service.ts';
 
 export interface GraphQLContext {
   prisma: Db;
   invoices: InvoiceDeps;
   payments: PaymentDeps;
   sandbox: SandboxDeps;
+  webhooks: WebhookDeps;
   logger: Logger;
   company: Company | null;
   requestId: string;

@@ -4,6 +4,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../errors/app-err
 import '../companies/graphql.ts';
 import '../invoices/graphql.ts';
 import '../sandbox/graphql.ts';
+import '../webhooks/graphql.ts';
 
 errorObject(ValidationError, 'ValidationError', 'The input is invalid; `details` names each offending field.');
 errorObject(NotFoundError, 'NotFoundError', 'The object does not exist (or is not visible to the caller).');

@@ -19,6 +19,8 @@ export interface InvoiceDeps {
   fees: FeeTable;
   chains: ChainRegistry;
   now: () => Date;
+  /** Called after a transaction that wrote events commits (wakes the webhook worker). */
+  notify?: () => void;
 }
 
 /** Everything the API surfaces present about an invoice. */
@@ -124,6 +126,7 @@ export async function createInvoice(
     }
     throw e;
   }
+  deps.notify?.();
   // Everything the response shows was just written or is at hand: no read-back.
   return { invoice: { ...invoice, company, items, address: null, transfers: [], refund: null }, replayed: false };
 }
@@ -201,6 +204,7 @@ export async function proceedInvoice(
     await recordInvoiceEvent(tx, current.companyId, invoiceId, 'pending');
     return true;
   });
+  if (filled) deps.notify?.();
   const after = await getInvoiceRecord(deps.db, invoiceId);
   return filled ? after : sameFillOrConflict(after, input.clientEmail, paymentCurrency);
 }

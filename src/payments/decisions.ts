@@ -24,6 +24,7 @@ export async function acceptInvoice(deps: PaymentDeps, company: Company, invoice
     const invoice = await lockInvoice(tx, invoiceId);
     await reevaluate(tx, invoice, 'accept', deps.clock.now());
   });
+  deps.notify?.();
 }
 
 export const refundInputSchema = z.object({
@@ -82,6 +83,7 @@ export async function refundInvoice(deps: PaymentDeps, company: Company, invoice
     });
     return row;
   });
+  deps.notify?.();
   return (await dispatchRefund(deps, refund, logger)) ?? refund;
 }
 

@@ -22,6 +22,8 @@ export interface PaymentDeps {
   db: Db;
   clock: Clock;
   chains: ChainRegistry;
+  /** Called after a transaction that wrote events commits (wakes the webhook worker). */
+  notify?: () => void;
 }
 
 /** Serialises everything that touches one invoice (reports, expiry, decisions) across connections. */
@@ -40,7 +42,7 @@ export async function applyTransferReport(deps: PaymentDeps, report: TransferRep
   if (!address?.invoiceId) throw new NotFoundError(`No payment address ${report.to}${report.tag ? ` (tag ${report.tag})` : ''} on ${report.network}`);
   const invoiceId = address.invoiceId;
 
-  return deps.db.$transaction(async (tx) => {
+  const applied = await deps.db.$transaction(async (tx) => {
     let invoice = await lockInvoice(tx, invoiceId);
     const now = deps.clock.now();
     // A report after the window closed: close first (the sweeper may not have run yet), then it is late.
@@ -120,6 +122,8 @@ export async function applyTransferReport(deps: PaymentDeps, report: TransferRep
     }
     return transfer;
   });
+  deps.notify?.();
+  return applied;
 }
 
 /** Books a transfer that just became final: the merchant's money (or suspense for an unexpected asset). */
@@ -214,6 +218,7 @@ export async function sweepExpired(deps: PaymentDeps, batch = 200): Promise<numb
       });
       if (changed) moved++;
     }
+    if (moved > 0) deps.notify?.();
     if (due.length < batch) return moved;
   }
 }

@@ -151,6 +151,8 @@ export async function advanceSandboxClock(deps: SandboxDeps, rawInput: unknown):
   const { minutes } = parseInput(advanceSchema, rawInput);
   await deps.clock.advance(deps.db, minutes);
   const expired = await sweepExpired(deps);
+  // Webhook retries may have come due.
+  deps.notify?.();
   return { now: deps.clock.now().toISOString(), offsetMinutes: deps.clock.offsetMinutes, expired };
 }
 

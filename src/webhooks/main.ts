@@ -1,0 +1,38 @@
+// npm run webhooks:worker — delivers webhooks from a process of its own (run the server with WEBHOOK_WORKER=0).
+// PostgreSQL only: an embedded PGlite database belongs to the server process.
+import { Clock } from '../clock.ts';
+import { ConfigError, loadConfig } from '../config.ts';
+import { openDatabase } from '../db/client.ts';
+import { createLogger } from '../logger.ts';
+import { createWebhookRuntime } from './runtime.ts';
+
+let config;
+try {
+  config = loadConfig();
+} catch (e) {
+  if (e instanceof ConfigError) {
+    process.stderr.write(`${e.message}\n`);
+    process.exit(1);
+  }
+  throw e;
+}
+if (config.embedded) {
+  process.stderr.write('The webhook worker needs DATABASE_URL=postgresql://...; with the embedded database it runs inside the server.\n');
+  process.exit(1);
+}
+const logger = createLogger(config.logLevel);
+const db = await openDatabase({ url: config.databaseUrl, poolSize: Math.min(config.dbPoolSize, config.webhooks.concurrency + 2) });
+const clock = new Clock(config.sandbox);
+await clock.load(db.prisma);
+const runtime = createWebhookRuntime(config, db.prisma, clock, logger, true);
+logger.info({ concurrency: config.webhooks.concurrency }, 'webhook worker running');
+
+const stop = (signal: string) => {
+  logger.info({ signal }, 'webhook worker stopping');
+  runtime
+    .stop()
+    .then(() => db.close())
+    .then(() => process.exit(0), () => process.exit(1));
+};
+process.once('SIGTERM', () => stop('SIGTERM'));
+process.once('SIGINT', () => stop('SIGINT'));

@@ -1,0 +1,157 @@
+// Webhook settings, the delivery log, redelivery, the polling catch-up feed and the test event.
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import type { Prisma } from '../../generated/prisma/client.ts';
+import type { Company } from '../companies/service.ts';
+import type { Clock } from '../clock.ts';
+import type { Db } from '../db/client.ts';
+import { NotFoundError, ValidationError } from '../errors/app-error.ts';
+import { httpUrl } from '../invoices/rules.ts';
+import { parseInput } from '../validation.ts';
+import { webhookPayload } from './payloads.ts';
+import { literalHostBlocked } from './ssrf.ts';
+import type { SendResult, WebhookSender } from './sender.ts';
+
+export interface WebhookDeps {
+  db: Db;
+  clock: Clock;
+  sender: WebhookSender;
+  allowPrivate: boolean;
+  /** Wakes the delivery worker. */
+  wake: () => void;
+}
+
+const webhookUrlSchema = z.object({ webHookUrl: httpUrl.nullable() });
+
+export async function setWebhookUrl(deps: WebhookDeps, company: Company, rawInput: unknown): Promise<{ webHookUrl: string | null }> {
+  const { webHookUrl } = parseInput(webhookUrlSchema, rawInput);
+  if (webHookUrl && literalHostBlocked(new URL(webHookUrl), deps.allowPrivate)) {
+    throw new ValidationError([{ path: 'webHookUrl', message: 'must not point at a private, loopback or link-local address' }]);
+  }
+  await deps.db.company.update({ where: { id: company.id }, data: { webhookUrl: webHookUrl } });
+  return { webHookUrl };
+}
+
+export async function getWebhookUrl(deps: WebhookDeps, company: Company): Promise<{ webHookUrl: string | null }> {
+  const row = await deps.db.company.findUniqueOrThrow({ where: { id: company.id }, select: { webhookUrl: true } });
+  return { webHookUrl: row.webhookUrl };
+}
+
+export interface TestWebhookResult extends SendResult {
+  eventId: string;
+  url: string;
+}
+
+/** Sends a signed test event to the configured URL now and reports what happened (not retried, not logged). */
+export async function sendTestWebhook(deps: WebhookDeps, company: Company): Promise<TestWebhookResult> {
+  const { webhookUrl, secretKey } = await deps.db.company.findUniqueOrThrow({ where: { id: company.id }, select: { webhookUrl: true, secretKey: true } });
+  if (!webhookUrl) throw new ValidationError([{ path: 'webHookUrl', message: 'set a webhook URL first' }], 'No webhook URL is set');
+  const eventId = `test_${randomUUID()}`;
+  const body = JSON.stringify({ type: 'test', message: 'Test webhook from Payrail', eventId, sentAt: deps.clock.now().toISOString() });
+  const result = await deps.sender.send({ url: webhookUrl, eventId, body, secretKey, timestampSeconds: Math.floor(deps.clock.now().getTime() / 1000) });
+  return { ...result, eventId, url: webhookUrl };
+}
+
+const deliveryListSchema = z.object({
+  status: z.enum(['pending', 'delivered', 'failed']).optional(),
+  eventId: z.string().max(64).optional(),
+  after: z.uuid({ message: 'must be a delivery id from a previous page' }).optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+});
+
+export const deliveryInclude = {
+  event: { select: { id: true, type: true, payload: true, createdAt: true } },
+  attemptLog: { orderBy: { attempt: 'asc' } },
+} satisfies Prisma.WebhookDeliveryInclude;
+
+export type DeliveryRecord = Prisma.WebhookDeliveryGetPayload<{ include: typeof deliveryInclude }>;
+
+/** Newest first; `after` is the last id of the previous page. */
+export async function listDeliveries(deps: WebhookDeps, company: Company, rawQuery: unknown) {
+  const q = parseInput(deliveryListSchema, rawQuery);
+  const where: Prisma.WebhookDeliveryWhereInput = { companyId: company.id, ...(q.status ? { status: q.status } : {}), ...(q.eventId ? { eventId: q.eventId } : {}) };
+  const rows = await deps.db.webhookDelivery.findMany({
+    where,
+    include: deliveryInclude,
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+    take: q.limit + 1,
+    ...(q.after ? { cursor: { id: q.after }, skip: 1 } : {}),
+  });
+  const page = rows.slice(0, q.limit);
+  return { deliveries: page, nextCursor: rows.length > q.limit ? page.at(-1)!.id : null };
+}
+
+export async function getDelivery(deps: WebhookDeps, company: Company, id: string): Promise<DeliveryRecord> {
+  const row = z.uuid().safeParse(id).success ? await deps.db.webhookDelivery.findUnique({ where: { id }, include: deliveryInclude }) : null;
+  if (!row || row.companyId !== company.id) throw new NotFoundError(`No webhook delivery with id ${id}`);
+  return row;
+}
+
+/** A fresh delivery of one event to the current URL; the receiver sees the same webhook-id as before. */
+export async function redeliverEvent(deps: WebhookDeps, company: Company, eventId: string): Promise<DeliveryRecord> {
+  const event = eventId.length <= 64 ? await deps.db.event.findUnique({ where: { id: eventId } }) : null;
+  if (!event || event.companyId !== company.id) throw new NotFoundError(`No event with id ${eventId}`);
+  const { webhookUrl } = await deps.db.company.findUniqueOrThrow({ where: { id: company.id }, select: { webhookUrl: true } });
+  if (!webhookUrl) throw new ValidationError([{ path: 'webHookUrl', message: 'set a webhook URL first' }], 'No webhook URL is set');
+  const delivery = await deps.db.webhookDelivery.create({
+    data: { id: randomUUID(), eventId, companyId: company.id, url: webhookUrl, seq: event.seq, status: 'pending', nextAttemptAt: deps.clock.now() },
+    include: deliveryInclude,
+  });
+  deps.wake();
+  return delivery;
+}
+
+const redeliverFailedSchema = z.object({ since: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time' }) });
+
+/** Redelivers every event whose latest delivery failed since the given time. */
+export async function redeliverFailed(deps: WebhookDeps, company: Company, rawInput: unknown): Promise<{ redelivered: number }> {
+  const { since } = parseInput(redeliverFailedSchema, rawInput);
+  const { webhookUrl } = await deps.db.company.findUniqueOrThrow({ where: { id: company.id }, select: { webhookUrl: true } });
+  if (!webhookUrl) throw new ValidationError([{ path: 'webHookUrl', message: 'set a webhook URL first' }], 'No webhook URL is set');
+  const failed = await deps.db.webhookDelivery.findMany({
+    where: { companyId: company.id, status: 'failed', updatedAt: { gte: new Date(since) } },
+    select: { eventId: true, seq: true },
+    orderBy: { seq: 'asc' },
+  });
+  const events = new Map(failed.map((f) => [f.eventId, f.seq]));
+  // Skip events that already have a delivery under way or done after the failure.
+  const settled = await deps.db.webhookDelivery.findMany({
+    where: { companyId: company.id, eventId: { in: [...events.keys()] }, status: { in: ['pending', 'delivered'] } },
+    select: { eventId: true },
+  });
+  for (const s of settled) events.delete(s.eventId);
+  const now = deps.clock.now();
+  await deps.db.webhookDelivery.createMany({
+    data: [...events].map(([eventId, seq]) => ({ id: randomUUID(), eventId, companyId: company.id, url: webhookUrl, seq, status: 'pending', nextAttemptAt: now })),
+  });
+  deps.wake();
+  return { redelivered: events.size };
+}
+
+const eventsQuerySchema = z.object({
+  after: z
+    .string()
+    .regex(/^\d{1,19}$/, 'must be a cursor from a previous page')
+    .optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+});
+
+/** Catch-up feed: every event of the company in order, after a cursor (exclusive). */
+export async function listEvents(deps: WebhookDeps, company: Company, rawQuery: unknown) {
+  const q = parseInput(eventsQuerySchema, rawQuery);
+  const rows = await deps.db.event.findMany({
+    where: { companyId: company.id, ...(q.after ? { seq: { gt: BigInt(q.after) } } : {}) },
+    orderBy: { seq: 'asc' },
+    take: q.limit,
+  });
+  return {
+    events: rows.map((e) => ({ id: e.id, cursor: e.seq.toString(), type: e.type, createdAt: e.createdAt.toISOString(), payload: webhookPayload(e.type, e.payload) })),
+    nextCursor: rows.at(-1)?.seq.toString() ?? q.after ?? null,
+  };
+}
+
+/** Deletes finished deliveries (and their attempts) older than the retention period. */
+export async function pruneDeliveries(db: Db, olderThan: Date): Promise<number> {
+  const { count } = await db.webhookDelivery.deleteMany({ where: { status: { in: ['delivered', 'failed'] }, updatedAt: { lt: olderThan } } });
+  return count;
+}

@@ -1,0 +1,179 @@
+// Delivers webhooks from the outbox. Claims due deliveries with a lease (FOR UPDATE SKIP LOCKED, so several
+// workers or processes never take the same row), sends each endpoint's deliveries one at a time in event
+// order, and records every attempt the moment it ends. Endpoints ("lanes") run in parallel, so a slow one
+// holds only its own lane; after a failure a lane hands back the rest of its batch instead of waiting.
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../clock.ts';
+import type { Db } from '../db/client.ts';
+import type { Logger } from '../logger.ts';
+import { nextAttemptAt } from './schedule.ts';
+import { webhookBody } from './payloads.ts';
+import type { WebhookSender } from './sender.ts';
+
+export interface WorkerOptions {
+  /** Endpoints served at once. */
+  concurrency: number;
+  /** Deliveries claimed per query. */
+  batchSize: number;
+  /** How long a claim holds before another worker may take the delivery (covers one timeout and more). */
+  leaseMs: number;
+  /** Fallback poll when nothing wakes the worker (other processes' events, retries coming due). */
+  pollMs: number;
+}
+
+interface Claimed {
+  id: string;
+  eventId: string;
+  companyId: string;
+  url: string;
+  seq: bigint;
+  attempts: number;
+}
+
+interface Prepared extends Claimed {
+  body: string;
+  secretKey: string;
+}
+
+export class WebhookWorker {
+  private running = false;
+  private loop: Promise<void> | null = null;
+  private readonly lanes = new Map<string, Promise<void>>();
+  private wakeUp: (() => void) | null = null;
+
+  constructor(
+    private readonly deps: { db: Db; clock: Clock; logger: Logger; sender: WebhookSender },
+    private readonly options: WorkerOptions,
+  ) {}
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  /** New deliveries are due (an event committed, the test clock moved): look now instead of at the next poll. */
+  wake(): void {
+    this.wakeUp?.();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake();
+    await this.loop;
+    await Promise.allSettled([...this.lanes.values()]);
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      let claimed = 0;
+      if (this.lanes.size < this.options.concurrency) {
+        claimed = await this.claimAndStart().catch((e: unknown) => {
+          this.deps.logger.error({ err: e }, 'webhook claim failed');
+          return 0;
+        });
+      }
+      if (claimed === 0 || this.lanes.size >= this.options.concurrency) await this.sleep(this.options.pollMs);
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wakeUp = null;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wakeUp = done;
+    });
+  }
+
+  private async claimAndStart(): Promise<number> {
+    const now = this.deps.clock.now();
+    const leaseUntil = new Date(now.getTime() + this.options.leaseMs);
+    const busy = [...this.lanes.keys()];
+    const claimed = await this.deps.db.$queryRaw<Claimed[]>`
+      UPDATE "WebhookDelivery" SET "claimedUntil" = ${leaseUntil}
+      WHERE "id" IN (
+        SELECT "id" FROM "WebhookDelivery"
+        WHERE "status" = 'pending' AND "nextAttemptAt" <= ${now}
+          AND ("claimedUntil" IS NULL OR "claimedUntil" < ${now})
+          AND NOT (("companyId"::text || ' ' || "url") = ANY(${busy}::text[]))
+        ORDER BY "seq"
+        LIMIT ${this.options.batchSize}
+        FOR UPDATE SKIP LOCKED)
+      RETURNING "id"::text AS "id", "eventId", "companyId"::text AS "companyId", "url", "seq", "attempts"`;
+    if (claimed.length === 0) return 0;
+
+    const [events, companies] = await Promise.all([
+      this.deps.db.event.findMany({ where: { id: { in: [...new Set(claimed.map((c) => c.eventId))] } }, select: { id: true, type: true, payload: true } }),
+      this.deps.db.company.findMany({ where: { id: { in: [...new Set(claimed.map((c) => c.companyId))] } }, select: { id: true, secretKey: true } }),
+    ]);
+    const eventById = new Map(events.map((e) => [e.id, e]));
+    const secretById = new Map(companies.map((c) => [c.id, c.secretKey]));
+    const byLane = new Map<string, Prepared[]>();
+    for (const c of claimed) {
+      const event = eventById.get(c.eventId);
+      const secretKey = secretById.get(c.companyId);
+      if (!event || secretKey === undefined) continue;
+      const key = `${c.companyId} ${c.url}`;
+      const lane = byLane.get(key) ?? [];
+      lane.push({ ...c, body: webhookBody(event.type, event.payload), secretKey });
+      byLane.set(key, lane);
+    }
+    for (const [key, deliveries] of byLane) {
+      deliveries.sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
+      const lane = this.runLane(deliveries).finally(() => {
+        this.lanes.delete(key);
+        this.wake();
+      });
+      this.lanes.set(key, lane);
+    }
+    return claimed.length;
+  }
+
+  private async runLane(deliveries: Prepared[]): Promise<void> {
+    for (let i = 0; i < deliveries.length; i++) {
+      const d = deliveries[i]!;
+      if (!this.running) return this.release(deliveries.slice(i));
+      const result = await this.deps.sender.send({
+        url: d.url,
+        eventId: d.eventId,
+        body: d.body,
+        secretKey: d.secretKey,
+        timestampSeconds: Math.floor(this.deps.clock.now().getTime() / 1000),
+      });
+      const attempt = d.attempts + 1;
+      const now = this.deps.clock.now();
+      const retryAt = result.ok ? null : nextAttemptAt(attempt, now);
+      const status = result.ok ? 'delivered' : retryAt ? 'pending' : 'failed';
+      try {
+        // One statement: the attempt and the delivery's new state land together.
+        await this.deps.db.$executeRaw`
+          WITH a AS (
+            INSERT INTO "WebhookAttempt" ("id", "deliveryId", "attempt", "startedAt", "durationMs", "statusCode", "error", "responseBody")
+            VALUES (${randomUUID()}::uuid, ${d.id}::uuid, ${attempt}, ${new Date(now.getTime() - result.durationMs)}, ${result.durationMs},
+                    ${result.statusCode}, ${result.error}, ${result.responseBody})
+          )
+          UPDATE "WebhookDelivery" SET
+            "attempts" = ${attempt}, "status" = ${status}, "claimedUntil" = NULL,
+            "nextAttemptAt" = ${retryAt ?? now}, "lastStatusCode" = ${result.statusCode}, "lastError" = ${result.error},
+            "deliveredAt" = ${result.ok ? now : null}, "updatedAt" = ${now}
+          WHERE "id" = ${d.id}::uuid`;
+      } catch (e) {
+        this.deps.logger.error({ err: e, deliveryId: d.id }, 'could not record a webhook attempt; the lease expiry retries it');
+        return;
+      }
+      if (!result.ok) return this.release(deliveries.slice(i + 1));
+    }
+  }
+
+  /** Hands claimed deliveries back at once, keeping their place in the order. */
+  private async release(rest: Prepared[]): Promise<void> {
+    if (rest.length === 0) return;
+    await this.deps.db.webhookDelivery
+      .updateMany({ where: { id: { in: rest.map((d) => d.id) }, status: 'pending' }, data: { claimedUntil: null } })
+      .catch((e: unknown) => this.deps.logger.warn({ err: e }, 'could not release webhook claims; they expire with the lease'));
+  }
+}
