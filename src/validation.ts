@@ -1,5 +1,13 @@
 import { z } from 'zod';
 import { ValidationError, type ErrorDetail } from './errors/app-error.ts';
+import { DecimalLiteral } from './http/json-body.ts';
+
+/**
+ * A plain (non-money) JSON number: REST bodies keep non-integers as DecimalLiteral (see json-body.ts); a
+ * quantity such as minutes may be read as a float.
+ */
+export const quantity = () =>
+  z.preprocess((v) => (v instanceof DecimalLiteral ? Number(v.text) : v), z.number({ message: 'must be a number' }).finite());
 
 export const zodIssuesToDetails = (issues: z.core.$ZodIssue[]): ErrorDetail[] =>
   issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message }));

@@ -9,7 +9,7 @@ import { formatPlain, toMoney } from '../domain/money.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/app-error.ts';
 import { decimalInput } from '../invoices/rules.ts';
 import { sweepExpired, type PaymentDeps } from '../payments/processor.ts';
-import { parseInput } from '../validation.ts';
+import { parseInput, quantity } from '../validation.ts';
 
 export interface SandboxDeps extends PaymentDeps {
   /** null when sandbox mode is off: every sandbox operation then answers 404. */
@@ -33,7 +33,7 @@ export const sandboxTransferSchema = z
   .refine((v) => Boolean(v.invoiceId) !== Boolean(v.address), { message: 'give exactly one of invoiceId and address', path: ['invoiceId'] });
 
 const confirmSchema = z.object({ confirmations: z.number().int().min(1).max(MAX_CONFIRMATIONS).nullish() }).nullish();
-const advanceSchema = z.object({ minutes: z.number().positive().max(60 * 24 * 366) });
+const advanceSchema = z.object({ minutes: quantity().pipe(z.number().positive().max(60 * 24 * 366)) });
 
 function requireSandbox(deps: SandboxDeps): SandboxRegistry {
   if (!deps.sandbox) throw new NotFoundError('Sandbox endpoints exist only in sandbox mode');

@@ -1,7 +1,8 @@
 // Delivers webhooks from the outbox. Claims due deliveries with a lease (FOR UPDATE SKIP LOCKED, so several
 // workers or processes never take the same row), sends each endpoint's deliveries one at a time in event
-// order, and records every attempt the moment it ends. Endpoints ("lanes") run in parallel, so a slow one
-// holds only its own lane; after a failure a lane hands back the rest of its batch instead of waiting.
+// order, and records every attempt the moment it ends. Each company's endpoint is a lane; lanes run in
+// parallel, so a slow endpoint holds only its own lane, and after a failure a lane hands back the rest of its
+// batch instead of waiting. Every attempt goes to the company's current URL, so fixing a URL heals retries.
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/client.ts';
@@ -99,7 +100,7 @@ export class WebhookWorker {
         SELECT "id" FROM "WebhookDelivery"
         WHERE "status" = 'pending' AND "nextAttemptAt" <= ${now}
           AND ("claimedUntil" IS NULL OR "claimedUntil" < ${now})
-          AND NOT (("companyId"::text || ' ' || "url") = ANY(${busy}::text[]))
+          AND NOT ("companyId"::text = ANY(${busy}::text[]))
         ORDER BY "seq"
         LIMIT ${this.options.batchSize}
         FOR UPDATE SKIP LOCKED)
@@ -108,19 +109,32 @@ export class WebhookWorker {
 
     const [events, companies] = await Promise.all([
       this.deps.db.event.findMany({ where: { id: { in: [...new Set(claimed.map((c) => c.eventId))] } }, select: { id: true, type: true, payload: true } }),
-      this.deps.db.company.findMany({ where: { id: { in: [...new Set(claimed.map((c) => c.companyId))] } }, select: { id: true, secretKey: true } }),
+      this.deps.db.company.findMany({
+        where: { id: { in: [...new Set(claimed.map((c) => c.companyId))] } },
+        select: { id: true, secretKey: true, webhookUrl: true },
+      }),
     ]);
     const eventById = new Map(events.map((e) => [e.id, e]));
-    const secretById = new Map(companies.map((c) => [c.id, c.secretKey]));
+    const companyById = new Map(companies.map((c) => [c.id, c]));
     const byLane = new Map<string, Prepared[]>();
+    const orphaned: string[] = [];
     for (const c of claimed) {
       const event = eventById.get(c.eventId);
-      const secretKey = secretById.get(c.companyId);
-      if (!event || secretKey === undefined) continue;
-      const key = `${c.companyId} ${c.url}`;
-      const lane = byLane.get(key) ?? [];
-      lane.push({ ...c, body: webhookBody(event.type, event.payload), secretKey });
-      byLane.set(key, lane);
+      const company = companyById.get(c.companyId);
+      if (!event || !company?.webhookUrl) {
+        orphaned.push(c.id);
+        continue;
+      }
+      const lane = byLane.get(c.companyId) ?? [];
+      lane.push({ ...c, url: company.webhookUrl, body: webhookBody(event.type, event.payload), secretKey: company.secretKey });
+      byLane.set(c.companyId, lane);
+    }
+    if (orphaned.length) {
+      // The merchant removed the webhook URL: nothing to send to; redelivery works once a URL is set again.
+      await this.deps.db.webhookDelivery.updateMany({
+        where: { id: { in: orphaned } },
+        data: { status: 'failed', claimedUntil: null, lastError: 'no webhook URL is set', updatedAt: now },
+      });
     }
     for (const [key, deliveries] of byLane) {
       deliveries.sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
@@ -157,7 +171,7 @@ export class WebhookWorker {
                     ${result.statusCode}, ${result.error}, ${result.responseBody})
           )
           UPDATE "WebhookDelivery" SET
-            "attempts" = ${attempt}, "status" = ${status}, "claimedUntil" = NULL,
+            "attempts" = ${attempt}, "status" = ${status}, "claimedUntil" = NULL, "url" = ${d.url},
             "nextAttemptAt" = ${retryAt ?? now}, "lastStatusCode" = ${result.statusCode}, "lastError" = ${result.error},
             "deliveredAt" = ${result.ok ? now : null}, "updatedAt" = ${now}
           WHERE "id" = ${d.id}::uuid`;

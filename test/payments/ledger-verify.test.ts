@@ -1,0 +1,142 @@
+// `npm run ledger:verify` (src/cli/ledger-verify.ts) as a child process on a database no server holds: it passes on
+// the ledger the server wrote, and names the broken invariant (exit 1) once the database is tampered with.
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApp } from '../../src/app.ts';
+import { createCompany, type CompanyCredentials } from '../../src/companies/service.ts';
+import { loadConfig } from '../../src/config.ts';
+import { openDatabase, type Db } from '../../src/db/client.ts';
+import { createLogger } from '../../src/logger.ts';
+import { DATABASES, freshDatabase, type TestDatabase } from '../support/databases.ts';
+import { http, runCli, stopAllChildren, tempDir } from '../support/processes.ts';
+
+const PAID_INVOICES = 3;
+
+describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind) => {
+  let database: TestDatabase | undefined;
+  let env: Record<string, string>;
+  let dbUrl: string;
+  let merchant: CompanyCredentials;
+
+  /** The database, opened by this process for the duration of `fn` (no server holds it). */
+  async function withDb<T>(fn: (prisma: Db) => Promise<T>): Promise<T> {
+    const db = await openDatabase({ url: dbUrl, migrate: false, poolSize: 1 });
+    try {
+      return await fn(db.prisma);
+    } finally {
+      await db.close();
+    }
+  }
+
+  const verify = async () => {
+    const res = await runCli('src/cli/ledger-verify.ts', [], env);
+    expect(res.json, `stdout: ${res.stdout}\nstderr: ${res.stderr}`).toMatchObject({ ok: expect.any(Boolean), problems: expect.any(Array) });
+    return res;
+  };
+
+  beforeAll(async () => {
+    // DATA_DIR holds no admin state file (no server runs): the CLI opens the database itself.
+    const dataDir = tempDir('payrail-ledger-');
+    env = { DATA_DIR: dataDir };
+    if (kind === 'postgres') {
+      database = await freshDatabase('postgres');
+      env['DATABASE_URL'] = database.url;
+    }
+    const config = loadConfig({ ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', DB_POOL_SIZE: '3' });
+    dbUrl = config.databaseUrl;
+    const app = await startApp(config, createLogger('silent'));
+    try {
+      merchant = await createCompany(app.db.prisma, { name: 'Ledger Test' });
+      const token = merchant.publicToken;
+      for (let i = 0; i < PAID_INVOICES; i++) {
+        const created = await http('POST', `${app.url}/api/invoices/v1/regular`, { token, json: { invoiceCurrency: 'usd', items: [{ name: 'x', price: 100 }] } });
+        expect(created.status, created.text).toBe(201);
+        const id = created.body.id as string;
+        const filled = await http('POST', `${app.url}/api/invoices/v1/regular/${id}/proceed`, { json: { clientEmail: 'a@b.co', paymentCurrency: 'trc20usdt' } });
+        expect(filled.status, filled.text).toBe(200);
+        const paid = await http('POST', `${app.url}/api/sandbox/transfers`, {
+          token,
+          json: { invoiceId: id, amount: '101', confirmations: 19, txHash: randomBytes(16).toString('hex') },
+        });
+        expect(paid.status, paid.text).toBe(201);
+        const read = await http('GET', `${app.url}/api/invoices/v1/regular/${id}`);
+        expect(read.body.status).toBe('done');
+      }
+    } finally {
+      await app.stop();
+    }
+  });
+
+  afterAll(async () => {
+    await stopAllChildren();
+    await database?.drop();
+  });
+
+  it('passes on the ledger as the server wrote it (exit 0)', async () => {
+    const res = await verify();
+    expect(res.code, res.stderr).toBe(0);
+    // Per invoice: a payment journal and a fee journal of 2 entries each; balances: chain_external,
+    // merchant_available, platform_fees.
+    expect(res.json).toEqual({ ok: true, journals: 2 * PAID_INVOICES, entries: 4 * PAID_INVOICES, balances: 3, problems: [] });
+  });
+
+  it('a running balance that is not the sum of its entries: running-balance, exit 1', async () => {
+    await withDb((db) => db.$executeRawUnsafe(`UPDATE "Balance" SET "amount" = "amount" + 1 WHERE "account" = 'merchant_available'`));
+    const res = await verify();
+    expect(res.code).toBe(1);
+    expect(res.json.ok).toBe(false);
+    const expected = String(100 * PAID_INVOICES);
+    expect(res.json.problems).toEqual([
+      { check: 'running-balance', key: `${merchant.companyId}/trc20usdt/merchant_available`, expected, actual: String(100 * PAID_INVOICES + 1) },
+    ]);
+
+    await withDb((db) => db.$executeRawUnsafe(`UPDATE "Balance" SET "amount" = "amount" - 1 WHERE "account" = 'merchant_available'`));
+    expect((await verify()).code).toBe(0);
+  });
+
+  it('a journal missing one of its entries: journal-balance, exit 1', async () => {
+    const removed = await withDb(async (db) => {
+      const credit = await db.ledgerEntry.findFirstOrThrow({ where: { kind: 'fee', account: 'platform_fees' } });
+      await db.ledgerEntry.delete({ where: { id: credit.id } });
+      return credit;
+    });
+    const res = await verify();
+    expect(res.code).toBe(1);
+    expect(res.json.ok).toBe(false);
+    expect(res.json.problems).toContainEqual({ check: 'journal-balance', key: `${removed.journalId}/trc20usdt`, expected: '0', actual: '-1' });
+    // The platform_fees balance no longer equals its entries either.
+    expect(res.json.problems).toContainEqual({
+      check: 'running-balance',
+      key: `${merchant.companyId}/trc20usdt/platform_fees`,
+      expected: String(PAID_INVOICES - 1),
+      actual: String(PAID_INVOICES),
+    });
+    expect(res.json.entries).toBe(4 * PAID_INVOICES - 1);
+
+    await withDb((db) => db.ledgerEntry.create({ data: removed }));
+    const restored = await verify();
+    expect(restored.code).toBe(0);
+    expect(restored.json.problems).toEqual([]);
+  });
+
+  it('a confirmed transfer the ledger does not match: chain-records, exit 1', async () => {
+    const transfer = await withDb(async (db) => {
+      const t = await db.chainTransfer.findFirstOrThrow({ where: { state: 'confirmed' } });
+      await db.chainTransfer.update({ where: { id: t.id }, data: { amount: '102' } });
+      return t;
+    });
+    const res = await verify();
+    expect(res.code).toBe(1);
+    expect(res.json.problems).toEqual([
+      {
+        check: 'chain-records',
+        key: `${merchant.companyId}/trc20usdt`,
+        expected: String(-(101 * PAID_INVOICES + 1)),
+        actual: String(-101 * PAID_INVOICES),
+      },
+    ]);
+
+    await withDb((db) => db.chainTransfer.update({ where: { id: transfer.id }, data: { amount: transfer.amount } }));
+    expect((await verify()).code).toBe(0);
+  });
+});

@@ -1,0 +1,96 @@
+// A real webhook receiver (node:http) that verifies both signatures the way a merchant would.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type Behaviour = 'ok' | 'error500' | 'hang' | 'redirect';
+
+export interface Received {
+  at: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  json: Record<string, unknown>;
+  /** The spec's check: HMAC-SHA512 hex of the re-serialised JSON, keyed by the trimmed secret. */
+  specSignatureValid: boolean;
+  /** Standard Webhooks: v1 HMAC-SHA256 of `id.timestamp.body`, base64. */
+  standardSignatureValid: boolean;
+}
+
+export interface Receiver {
+  url: string;
+  port: number;
+  received: Received[];
+  behaviour: Behaviour;
+  /** Answers that were answered 2xx. */
+  delivered(): Received[];
+  waitFor(predicate: (r: Received[]) => boolean, timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function verifySpecSignature(secret: string, body: string, header: string | undefined): boolean {
+  // As the spec's example does: parse, then serialise again, then HMAC.
+  const digest = createHmac('sha512', secret.trim()).update(JSON.stringify(JSON.parse(body))).digest('hex');
+  return header !== undefined && digest.length === header.length && timingSafeEqual(Buffer.from(digest), Buffer.from(header));
+}
+
+export function verifyStandardSignature(secret: string, headers: http.IncomingHttpHeaders, body: string): boolean {
+  const id = headers['webhook-id'];
+  const ts = headers['webhook-timestamp'];
+  const sig = headers['webhook-signature'];
+  if (typeof id !== 'string' || typeof ts !== 'string' || typeof sig !== 'string') return false;
+  const expected = createHmac('sha256', Buffer.from(secret.trim(), 'utf8')).update(`${id}.${ts}.${body}`).digest('base64');
+  return sig.split(' ').some((s) => s === `v1,${expected}`);
+}
+
+export async function startReceiver(secret: () => string): Promise<Receiver> {
+  const received: Received[] = [];
+  const okStatuses: boolean[] = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => (body += c));
+    req.on('end', () => {
+      let json: Record<string, unknown> = {};
+      try {
+        json = JSON.parse(body) as Record<string, unknown>;
+      } catch {
+        json = {};
+      }
+      received.push({
+        at: Date.now(),
+        headers: req.headers,
+        body,
+        json,
+        specSignatureValid: verifySpecSignature(secret(), body, req.headers['signature'] as string | undefined),
+        standardSignatureValid: verifyStandardSignature(secret(), req.headers, body),
+      });
+      const mode = receiver.behaviour;
+      okStatuses.push(mode === 'ok');
+      if (mode === 'ok') res.writeHead(200, { 'content-type': 'text/plain' }).end('thanks');
+      else if (mode === 'error500') res.writeHead(500).end('boom');
+      else if (mode === 'redirect') res.writeHead(302, { location: 'http://127.0.0.1:1/elsewhere' }).end();
+      // 'hang': never answer; the sender's timeout must end it.
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  const receiver: Receiver = {
+    url: `http://127.0.0.1:${port}/webhooks`,
+    port,
+    received,
+    behaviour: 'ok',
+    delivered: () => received.filter((_, i) => okStatuses[i]),
+    async waitFor(predicate, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!predicate(received)) {
+        if (Date.now() > deadline) throw new Error(`receiver: condition not met within ${timeoutMs} ms (${received.length} requests)`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+  return receiver;
+}
