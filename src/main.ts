@@ -2,19 +2,10 @@ import { startAdminServer } from './admin/server.ts';
 import { startApp } from './app.ts';
 import { createCompany, type CompanyCredentials } from './companies/service.ts';
 import type { Db } from './db/client.ts';
-import { ConfigError, loadConfig, type Config } from './config.ts';
+import { loadConfigOrExit } from './config.ts';
 import { createLogger } from './logger.ts';
 
-let config: Config;
-try {
-  config = loadConfig();
-} catch (e) {
-  if (e instanceof ConfigError) {
-    process.stderr.write(`${e.message}\n`);
-    process.exit(1);
-  }
-  throw e;
-}
+const config = loadConfigOrExit();
 
 const logger = createLogger(config.logLevel);
 // A newcomer on the embedded database gets a merchant to call the API with right away (made before listening,

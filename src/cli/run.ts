@@ -1,7 +1,7 @@
 // Shared by the operator CLIs: run a request through the running server's admin API when a server holds the
 // database (only one process may open a PGlite directory), else open the database directly.
 import { readAdminState } from '../admin/server.ts';
-import { ConfigError, loadConfig } from '../config.ts';
+import { loadConfigOrExit } from '../config.ts';
 import { openDatabase, type Db } from '../db/client.ts';
 import { AppError } from '../errors/app-error.ts';
 
@@ -18,13 +18,7 @@ export function fail(message: string, code = 2): never {
 
 /** Prints the JSON result; exits 1 on an API error. `direct` must do what the admin route does. */
 export async function runAdminRequest(request: AdminRequest, direct: (db: Db) => Promise<unknown>): Promise<unknown> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (e) {
-    if (e instanceof ConfigError) fail(e.message, 1);
-    throw e;
-  }
+  const config = loadConfigOrExit();
   const server = readAdminState(config.adminStateFile);
   let result: unknown;
   if (server) {

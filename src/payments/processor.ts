@@ -101,20 +101,19 @@ export async function applyTransferReport(deps: PaymentDeps, report: TransferRep
 
     if (becameConfirmed) await creditTransfer(tx, transfer);
     if (transfer.role !== 'wrong_asset') invoice = await reevaluate(tx, invoice, 'payment', now);
-    if (becameConfirmed && transfer.role === 'wrong_asset') {
-      await recordEvent(tx, invoice.companyId, invoiceId, 'invoice.unexpected_asset', {
+    const notice = !becameConfirmed
+      ? null
+      : transfer.role === 'wrong_asset'
+        ? (['invoice.unexpected_asset', 'Payment received in an asset or network this invoice does not expect'] as const)
+        : invoice.status === 'closed' || invoice.status === 'refunded'
+          ? (['invoice.late_payment', 'Payment received after the invoice closed'] as const)
+          : null;
+    if (notice) {
+      const [type, message] = notice;
+      await recordEvent(tx, invoice.companyId, invoiceId, type, {
         invoiceId,
         status: invoice.status,
-        message: 'Payment received in an asset or network this invoice does not expect',
-        asset: transfer.asset,
-        amount: toMoney(transfer.amount).toFixed(),
-        txHash: transfer.txHash,
-      });
-    } else if (becameConfirmed && (invoice.status === 'closed' || invoice.status === 'refunded')) {
-      await recordEvent(tx, invoice.companyId, invoiceId, 'invoice.late_payment', {
-        invoiceId,
-        status: invoice.status,
-        message: 'Payment received after the invoice closed',
+        message,
         asset: transfer.asset,
         amount: toMoney(transfer.amount).toFixed(),
         txHash: transfer.txHash,

@@ -1,21 +1,12 @@
 // npm run webhooks:worker — delivers webhooks from a process of its own (run the server with WEBHOOK_WORKER=0).
 // PostgreSQL only: an embedded PGlite database belongs to the server process.
 import { Clock } from '../clock.ts';
-import { ConfigError, loadConfig } from '../config.ts';
+import { loadConfigOrExit } from '../config.ts';
 import { openDatabase } from '../db/client.ts';
 import { createLogger } from '../logger.ts';
 import { createWebhookRuntime } from './runtime.ts';
 
-let config;
-try {
-  config = loadConfig();
-} catch (e) {
-  if (e instanceof ConfigError) {
-    process.stderr.write(`${e.message}\n`);
-    process.exit(1);
-  }
-  throw e;
-}
+const config = loadConfigOrExit();
 if (config.embedded) {
   process.stderr.write('The webhook worker needs DATABASE_URL=postgresql://...; with the embedded database it runs inside the server.\n');
   process.exit(1);
