@@ -83,7 +83,7 @@ async function benchDatabase(section: Section, result: DbResult): Promise<void> 
       result.runs[key] = m;
       log(`${section.db}: ${key} ${Math.round(m.reqPerSec)} req/s, p50 ${m.p50} ms, p99 ${m.p99} ms${m.failures ? `, ${m.failures} FAILURES` : ''}`);
     }
-    // Last: it leaves thousands of paid invoices and ledger rows behind.
+    // Last: it leaves paid invoices and ledger rows behind.
     result.payments = await benchPayments(app, auth, paymentSettings, section.db);
   } finally {
     // Close in reverse order; a failing close must not hide the others.

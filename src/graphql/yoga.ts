@@ -42,6 +42,9 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<ServerContext, Gra
       error: (...a) => deps.logger.debug({ yoga: a }, 'yoga error'),
     },
     healthCheckEndpoint: '/graphql/health',
+    // app.ts answers 411/413 from Content-Length before Yoga runs and Node never delivers more than that;
+    // Yoga's own limit would pipe every body through an extra stream.
+    maxRequestBodySize: false,
     plugins: [
       validationRule(depthLimit(MAX_QUERY_DEPTH)),
       ...(deps.introspection ? [] : [validationRule(NoSchemaIntrospectionCustomRule)]),

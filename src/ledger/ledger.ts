@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Decimal } from 'decimal.js';
-import type { Prisma } from '../../generated/prisma/client.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
 import { Money } from '../domain/money.ts';
 
 type Tx = Prisma.TransactionClient;
@@ -54,12 +54,16 @@ export async function postJournal(tx: Tx, journal: Journal): Promise<void> {
       refundId: journal.refundId ?? null,
     })),
   });
-  for (const p of postings) {
-    // One statement, safe under concurrency: the row lock of the upsert serialises writers of an account.
-    await tx.$executeRaw`
-      INSERT INTO "Balance" ("companyId", "asset", "account", "amount", "updatedAt")
-      VALUES (${journal.companyId}::uuid, ${journal.asset}, ${p.account}, ${p.amount.toFixed()}::numeric, now())
-      ON CONFLICT ("companyId", "asset", "account")
-      DO UPDATE SET "amount" = "Balance"."amount" + EXCLUDED."amount", "updatedAt" = now()`;
-  }
+  // One statement for all accounts. Rows in account order: every transaction locks shared Balance rows in the
+  // same order, so two journals on the same accounts (a payment and a refund, say) cannot deadlock.
+  const byAccount = new Map<string, Decimal>();
+  for (const p of postings) byAccount.set(p.account, (byAccount.get(p.account) ?? new Money(0)).plus(p.amount));
+  const rows = [...byAccount.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([account, amount]) => Prisma.sql`(${journal.companyId}::uuid, ${journal.asset}, ${account}, ${amount.toFixed()}::numeric, now())`);
+  await tx.$executeRaw`
+    INSERT INTO "Balance" ("companyId", "asset", "account", "amount", "updatedAt")
+    VALUES ${Prisma.join(rows)}
+    ON CONFLICT ("companyId", "asset", "account")
+    DO UPDATE SET "amount" = "Balance"."amount" + EXCLUDED."amount", "updatedAt" = now()`;
 }

@@ -11,6 +11,8 @@ import { nextAttemptAt } from './schedule.ts';
 import { webhookBody } from './payloads.ts';
 import type { WebhookSender } from './sender.ts';
 
+const MIN_CLAIM_GAP_MS = 10;
+
 export interface WorkerOptions {
   /** Endpoints served at once. */
   concurrency: number;
@@ -41,6 +43,7 @@ export class WebhookWorker {
   private loop: Promise<void> | null = null;
   private readonly lanes = new Map<string, Promise<void>>();
   private wakeUp: (() => void) | null = null;
+  private lastClaimAt = 0;
 
   constructor(
     private readonly deps: { db: Db; clock: Clock; logger: Logger; sender: WebhookSender },
@@ -53,9 +56,16 @@ export class WebhookWorker {
     this.loop = this.run();
   }
 
-  /** New deliveries are due (an event committed, the test clock moved): look now instead of at the next poll. */
+  /**
+   * New deliveries may be due (an event committed, the test clock moved): look soon instead of at the next
+   * poll. Wakes within MIN_CLAIM_GAP_MS of the last claim coalesce, so a burst of writes costs few claims.
+   */
   wake(): void {
-    this.wakeUp?.();
+    const wakeUp = this.wakeUp;
+    if (!wakeUp) return;
+    const wait = this.lastClaimAt + MIN_CLAIM_GAP_MS - Date.now();
+    if (wait <= 0 || !this.running) wakeUp();
+    else setTimeout(() => this.wakeUp === wakeUp && wakeUp(), wait).unref();
   }
 
   async stop(): Promise<void> {
@@ -91,6 +101,7 @@ export class WebhookWorker {
   }
 
   private async claimAndStart(): Promise<number> {
+    this.lastClaimAt = Date.now();
     const now = this.deps.clock.now();
     const leaseUntil = new Date(now.getTime() + this.options.leaseMs);
     const busy = [...this.lanes.keys()];
