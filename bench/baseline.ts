@@ -88,16 +88,19 @@ function parseCreate(raw: string): CreateBody | null {
 const LIMIT_1 = '1';
 const OFFSET_0 = '0';
 
-/** selectInvoice, then company/items/(address) at once, as Prisma resolves `include`. */
-async function readInvoice(db: SqlBackend, id: string, withAddress: boolean) {
+/** selectInvoice, then the relations at once, as Prisma resolves `include` (GraphQL asks company and items only). */
+async function readInvoice(db: SqlBackend, id: string, restShape: boolean) {
   const [invoice] = await db.query(SQL.selectInvoice, [id, LIMIT_1, OFFSET_0]);
   if (!invoice) return null;
-  const [company, items, address] = await Promise.all([
+  const none = Promise.resolve([]);
+  const [company, items, address, transfers, refund] = await Promise.all([
     db.query(SQL.selectCompany, [invoice[1], OFFSET_0]),
     db.query(SQL.selectItems, [id, OFFSET_0]),
-    withAddress ? db.query(SQL.selectAddress, [id, OFFSET_0]) : Promise.resolve([]),
+    restShape ? db.query(SQL.selectAddress, [id, OFFSET_0]) : none,
+    restShape ? db.query(SQL.selectTransfers, [id, OFFSET_0]) : none,
+    restShape ? db.query(SQL.selectRefund, [id, OFFSET_0]) : none,
   ]);
-  return { id: invoice[0], status: invoice[2], invoice, company: company[0] ?? null, items, address: address[0] ?? null };
+  return { id: invoice[0], status: invoice[2], invoice, company: company[0] ?? null, items, address: address[0] ?? null, transfers, refund: refund[0] ?? null };
 }
 
 async function createInvoice(db: SqlBackend, companyId: string, body: CreateBody) {
@@ -105,10 +108,10 @@ async function createInvoice(db: SqlBackend, companyId: string, body: CreateBody
   const now = sqlTimestamp(new Date());
   const total = body.items.reduce((sum, i) => sum + i.price, 0).toFixed(2);
   const invoice = await db.transaction(async (q) => {
-    const [row] = await q(SQL.insertInvoice, [id, companyId, 'created', body.invoiceCurrency, null, false, null, null, total, now, now]);
+    const [row] = await q(SQL.insertInvoice, [id, companyId, 'created', body.invoiceCurrency, null, false, null, null, total, '0', '0', now, now]);
     await q(insertItemsSql(body.items.length), body.items.flatMap((item, position) => [id, position, item.name, String(item.price)]));
     const payload = JSON.stringify({ invoiceId: id, status: 'created', message: 'Invoice created' });
-    await q(SQL.insertEvent, [randomUUID(), companyId, 'invoice.created', id, payload, now]);
+    await q(SQL.insertEvent, [randomUUID(), companyId, 'invoice.created', id, payload]);
     return row;
   });
   return { id, status: 'created', invoice, items: body.items };
@@ -151,7 +154,7 @@ export async function startBaseline(db: SqlBackend, companyId: string): Promise<
       const id = newInvoiceId();
       const now = sqlTimestamp(new Date());
       const total = body.items.reduce((sum, i) => sum + i.price, 0).toFixed(2);
-      await db.query(SQL.insertInvoice, [id, companyId, 'created', body.invoiceCurrency, null, false, null, null, total, now, now]);
+      await db.query(SQL.insertInvoice, [id, companyId, 'created', body.invoiceCurrency, null, false, null, null, total, '0', '0', now, now]);
       return send(res, 201, { id });
     }
     const read = /^\/(read|read-gql)\/([^/?]+)$/.exec(url);

@@ -8,14 +8,15 @@
 // REST/GraphQL create (createInvoice builds its answer from what it wrote; no read-back):
 //   on one pooled connection:  BEGIN; insertInvoice (RETURNING the row); insertItems (one multi-row INSERT);
 //                              insertEvent; COMMIT
-// REST read (getInvoiceRecord):  selectInvoice; then selectCompany, selectItems, selectAddress together
+// REST read (getInvoiceRecord):  selectInvoice; then selectCompany, selectItems, selectAddress, selectTransfers,
+//                               selectRefund together
 // GraphQL read (invoice query):  selectInvoice; then selectCompany, selectItems together (no address asked)
 // First request per token only: a Company lookup by publicTokenHash (cached for 10 s afterwards; not replayed).
 
 const INVOICE_COLUMNS = [
   'id', 'companyId', 'status"::text', 'invoiceCurrency', 'fixedPaymentCurrency', 'paymentCurrency', 'isMerchantPaysFee',
-  'requestedRedirectUrl', 'redirectUrl', 'total', 'clientEmail', 'rate', 'invoiceFee', 'paymentAmount', 'expiredAt',
-  'proceededAt', 'createdAt', 'updatedAt',
+  'requestedRedirectUrl', 'redirectUrl', 'total', 'clientEmail', 'rate', 'invoiceFee', 'paymentAmount', 'paidAmount',
+  'overpaidAmount', 'feeCharged', 'settledAt', 'expiredAt', 'proceededAt', 'createdAt', 'updatedAt',
 ]
   .map((c) => (c.endsWith('::text') ? `"public"."Invoice"."${c}` : `"public"."Invoice"."${c}"`))
   .join(', ');
@@ -36,9 +37,11 @@ export const SQL = {
   // $1 id, $2 companyId, $3 'created', $4 currency, $5 fixedPaymentCurrency, $6 isMerchantPaysFee,
   // $7 requestedRedirectUrl, $8 redirectUrl, $9 total (text), $10 createdAt, $11 updatedAt
   insertInvoice:
-    `INSERT INTO "public"."Invoice" ("id","companyId","status","invoiceCurrency","fixedPaymentCurrency","isMerchantPaysFee","requestedRedirectUrl","redirectUrl","total","createdAt","updatedAt") VALUES ($1,$2,CAST($3::text AS "public"."InvoiceStatus"),$4,$5,$6,$7,$8,$9,$10,$11) RETURNING ${INVOICE_COLUMNS}`,
+    `INSERT INTO "public"."Invoice" ("id","companyId","status","invoiceCurrency","fixedPaymentCurrency","isMerchantPaysFee","requestedRedirectUrl","redirectUrl","total","paidAmount","overpaidAmount","createdAt","updatedAt") VALUES ($1,$2,CAST($3::text AS "public"."InvoiceStatus"),$4,$5,$6,$7,$8,$9,$10,$11,$12,$13) RETURNING ${INVOICE_COLUMNS}`,
   // $1 id, $2 companyId, $3 type, $4 invoiceId, $5 payload (JSON text), $6 createdAt
-  insertEvent: 'INSERT INTO "public"."Event" ("id","companyId","type","invoiceId","payload","createdAt") VALUES ($1,$2,$3,$4,$5,$6)',
+  // The event and, when the company has a webhook URL, its delivery: one statement (src/events/outbox.ts).
+  // $1 id, $2 companyId, $3 type, $4 invoiceId, $5 payload (JSON text)
+  insertEvent: '    WITH e AS (\n      INSERT INTO "Event" ("id", "companyId", "type", "invoiceId", "payload")\n      VALUES ($1, $2::uuid, $3, $4, $5::jsonb)\n      RETURNING "id", "seq", "companyId"\n    )\n    INSERT INTO "WebhookDelivery" ("id", "eventId", "companyId", "url", "seq", "status", "nextAttemptAt")\n    SELECT gen_random_uuid(), e."id", e."companyId", c."webhookUrl", e."seq", \'pending\', now()\n    FROM e JOIN "Company" c ON c."id" = e."companyId"\n    WHERE c."webhookUrl" IS NOT NULL',
   // $1 id, $2 LIMIT '1', $3 OFFSET '0'
   selectInvoice: `SELECT ${INVOICE_COLUMNS} FROM "public"."Invoice" WHERE ("public"."Invoice"."id" = $1 AND 1=1) LIMIT $2 OFFSET $3`,
   // $1 companyId, $2 OFFSET '0'
@@ -48,6 +51,10 @@ export const SQL = {
     'SELECT "public"."InvoiceItem"."invoiceId", "public"."InvoiceItem"."position", "public"."InvoiceItem"."name", "public"."InvoiceItem"."price" FROM "public"."InvoiceItem" WHERE "public"."InvoiceItem"."invoiceId" = $1 ORDER BY "public"."InvoiceItem"."position" ASC OFFSET $2',
   // $1 invoiceId, $2 OFFSET '0'
   selectAddress: `SELECT ${ADDRESS_COLUMNS} FROM "public"."PaymentAddress" WHERE "public"."PaymentAddress"."invoiceId" = $1 OFFSET $2`,
+  // $1 invoiceId, $2 OFFSET '0'
+  selectTransfers: 'SELECT "public"."ChainTransfer"."id", "public"."ChainTransfer"."network", "public"."ChainTransfer"."asset", "public"."ChainTransfer"."txHash", "public"."ChainTransfer"."outputIndex", "public"."ChainTransfer"."fromAddress", "public"."ChainTransfer"."toAddress", "public"."ChainTransfer"."tag", "public"."ChainTransfer"."amount", "public"."ChainTransfer"."confirmations", "public"."ChainTransfer"."blockNumber", "public"."ChainTransfer"."state"::text, "public"."ChainTransfer"."role"::text, "public"."ChainTransfer"."companyId", "public"."ChainTransfer"."invoiceId", "public"."ChainTransfer"."addressId", "public"."ChainTransfer"."seenAt", "public"."ChainTransfer"."confirmedAt", "public"."ChainTransfer"."droppedAt", "public"."ChainTransfer"."createdAt" FROM "public"."ChainTransfer" WHERE "public"."ChainTransfer"."invoiceId" = $1 ORDER BY "public"."ChainTransfer"."seenAt" ASC, "public"."ChainTransfer"."id" ASC OFFSET $2',
+  // $1 invoiceId, $2 OFFSET '0'
+  selectRefund: 'SELECT "public"."Refund"."id", "public"."Refund"."invoiceId", "public"."Refund"."companyId", "public"."Refund"."asset", "public"."Refund"."amount", "public"."Refund"."networkFee", "public"."Refund"."toAddress", "public"."Refund"."tag", "public"."Refund"."status", "public"."Refund"."txHash", "public"."Refund"."createdAt", "public"."Refund"."sentAt" FROM "public"."Refund" WHERE "public"."Refund"."invoiceId" = $1 OFFSET $2',
 } as const;
 
 /** Prisma writes one multi-row INSERT for a nested `items: { create: [...] }`; its text depends on the count. */
@@ -59,7 +66,7 @@ export function insertItemsSql(count: number): string {
 /** Statement texts per operation in issue order (the concurrent tail may arrive in any order). */
 export const EXPECTED_STATEMENTS = {
   create: [SQL.begin, SQL.insertInvoice, insertItemsSql(2), SQL.insertEvent, SQL.commit],
-  restRead: [SQL.selectInvoice, SQL.selectCompany, SQL.selectItems, SQL.selectAddress],
+  restRead: [SQL.selectInvoice, SQL.selectCompany, SQL.selectItems, SQL.selectAddress, SQL.selectTransfers, SQL.selectRefund],
   graphqlRead: [SQL.selectInvoice, SQL.selectCompany, SQL.selectItems],
 };
 
