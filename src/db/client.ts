@@ -1,4 +1,4 @@
-import { PrismaClient } from '../../generated/prisma/client.ts';
+import { PrismaClient, type Prisma as PrismaNs } from '../../generated/prisma/client.ts';
 import {
   PGliteAdapterFactory,
   isPostgresUrl,
@@ -19,6 +19,32 @@ export interface Database {
   prisma: PrismaClient;
   kind: 'postgres' | 'pglite';
   close(): Promise<void>;
+}
+
+/** Deadlock, serialization failure, write conflict, or no connection for the transaction in time. */
+export function isTransientTransactionError(e: unknown): boolean {
+  const err = e as { code?: unknown; message?: unknown; cause?: { originalCode?: unknown } } | null;
+  const code = String(err?.code ?? '');
+  const original = String(err?.cause?.originalCode ?? '');
+  return (
+    code === 'P2034' || code === 'P2028' || original === '40P01' || original === '40001' ||
+    /deadlock detected|could not serialize access/i.test(String(err?.message ?? ''))
+  );
+}
+
+/**
+ * An interactive transaction, retried (with a short random backoff) when the database gave up on it for
+ * reasons that say nothing about the work itself. `fn` must only touch the database: it may run again.
+ */
+export async function transactionWithRetry<T>(db: PrismaClient, fn: (tx: PrismaNs.TransactionClient) => Promise<T>, attempts = 4): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.$transaction(fn);
+    } catch (e) {
+      if (attempt >= attempts || !isTransientTransactionError(e)) throw e;
+      await new Promise((r) => setTimeout(r, 10 * attempt + Math.random() * 40));
+    }
+  }
 }
 
 export interface OpenDatabaseOptions {

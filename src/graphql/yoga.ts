@@ -2,6 +2,7 @@ import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { GraphQLError, NoSchemaIntrospectionCustomRule, type ValidationRule } from 'graphql';
 import { depthLimit } from './limits.ts';
 import type { IncomingMessage } from 'node:http';
+import { isTransientTransactionError } from '../db/client.ts';
 import { AppError } from '../errors/app-error.ts';
 import { bearerToken } from '../http/rest.ts';
 import type { Company } from '../companies/service.ts';
@@ -82,6 +83,9 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<ServerContext, Gra
         // graphql-js's own errors (syntax, validation, variable coercion) describe the request, not us.
         if (error instanceof GraphQLError && (!original || original instanceof GraphQLError)) return error;
         deps.logger.error({ err: original ?? error }, 'graphql internal error');
+        if (isTransientTransactionError(original)) {
+          return new GraphQLError('The database is busy; retry the request', { extensions: { code: 'SERVICE_UNAVAILABLE' } });
+        }
         return new GraphQLError(message, { extensions: { code: 'INTERNAL' } });
       },
     },

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Company } from '../companies/service.ts';
+import { isTransientTransactionError } from '../db/client.ts';
 import { AppError, UnauthenticatedError } from '../errors/app-error.ts';
 import type { Logger } from '../logger.ts';
 import { errorBody, parseJsonBody, readBody, sendJson } from './io.ts';
@@ -48,8 +49,14 @@ export function createRestHandler<Ctx>(router: Router<Ctx>, ctx: Ctx, options: R
       const out = await route.handler({ params, query: url.searchParams, body, headers: req.headers, company, requestId }, ctx);
       sendJson(res, out.status, out.body, { ...baseHeaders, ...out.headers });
     } catch (e) {
-      const error = e instanceof AppError ? e : new AppError('INTERNAL', 'Internal error; the request id identifies it in the logs');
+      const error =
+        e instanceof AppError
+          ? e
+          : isTransientTransactionError(e)
+            ? new AppError('SERVICE_UNAVAILABLE', 'The database is busy; retry the request')
+            : new AppError('INTERNAL', 'Internal error; the request id identifies it in the logs');
       if (!(e instanceof AppError)) options.logger.error({ err: e, requestId }, 'unhandled error');
+      if (error.status === 503) res.setHeader('retry-after', '1');
       if (error.status === 401) res.setHeader('www-authenticate', 'Bearer');
       // Drop the rest of an oversized upload instead of reading it.
       if (error.status === 413) res.setHeader('connection', 'close');

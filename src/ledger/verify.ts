@@ -28,7 +28,9 @@ export async function verifyLedger(db: Db): Promise<LedgerReport> {
   const unbalanced = await db.$queryRaw<Row[]>`
     SELECT "journalId", "asset", SUM("amount")::text AS total FROM "LedgerEntry"
     GROUP BY "journalId", "asset" HAVING SUM("amount") <> 0`;
-  for (const r of unbalanced) problems.push({ check: 'journal-balance', key: key(r['journalId'], r['asset']), expected: '0', actual: String(r['total']) });
+  for (const r of unbalanced) {
+    problems.push({ check: 'journal-balance', key: key(r['journalId'], r['asset']), expected: '0', actual: new Money(String(r['total'])).toFixed() });
+  }
 
   const sums = await db.$queryRaw<Row[]>`
     SELECT "companyId"::text AS "companyId", "asset", "account", SUM("amount")::text AS total

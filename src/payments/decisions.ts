@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Refund } from '../../generated/prisma/client.ts';
 import type { Company } from '../companies/service.ts';
 import { PAYMENT_CURRENCY_INFO, isPaymentCurrency } from '../domain/assets.ts';
+import { transactionWithRetry } from '../db/client.ts';
 import { Money, toMoney } from '../domain/money.ts';
 import { AppError, NotFoundError, ValidationError } from '../errors/app-error.ts';
 import type { Logger } from '../logger.ts';
@@ -20,7 +21,7 @@ async function ownInvoice(deps: PaymentDeps, company: Company, invoiceId: string
 /** wrong (or closed with a late payment) -> done: the merchant keeps what arrived and treats it as paid. */
 export async function acceptInvoice(deps: PaymentDeps, company: Company, invoiceId: string): Promise<void> {
   await ownInvoice(deps, company, invoiceId);
-  await deps.db.$transaction(async (tx) => {
+  await transactionWithRetry(deps.db, async (tx) => {
     const invoice = await lockInvoice(tx, invoiceId);
     await reevaluate(tx, invoice, 'accept', deps.clock.now());
   });
@@ -47,7 +48,7 @@ export async function refundInvoice(deps: PaymentDeps, company: Company, invoice
   }
   if (info.tagged && !input.tag) throw new ValidationError([{ path: 'tag', message: `is required for ${paymentCurrency}` }]);
 
-  const refund = await deps.db.$transaction(async (tx) => {
+  const refund = await transactionWithRetry(deps.db, async (tx) => {
     const invoice = await lockInvoice(tx, invoiceId);
     const received = toMoney(invoice.paidAmount);
     const networkFee = new Money(info.withdrawalFee);

@@ -6,7 +6,7 @@ import type { Decimal } from 'decimal.js';
 import type { ChainTransfer, Invoice, Prisma } from '../../generated/prisma/client.ts';
 import type { ChainRegistry, TransferReport } from '../chains/adapter.ts';
 import type { Clock } from '../clock.ts';
-import type { Db } from '../db/client.ts';
+import { transactionWithRetry, type Db } from '../db/client.ts';
 import { PAYMENT_CURRENCY_INFO, isPaymentCurrency } from '../domain/assets.ts';
 import { Money, toMoney } from '../domain/money.ts';
 import { ConflictError, NotFoundError } from '../errors/app-error.ts';
@@ -42,7 +42,7 @@ export async function applyTransferReport(deps: PaymentDeps, report: TransferRep
   if (!address?.invoiceId) throw new NotFoundError(`No payment address ${report.to}${report.tag ? ` (tag ${report.tag})` : ''} on ${report.network}`);
   const invoiceId = address.invoiceId;
 
-  const applied = await deps.db.$transaction(async (tx) => {
+  const applied = await transactionWithRetry(deps.db, async (tx) => {
     let invoice = await lockInvoice(tx, invoiceId);
     const now = deps.clock.now();
     // A report after the window closed: close first (the sweeper may not have run yet), then it is late.
@@ -208,7 +208,7 @@ export async function sweepExpired(deps: PaymentDeps, batch = 200): Promise<numb
       take: batch,
     });
     for (const { id } of due) {
-      const changed = await deps.db.$transaction(async (tx) => {
+      const changed = await transactionWithRetry(deps.db, async (tx) => {
         const invoice = await lockInvoice(tx, id);
         // Re-checked under the lock: a report or another sweeper may have moved it meanwhile.
         if ((invoice.status !== 'pending' && invoice.status !== 'processing') || !invoice.expiredAt || invoice.expiredAt > now) return false;

@@ -182,13 +182,18 @@ describe.each(DATABASES)('kill -9 and restart on %s', { timeout: 300_000 }, (kin
 
     await start();
     // An answered confirmation survived the crash; the others either committed entirely or not at all.
+    const committed: string[] = [];
     for (const [i, id] of ids.entries()) {
       const invoice = await getInvoice(id);
+      committed.push(invoice.status);
       if (outcomes[i] === 200) expect(invoice.status, id).toBe('done');
       else expect(['processing', 'done'], id).toContain(invoice.status);
       const tx = invoice.invoiceTransactions[0];
       expect(tx.status).toBe(invoice.status === 'done' ? 'confirmed' : 'seen');
     }
+    const answered = outcomes.filter((o) => o === 200).length;
+    const unanswered = committed.filter((status, i) => status === 'done' && outcomes[i] !== 200).length;
+    console.info(`[crash ${kind}] at the kill: ${answered} confirmations answered, ${unanswered} committed unanswered, ${ids.length - answered - unanswered} rolled back or never started`);
     // Retry everything.
     for (const t of transfers) {
       const res = await api('POST', `/api/sandbox/transfers/${t}/confirm`, {});

@@ -28,6 +28,19 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
     }
   }
 
+  /** Runs `check` on the tampered database; `restore` runs whatever happens, so the next test starts clean. */
+  async function tampered<T>(tamper: (db: Db) => Promise<T>, restore: (db: Db, state: T) => Promise<unknown>, check: (state: T) => Promise<void>) {
+    const state = await withDb(tamper);
+    try {
+      await check(state);
+    } finally {
+      await withDb((db) => restore(db, state));
+    }
+    const clean = await verify();
+    expect(clean.code, clean.stdout).toBe(0);
+    expect(clean.json.problems).toEqual([]);
+  }
+
   const verify = async () => {
     const res = await runCli('src/cli/ledger-verify.ts', [], env);
     expect(res.json, `stdout: ${res.stdout}\nstderr: ${res.stderr}`).toMatchObject({ ok: expect.any(Boolean), problems: expect.any(Array) });
@@ -81,62 +94,77 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
   });
 
   it('a running balance that is not the sum of its entries: running-balance, exit 1', async () => {
-    await withDb((db) => db.$executeRawUnsafe(`UPDATE "Balance" SET "amount" = "amount" + 1 WHERE "account" = 'merchant_available'`));
-    const res = await verify();
-    expect(res.code).toBe(1);
-    expect(res.json.ok).toBe(false);
-    const expected = String(100 * PAID_INVOICES);
-    expect(res.json.problems).toEqual([
-      { check: 'running-balance', key: `${merchant.companyId}/trc20usdt/merchant_available`, expected, actual: String(100 * PAID_INVOICES + 1) },
-    ]);
-
-    await withDb((db) => db.$executeRawUnsafe(`UPDATE "Balance" SET "amount" = "amount" - 1 WHERE "account" = 'merchant_available'`));
-    expect((await verify()).code).toBe(0);
+    await tampered(
+      (db) => db.$executeRawUnsafe(`UPDATE "Balance" SET "amount" = "amount" + 1 WHERE "account" = 'merchant_available'`),
+      (db) => db.$executeRawUnsafe(`UPDATE "Balance" SET "amount" = "amount" - 1 WHERE "account" = 'merchant_available'`),
+      async () => {
+        const res = await verify();
+        expect(res.code).toBe(1);
+        expect(res.json.ok).toBe(false);
+        expect(res.json.problems).toEqual([
+          {
+            check: 'running-balance',
+            key: `${merchant.companyId}/trc20usdt/merchant_available`,
+            expected: String(100 * PAID_INVOICES),
+            actual: String(100 * PAID_INVOICES + 1),
+          },
+        ]);
+      },
+    );
   });
 
   it('a journal missing one of its entries: journal-balance, exit 1', async () => {
-    const removed = await withDb(async (db) => {
-      const credit = await db.ledgerEntry.findFirstOrThrow({ where: { kind: 'fee', account: 'platform_fees' } });
-      await db.ledgerEntry.delete({ where: { id: credit.id } });
-      return credit;
-    });
-    const res = await verify();
-    expect(res.code).toBe(1);
-    expect(res.json.ok).toBe(false);
-    expect(res.json.problems).toContainEqual({ check: 'journal-balance', key: `${removed.journalId}/trc20usdt`, expected: '0', actual: '-1' });
-    // The platform_fees balance no longer equals its entries either.
-    expect(res.json.problems).toContainEqual({
-      check: 'running-balance',
-      key: `${merchant.companyId}/trc20usdt/platform_fees`,
-      expected: String(PAID_INVOICES - 1),
-      actual: String(PAID_INVOICES),
-    });
-    expect(res.json.entries).toBe(4 * PAID_INVOICES - 1);
-
-    await withDb((db) => db.ledgerEntry.create({ data: removed }));
-    const restored = await verify();
-    expect(restored.code).toBe(0);
-    expect(restored.json.problems).toEqual([]);
+    await tampered(
+      async (db) => {
+        const credit = await db.ledgerEntry.findFirstOrThrow({ where: { kind: 'fee', account: 'platform_fees' } });
+        await db.ledgerEntry.delete({ where: { id: credit.id } });
+        return credit;
+      },
+      (db, removed) => db.ledgerEntry.create({ data: removed }),
+      async (removed) => {
+        const res = await verify();
+        expect(res.code).toBe(1);
+        expect(res.json.ok).toBe(false);
+        expect(res.json.entries).toBe(4 * PAID_INVOICES - 1);
+        expect(res.json.problems).toHaveLength(2);
+        // (Compared as a number: this check reports the database's numeric text, e.g. "-1.000000000000000000".)
+        expect(res.json.problems).toContainEqual({
+          check: 'journal-balance',
+          key: `${removed.journalId}/trc20usdt`,
+          expected: '0',
+          actual: expect.toSatisfy((v: string) => Number(v) === -1, 'the amount -1'),
+        });
+        // The platform_fees balance no longer equals its entries either.
+        expect(res.json.problems).toContainEqual({
+          check: 'running-balance',
+          key: `${merchant.companyId}/trc20usdt/platform_fees`,
+          expected: String(PAID_INVOICES - 1),
+          actual: String(PAID_INVOICES),
+        });
+      },
+    );
   });
 
   it('a confirmed transfer the ledger does not match: chain-records, exit 1', async () => {
-    const transfer = await withDb(async (db) => {
-      const t = await db.chainTransfer.findFirstOrThrow({ where: { state: 'confirmed' } });
-      await db.chainTransfer.update({ where: { id: t.id }, data: { amount: '102' } });
-      return t;
-    });
-    const res = await verify();
-    expect(res.code).toBe(1);
-    expect(res.json.problems).toEqual([
-      {
-        check: 'chain-records',
-        key: `${merchant.companyId}/trc20usdt`,
-        expected: String(-(101 * PAID_INVOICES + 1)),
-        actual: String(-101 * PAID_INVOICES),
+    await tampered(
+      async (db) => {
+        const t = await db.chainTransfer.findFirstOrThrow({ where: { state: 'confirmed' } });
+        await db.chainTransfer.update({ where: { id: t.id }, data: { amount: '102' } });
+        return t;
       },
-    ]);
-
-    await withDb((db) => db.chainTransfer.update({ where: { id: transfer.id }, data: { amount: transfer.amount } }));
-    expect((await verify()).code).toBe(0);
+      (db, t) => db.chainTransfer.update({ where: { id: t.id }, data: { amount: t.amount } }),
+      async () => {
+        const res = await verify();
+        expect(res.code).toBe(1);
+        expect(res.json.problems).toEqual([
+          {
+            check: 'chain-records',
+            key: `${merchant.companyId}/trc20usdt`,
+            expected: String(-(101 * PAID_INVOICES + 1)),
+            actual: String(-101 * PAID_INVOICES),
+          },
+        ]);
+      },
+    );
   });
 });

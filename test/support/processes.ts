@@ -17,7 +17,8 @@ const DEMO_BANNER = 'Created a demo merchant (shown once; keep these):';
 const CONFIG_VARS = [
   'PORT', 'HOST', 'DATABASE_URL', 'DATA_DIR', 'PUBLIC_BASE_URL', 'PAY_URL', 'LOG_LEVEL', 'DB_POOL_SIZE', 'BODY_LIMIT_BYTES',
   'RATES_FILE', 'FEES_FILE', 'GRAPHIQL', 'GRAPHQL_INTROSPECTION', 'ADMIN_HOST', 'ADMIN_PORT', 'ADMIN_TOKEN', 'SHUTDOWN_TIMEOUT_MS',
-  'SANDBOX', 'SWEEP_INTERVAL_MS', 'REFUND_RETRY_INTERVAL_MS',
+  'SANDBOX', 'SWEEP_INTERVAL_MS', 'REFUND_RETRY_INTERVAL_MS', 'WEBHOOK_TIMEOUT_MS', 'WEBHOOK_CONCURRENCY', 'WEBHOOK_BATCH_SIZE',
+  'WEBHOOK_POLL_MS', 'WEBHOOK_ALLOW_PRIVATE', 'WEBHOOK_RETENTION_DAYS', 'WEBHOOK_WORKER',
 ];
 
 export interface Exit {
@@ -36,6 +37,10 @@ export interface Proc {
 
 const children = new Set<Proc>();
 const tempDirs: string[] = [];
+// Should the test process end without its afterAll (a crash, a timeout kill), take the children with it.
+process.once('exit', () => {
+  for (const proc of children) proc.child.kill('SIGKILL');
+});
 
 export function tempDir(prefix = 'payrail-test-'): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
