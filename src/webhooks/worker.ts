@@ -44,6 +44,8 @@ export class WebhookWorker {
   private readonly lanes = new Map<string, Promise<void>>();
   private wakeUp: (() => void) | null = null;
   private lastClaimAt = 0;
+  /** A wake() that came while the loop was claiming, not sleeping: the next sleep is cut short. */
+  private missedWake = false;
 
   constructor(
     private readonly deps: { db: Db; clock: Clock; logger: Logger; sender: WebhookSender },
@@ -62,7 +64,12 @@ export class WebhookWorker {
    */
   wake(): void {
     const wakeUp = this.wakeUp;
-    if (!wakeUp) return;
+    if (!wakeUp) {
+      // Claiming right now: that claim may have missed what this wake announces (a lane that just ended, an
+      // event committed after the claim's snapshot). Look again right after it instead of at the next poll.
+      this.missedWake = true;
+      return;
+    }
     const wait = this.lastClaimAt + MIN_CLAIM_GAP_MS - Date.now();
     if (wait <= 0 || !this.running) wakeUp();
     else setTimeout(() => this.wakeUp === wakeUp && wakeUp(), wait).unref();
@@ -89,6 +96,10 @@ export class WebhookWorker {
   }
 
   private sleep(ms: number): Promise<void> {
+    if (this.missedWake) {
+      this.missedWake = false;
+      ms = Math.max(0, this.lastClaimAt + MIN_CLAIM_GAP_MS - Date.now());
+    }
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
