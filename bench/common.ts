@@ -30,12 +30,12 @@ export async function seed(url: string, headers: Record<string, string>, count: 
   return ids.slice(0, count);
 }
 
-/** Creates payrail_bench_<random> on the server; the returned drop() waits for the service's pool to go first. */
-export async function createBenchDatabase(serverUrl: string) {
+/** Creates <prefix>_<random> on the server; the returned drop() waits for the service's pool to go first. */
+export async function createBenchDatabase(serverUrl: string, prefix = 'payrail_bench') {
   const admin = new pg.Client({ connectionString: serverUrl });
   admin.on('error', () => {});
   await admin.connect();
-  const name = `payrail_bench_${randomBytes(5).toString('hex')}`;
+  const name = `${prefix}_${randomBytes(5).toString('hex')}`;
   await admin.query(`CREATE DATABASE ${name}`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;

@@ -12,7 +12,7 @@
 //
 //   npx tsx bench/webhooks.ts           (BENCH_PG_URL overrides postgresql://postgres@127.0.0.1:5432/postgres)
 //   node --cpu-prof --import tsx bench/webhooks.ts
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,6 +27,7 @@ import { newInvoiceId } from '../src/invoices/ids.ts';
 import { createLogger } from '../src/logger.ts';
 import { webhookBody } from '../src/webhooks/payloads.ts';
 import { WebhookSender } from '../src/webhooks/sender.ts';
+import { createBenchDatabase } from './common.ts';
 
 const DEFAULT_PG = 'postgresql://postgres@127.0.0.1:5432/postgres';
 const CONCURRENCY = 16;
@@ -195,28 +196,6 @@ type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 // ---------------------------------------------------------------------------------------------------------------
 // Database
 
-async function createBenchDatabase(serverUrl: string) {
-  const admin = new pg.Client({ connectionString: serverUrl });
-  admin.on('error', () => {});
-  await admin.connect();
-  const name = `payrail_bench_wh_${randomBytes(5).toString('hex')}`;
-  await admin.query(`CREATE DATABASE ${name}`);
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      // Let the service's pool go first (see bench/common.ts), then drop whatever is left.
-      for (let i = 0; i < 50; i++) {
-        const { rows } = await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [name]);
-        if (rows[0]!.n === 0) break;
-        await sleep(100);
-      }
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
-    },
-  };
-}
 
 interface Job {
   eventId: string;
@@ -378,7 +357,7 @@ export async function benchWebhooks(): Promise<Result> {
   const startedAt = new Date().toISOString();
   const loadBefore = round(os.loadavg()[0]!, 2);
   const pgUrl = process.env['BENCH_PG_URL'] ?? DEFAULT_PG;
-  const database = await createBenchDatabase(pgUrl);
+  const database = await createBenchDatabase(pgUrl, 'payrail_bench_wh');
   let app: App | null = null;
   let receiver: Receiver | null = null;
   const sql = new pg.Client({ connectionString: database.url });
