@@ -9,6 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+// The children get exactly what each test sets, whatever the caller's shell has.
+import { CONFIG_VARS } from '../support/processes.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const STARTUP_TIMEOUT_MS = 30_000;
@@ -16,11 +18,6 @@ const EXIT_TIMEOUT_MS = 15_000;
 const SAMPLE_INVOICE = { invoiceCurrency: 'usd', items: [{ name: 'Coffee', price: 4.5 }] };
 const DEMO_BANNER = 'Created a demo merchant (shown once; keep these):';
 
-// Every variable src/config.ts reads: the children get exactly what each test sets, whatever the caller's shell has.
-const CONFIG_VARS = [
-  'PORT', 'HOST', 'DATABASE_URL', 'DATA_DIR', 'PUBLIC_BASE_URL', 'PAY_URL', 'LOG_LEVEL', 'DB_POOL_SIZE', 'BODY_LIMIT_BYTES',
-  'RATES_FILE', 'FEES_FILE', 'GRAPHIQL', 'ADMIN_HOST', 'ADMIN_PORT', 'ADMIN_TOKEN', 'SHUTDOWN_TIMEOUT_MS',
-];
 
 // ---------------------------------------------------------------------------------------------------------------
 // Process and HTTP helpers
