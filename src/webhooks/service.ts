@@ -32,6 +32,13 @@ export async function setWebhookUrl(deps: WebhookDeps, company: Company, rawInpu
   return { webHookUrl };
 }
 
+/** The company's webhook URL and secret; a 422 when no URL is set (nothing could be sent). */
+async function requireEndpoint(deps: WebhookDeps, company: Company): Promise<{ webhookUrl: string; secretKey: string }> {
+  const { webhookUrl, secretKey } = await deps.db.company.findUniqueOrThrow({ where: { id: company.id }, select: { webhookUrl: true, secretKey: true } });
+  if (!webhookUrl) throw new ValidationError([{ path: 'webHookUrl', message: 'set a webhook URL first' }], 'No webhook URL is set');
+  return { webhookUrl, secretKey };
+}
+
 export async function getWebhookUrl(deps: WebhookDeps, company: Company): Promise<{ webHookUrl: string | null }> {
   const row = await deps.db.company.findUniqueOrThrow({ where: { id: company.id }, select: { webhookUrl: true } });
   return { webHookUrl: row.webhookUrl };
@@ -44,8 +51,7 @@ export interface TestWebhookResult extends SendResult {
 
 /** Sends a signed test event to the configured URL now and reports what happened (not retried, not logged). */
 export async function sendTestWebhook(deps: WebhookDeps, company: Company): Promise<TestWebhookResult> {
-  const { webhookUrl, secretKey } = await deps.db.company.findUniqueOrThrow({ where: { id: company.id }, select: { webhookUrl: true, secretKey: true } });
-  if (!webhookUrl) throw new ValidationError([{ path: 'webHookUrl', message: 'set a webhook URL first' }], 'No webhook URL is set');
+  const { webhookUrl, secretKey } = await requireEndpoint(deps, company);
   const eventId = `test_${randomUUID()}`;
   const body = JSON.stringify({ type: 'test', message: 'Test webhook from Payrail', eventId, sentAt: deps.clock.now().toISOString() });
   const result = await deps.sender.send({ url: webhookUrl, eventId, body, secretKey, timestampSeconds: Math.floor(deps.clock.now().getTime() / 1000) });
@@ -91,8 +97,7 @@ export async function getDelivery(deps: WebhookDeps, company: Company, id: strin
 export async function redeliverEvent(deps: WebhookDeps, company: Company, eventId: string): Promise<DeliveryRecord> {
   const event = eventId.length <= 64 ? await deps.db.event.findUnique({ where: { id: eventId } }) : null;
   if (!event || event.companyId !== company.id) throw new NotFoundError(`No event with id ${eventId}`);
-  const { webhookUrl } = await deps.db.company.findUniqueOrThrow({ where: { id: company.id }, select: { webhookUrl: true } });
-  if (!webhookUrl) throw new ValidationError([{ path: 'webHookUrl', message: 'set a webhook URL first' }], 'No webhook URL is set');
+  const { webhookUrl } = await requireEndpoint(deps, company);
   const delivery = await deps.db.webhookDelivery.create({
     data: { id: randomUUID(), eventId, companyId: company.id, url: webhookUrl, seq: event.seq, status: 'pending', nextAttemptAt: deps.clock.now() },
     include: deliveryInclude,
@@ -106,8 +111,7 @@ const redeliverFailedSchema = z.object({ since: z.iso.datetime({ offset: true, m
 /** Redelivers every event whose latest delivery failed since the given time. */
 export async function redeliverFailed(deps: WebhookDeps, company: Company, rawInput: unknown): Promise<{ redelivered: number }> {
   const { since } = parseInput(redeliverFailedSchema, rawInput);
-  const { webhookUrl } = await deps.db.company.findUniqueOrThrow({ where: { id: company.id }, select: { webhookUrl: true } });
-  if (!webhookUrl) throw new ValidationError([{ path: 'webHookUrl', message: 'set a webhook URL first' }], 'No webhook URL is set');
+  const { webhookUrl } = await requireEndpoint(deps, company);
   const failed = await deps.db.webhookDelivery.findMany({
     where: { companyId: company.id, status: 'failed', updatedAt: { gte: new Date(since) } },
     select: { eventId: true, seq: true },
