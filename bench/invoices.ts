@@ -143,7 +143,7 @@ async function main(): Promise<number> {
     try {
       // The baseline gets its own in-memory PGlite (one instance cannot be shared with Prisma's adapter).
       const openBaseline = async () => {
-        const db = await openPGlite('pglite:memory://');
+        const { client: db } = await openPGlite('pglite:memory://', 'bench');
         await applyMigrations(new PGliteAdapterFactory(db));
         return pgliteBackend(db);
       };

@@ -22,6 +22,7 @@ import { Router } from './http/router.ts';
 import { invoiceRoutes, type InvoiceRestContext } from './invoices/rest.ts';
 import type { InvoiceDeps } from './invoices/service.ts';
 import type { Logger } from './logger.ts';
+import { DRAIN_SHARE } from './shutdown.ts';
 import { defaultFeeTable, loadFeeTable } from './pricing/fees.ts';
 import { StaticRateSource } from './pricing/rates.ts';
 
@@ -58,10 +59,10 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
   const db = await openDatabase({
     url: config.databaseUrl,
     poolSize: config.dbPoolSize,
+    role: 'server',
     onPoolError: (e) => logger.warn({ err: e }, 'database connection lost; the pool reconnects'),
   });
-  const clock = new Clock(config.sandbox);
-  await clock.load(db.prisma);
+  const clock = new Clock(db.prisma, config.sandbox);
   const chains = sandboxRegistry();
   const webhooks = createWebhookRuntime(config, db.prisma, clock, logger, config.webhooks.inProcess);
   const notify = webhooks.deps.wake;
@@ -73,7 +74,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     rates: config.ratesFile ? StaticRateSource.fromFile(config.ratesFile) : new StaticRateSource(),
     fees: config.feesFile ? loadFeeTable(config.feesFile) : defaultFeeTable(),
     chains,
-    now: () => clock.now(),
+    clock,
     notify,
   };
   const auth = new TokenAuthenticator(db.prisma);
@@ -158,7 +159,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       // Stop accepting, let in-flight requests finish (bounded), then close the database.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      const timer = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
+      const timer = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs * DRAIN_SHARE);
       await closed;
       clearTimeout(timer);
       await jobs.stop();
@@ -199,7 +200,7 @@ function startJobs(config: Config, logger: Logger, payments: PaymentDeps, webhoo
     every(config.sweepIntervalMs, 'expiry-sweeper', () => sweepExpired(payments)),
     every(config.refundRetryIntervalMs, 'refund-sender', () => dispatchQueuedRefunds(payments, logger)),
     every(60 * 60_000, 'webhook-pruner', () =>
-      pruneDeliveries(payments.db, new Date(payments.clock.now().getTime() - config.webhooks.retentionDays * 86_400_000)),
+      pruneDeliveries(payments.db, new Date(Date.now() - config.webhooks.retentionDays * 86_400_000)),
     ),
   ];
   return {

@@ -1,33 +1,55 @@
+import { Prisma } from '../generated/prisma/client.ts';
 import type { Db } from './db/client.ts';
 import { AppError } from './errors/app-error.ts';
 
 /**
- * Service time. Production runs on the real clock; in sandbox mode a test clock can be moved forward
- * (never back), and the offset is stored so it survives restarts.
+ * Service time. Production runs on the real clock. In sandbox mode every company has a test clock of its own
+ * (like Stripe's test clocks): it only moves forward, its offset is stored (it survives restarts and is shared
+ * by every process on the database), and it moves only that company's invoices and webhook retries.
+ * Leases, timeouts, signatures and retention always use real time.
  */
 export class Clock {
-  private offsetMs = 0;
-  constructor(readonly sandbox: boolean) {}
+  constructor(
+    private readonly db: Db,
+    readonly sandbox: boolean,
+  ) {}
 
-  now(): Date {
-    return new Date(Date.now() + this.offsetMs);
+  /** Real time, for what is about this process and the outside world rather than a company's objects. */
+  real(): Date {
+    return new Date();
   }
 
-  async load(db: Db): Promise<void> {
-    if (!this.sandbox) return;
-    const row = await db.sandboxClock.findUnique({ where: { id: 1 } });
-    this.offsetMs = Number(row?.offsetMs ?? 0n);
+  /** How far the company's test clock runs ahead of real time (0 outside sandbox mode). */
+  async offsetMs(companyId: string): Promise<number> {
+    if (!this.sandbox) return 0;
+    const row = await this.db.sandboxClock.findUnique({ where: { companyId }, select: { offsetMs: true } });
+    return Number(row?.offsetMs ?? 0n);
   }
 
-  async advance(db: Db, minutes: number): Promise<Date> {
+  /** The company's time: real time plus its test clock's offset. */
+  async now(companyId: string): Promise<Date> {
+    return new Date(Date.now() + (await this.offsetMs(companyId)));
+  }
+
+  /**
+   * SQL for the current time on the clock of the company whose id is in `companyColumn` (a column of the
+   * query it is used in), for queries that pick what is due across companies.
+   */
+  companyNowSql(companyColumn: string): Prisma.Sql {
+    const real = Prisma.sql`${new Date()}::timestamptz`;
+    if (!this.sandbox) return real;
+    return Prisma.sql`(${real} + COALESCE((SELECT sc."offsetMs" FROM "SandboxClock" sc WHERE sc."companyId" = ${Prisma.raw(companyColumn)}), 0) * interval '1 millisecond')`;
+  }
+
+  /** Moves the company's test clock forward; answers its new offset. */
+  async advance(companyId: string, minutes: number): Promise<number> {
     if (!this.sandbox) throw new AppError('NOT_FOUND', 'The test clock exists only in sandbox mode');
     const ms = BigInt(Math.round(minutes * 60_000));
-    const row = await db.sandboxClock.upsert({ where: { id: 1 }, create: { id: 1, offsetMs: ms }, update: { offsetMs: { increment: ms } } });
-    this.offsetMs = Number(row.offsetMs);
-    return this.now();
-  }
-
-  get offsetMinutes(): number {
-    return this.offsetMs / 60_000;
+    const row = await this.db.sandboxClock.upsert({
+      where: { companyId },
+      create: { companyId, offsetMs: ms },
+      update: { offsetMs: { increment: ms } },
+    });
+    return Number(row.offsetMs);
   }
 }

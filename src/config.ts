@@ -35,6 +35,8 @@ const envSchema = z.object({
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(16),
   WEBHOOK_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(100),
   WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
+  /** How long a worker's claim on a delivery holds; must outlast one attempt. Default: timeout + 20 s. */
+  WEBHOOK_LEASE_MS: z.coerce.number().int().min(200).max(3_600_000).optional(),
   /** Lets webhooks reach private, loopback and link-local addresses (tests, private deployments). */
   WEBHOOK_ALLOW_PRIVATE: z.enum(['0', '1']).default('0'),
   WEBHOOK_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
@@ -70,6 +72,7 @@ export interface Config {
     concurrency: number;
     batchSize: number;
     pollMs: number;
+    leaseMs: number;
     allowPrivate: boolean;
     retentionDays: number;
     inProcess: boolean;
@@ -98,6 +101,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  if (e.WEBHOOK_LEASE_MS !== undefined && e.WEBHOOK_LEASE_MS <= e.WEBHOOK_TIMEOUT_MS) {
+    throw new ConfigError('Invalid configuration:\n  WEBHOOK_LEASE_MS: must be longer than WEBHOOK_TIMEOUT_MS');
+  }
   const dataDir = path.resolve(e.DATA_DIR);
   const publicBaseUrl = (e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, '');
   return {
@@ -128,6 +134,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       concurrency: e.WEBHOOK_CONCURRENCY,
       batchSize: e.WEBHOOK_BATCH_SIZE,
       pollMs: e.WEBHOOK_POLL_MS,
+      leaseMs: e.WEBHOOK_LEASE_MS ?? e.WEBHOOK_TIMEOUT_MS + 20_000,
       allowPrivate: e.WEBHOOK_ALLOW_PRIVATE === '1',
       retentionDays: e.WEBHOOK_RETENTION_DAYS,
       inProcess: e.WEBHOOK_WORKER === '1',

@@ -4,6 +4,7 @@ import { createCompany, type CompanyCredentials } from './companies/service.ts';
 import type { Db } from './db/client.ts';
 import { loadConfigOrExit } from './config.ts';
 import { createLogger } from './logger.ts';
+import { exitOnSignals } from './shutdown.ts';
 
 const config = loadConfigOrExit();
 
@@ -52,24 +53,12 @@ logger.info(
   'payrail listening',
 );
 
-let shuttingDown = false;
-const shutdown = (signal: string) => {
-  if (shuttingDown) return;
-  shuttingDown = true;
-  logger.info({ signal }, 'shutting down');
-  // Admin listener first, then requests and the database; the state file goes last (see AdminServer).
-  admin
-    .stop()
-    .then(() => app.stop())
-    .then(() => {
-      admin.releaseStateFile();
-      logger.info('stopped');
-      process.exit(0);
-    })
-    .catch((e: unknown) => {
-      logger.error({ err: e }, 'unclean shutdown');
-      process.exit(1);
-    });
-};
-process.on('SIGTERM', () => shutdown('SIGTERM'));
-process.on('SIGINT', () => shutdown('SIGINT'));
+// Admin listener first, then requests and the database; the state file goes last (see AdminServer).
+exitOnSignals(
+  async () => {
+    await admin.stop();
+    await app.stop();
+    admin.releaseStateFile();
+  },
+  { timeoutMs: config.shutdownTimeoutMs, logger, name: 'payrail' },
+);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { App } from '../app.ts';
+import { databaseLabel } from '../db/adapters.ts';
 import { UnauthenticatedError } from '../errors/app-error.ts';
 import { errorBody, sendJson } from '../http/io.ts';
 import { createRestHandler } from '../http/rest.ts';
@@ -15,7 +16,12 @@ export interface AdminState {
   pid: number;
   url: string;
   token: string;
+  /** The database the server serves (databaseLabel): a CLI on another database must not use this server. */
+  database: string;
 }
+
+/** Every admin answer names the database behind it, so a client can check it talks to the right one. */
+export const DATABASE_HEADER = 'x-payrail-database';
 
 const sha = (s: string) => createHash('sha256').update(s).digest();
 
@@ -36,9 +42,11 @@ export async function startAdminServer(app: App): Promise<AdminServer> {
     authenticate: async () => null,
     logger,
   });
+  const database = databaseLabel(config.databaseUrl);
   const server: Server = createServer((req, res) => {
     const requestId = randomUUID();
     res.setHeader('x-request-id', requestId);
+    res.setHeader(DATABASE_HEADER, database);
     const m = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
     if (!m || !timingSafeEqual(sha(m[1]!), expected)) {
       res.setHeader('www-authenticate', 'Bearer');
@@ -55,7 +63,7 @@ export async function startAdminServer(app: App): Promise<AdminServer> {
   });
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.adminHost.includes(':') ? `[${config.adminHost}]` : config.adminHost}:${port}`;
-  const state: AdminState = { pid: process.pid, url, token };
+  const state: AdminState = { pid: process.pid, url, token, database };
   fs.mkdirSync(path.dirname(config.adminStateFile), { recursive: true });
   fs.writeFileSync(config.adminStateFile, JSON.stringify(state), { mode: 0o600 });
   return {

@@ -2,5 +2,5 @@
 import { verifyLedger, type LedgerReport } from '../ledger/verify.ts';
 import { runAdminRequest } from './run.ts';
 
-const report = (await runAdminRequest({ method: 'GET', path: '/admin/ledger/verify' }, verifyLedger)) as LedgerReport;
+const report = (await runAdminRequest({ method: 'GET', path: '/admin/ledger/verify' }, verifyLedger, 'ledger:verify')) as LedgerReport;
 process.exit(report.ok ? 0 : 1);

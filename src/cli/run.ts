@@ -1,8 +1,11 @@
-// Shared by the operator CLIs: run a request through the running server's admin API when a server holds the
-// database (only one process may open a PGlite directory), else open the database directly.
-import { readAdminState } from '../admin/server.ts';
+// Shared by the operator CLIs: run a request through the running server's admin API when that server serves
+// this CLI's database (only one process may open a PGlite directory), else open the database directly.
+// Either way the CLI says on stderr which database it used and how.
+import { DATABASE_HEADER, readAdminState } from '../admin/server.ts';
 import { loadConfigOrExit } from '../config.ts';
+import { databaseLabel } from '../db/adapters.ts';
 import { openDatabase, type Db } from '../db/client.ts';
+import { DatabaseInUseError } from '../db/pglite-lock.ts';
 import { AppError } from '../errors/app-error.ts';
 
 export interface AdminRequest {
@@ -16,12 +19,16 @@ export function fail(message: string, code = 2): never {
   process.exit(code);
 }
 
+const note = (message: string) => process.stderr.write(`${message}\n`);
+
 /** Prints the JSON result; exits 1 on an API error. `direct` must do what the admin route does. */
-export async function runAdminRequest(request: AdminRequest, direct: (db: Db) => Promise<unknown>): Promise<unknown> {
+export async function runAdminRequest(request: AdminRequest, direct: (db: Db) => Promise<unknown>, role = 'operator CLI'): Promise<unknown> {
   const config = loadConfigOrExit();
+  const database = databaseLabel(config.databaseUrl);
   const server = readAdminState(config.adminStateFile);
   let result: unknown;
-  if (server) {
+  if (server && server.database === database) {
+    note(`database: ${database} (through the running server, pid ${server.pid})`);
     const res = await fetch(`${server.url}${request.path}`, {
       method: request.method,
       headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' },
@@ -29,18 +36,27 @@ export async function runAdminRequest(request: AdminRequest, direct: (db: Db) =>
     }).catch(() =>
       fail(`The server (pid ${server.pid}) holds the database but its admin API at ${server.url} does not answer; it may be stopping. Retry in a moment.`, 1),
     );
+    // The state file could be stale in a way the pid check misses (a reused pid): the server names its database.
+    const served = res.headers.get(DATABASE_HEADER);
+    if (served !== database) fail(`The admin API at ${server.url} serves ${served ?? 'an unknown database'}, not ${database}; nothing was done.`, 1);
     result = await res.json();
     if (!res.ok) fail(JSON.stringify(result), 1);
   } else {
-    const db = await openDatabase({ url: config.databaseUrl, poolSize: 1 });
+    note(`database: ${database} (opened directly${server ? `; the server in this DATA_DIR, pid ${server.pid}, serves ${server.database}` : ''})`);
+    const db = await openDatabase({ url: config.databaseUrl, poolSize: 1, role }).catch((e: unknown) => {
+      if (e instanceof DatabaseInUseError) fail(`${e.message}. Run this command with the DATA_DIR and DATABASE_URL of that server.`, 1);
+      throw e;
+    });
+    let error: unknown = null;
     try {
       result = await direct(db.prisma);
     } catch (e) {
-      if (e instanceof AppError) fail(JSON.stringify({ error: { code: e.code, message: e.message, details: e.details } }), 1);
-      throw e;
-    } finally {
-      await db.close();
+      error = e;
     }
+    // Closed before any exit: an embedded database is flushed and its lock released.
+    await db.close();
+    if (error instanceof AppError) fail(JSON.stringify({ error: { code: error.code, message: error.message, details: error.details } }), 1);
+    if (error) throw error;
   }
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   return result;

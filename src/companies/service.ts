@@ -4,8 +4,7 @@ import type { Company } from '../../generated/prisma/client.ts';
 import type { Db } from '../db/client.ts';
 import { COMPANY_ASSETS, DEFAULT_ACCEPTED_ASSETS, type CompanyAsset } from '../domain/assets.ts';
 import { NotFoundError } from '../errors/app-error.ts';
-import { httpUrl } from '../invoices/rules.ts';
-import { parseInput } from '../validation.ts';
+import { httpUrl, parseInput } from '../validation.ts';
 import { digestsEqual, hashToken, newPublicToken, newSecretKey } from './tokens.ts';
 
 export type { Company };

@@ -1,10 +1,10 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+import { acquireLock } from './pglite-lock.ts';
 
 export const isPostgresUrl = (url: string): boolean => /^postgres(ql)?:\/\//i.test(url);
 
@@ -49,11 +49,47 @@ export class PGliteAdapterFactory implements SqlMigrationAwareDriverAdapterFacto
   }
 }
 
-export async function openPGlite(url: string): Promise<PGlite> {
-  const dir = pgliteDir(url);
-  if (dir === '' || dir === 'memory://') return PGlite.create();
-  fs.mkdirSync(path.dirname(path.resolve(dir)), { recursive: true });
-  return PGlite.create(dir);
+export const isInMemory = (url: string): boolean => ['', 'memory://'].includes(pgliteDir(url));
+
+/** The database a URL names, for people: the absolute PGlite directory, or the PostgreSQL URL without its password. */
+export function databaseLabel(url: string): string {
+  if (isPostgresUrl(url)) {
+    const u = new URL(url);
+    u.password = '';
+    return u.toString();
+  }
+  return isInMemory(url) ? 'pglite:memory://' : `pglite:${path.resolve(pgliteDir(url))}`;
+}
+
+export interface OpenedPGlite {
+  client: PGlite;
+  close(): Promise<void>;
+}
+
+/** Opens (creating if needed) a PGlite database, holding its directory's lock until closed. */
+export async function openPGlite(url: string, role: string): Promise<OpenedPGlite> {
+  if (isInMemory(url)) {
+    const client = await PGlite.create();
+    return { client, close: () => client.close() };
+  }
+  const dir = path.resolve(pgliteDir(url));
+  const release = acquireLock(dir, role);
+  try {
+    const client = await PGlite.create(dir);
+    return {
+      client,
+      close: async () => {
+        try {
+          await client.close();
+        } finally {
+          release();
+        }
+      },
+    };
+  } catch (e) {
+    release();
+    throw e;
+  }
 }
 
 /**

@@ -53,13 +53,15 @@ export interface OpenDatabaseOptions {
   poolSize?: number;
   /** An idle connection dropped by the server (restart, admin kill): pg emits it on the pool. */
   onPoolError?: (error: Error) => void;
+  /** Who opens it, named in the embedded database's lock (`server`, `merchant CLI`, ...). */
+  role?: string;
 }
 
 /**
  * postgresql://... -> PostgreSQL through a pg pool; pglite:<dir> -> embedded PGlite in <dir>
  * (pglite:memory:// keeps it in memory). Only one process may open a PGlite data directory.
  */
-export async function openDatabase({ url, migrate = true, poolSize = 10, onPoolError }: OpenDatabaseOptions): Promise<Database> {
+export async function openDatabase({ url, migrate = true, poolSize = 10, onPoolError, role = 'payrail' }: OpenDatabaseOptions): Promise<Database> {
   if (isPostgresUrl(url)) {
     if (migrate) {
       const factory = postgresMigrationFactory(url);
@@ -78,16 +80,21 @@ export async function openDatabase({ url, migrate = true, poolSize = 10, onPoolE
       },
     };
   }
-  const pglite = await openPGlite(url);
-  const factory = new PGliteAdapterFactory(pglite);
-  if (migrate) await applyMigrations(factory);
+  const pglite = await openPGlite(url, role);
+  const factory = new PGliteAdapterFactory(pglite.client);
+  try {
+    if (migrate) await applyMigrations(factory);
+  } catch (e) {
+    await pglite.close();
+    throw e;
+  }
   const prisma = new PrismaClient({ adapter: factory, errorFormat: 'minimal', transactionOptions: TRANSACTION_OPTIONS });
   return {
     prisma,
     kind: 'pglite',
     close: async () => {
       await prisma.$disconnect();
-      // $disconnect() leaves PGlite open: close it to flush and release the data directory.
+      // $disconnect() leaves PGlite open: close it to flush and release the data directory (and its lock).
       await pglite.close();
     },
   };

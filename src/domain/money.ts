@@ -4,14 +4,53 @@ import { Decimal } from 'decimal.js';
 export const Money = Decimal.clone({ precision: 60, toExpNeg: -60, toExpPos: 60 });
 export type Money = Decimal;
 
+/** Digits of a `Decimal(38,18)` column: 20 before the point, 18 after. Every stored amount fits it. */
+export const AMOUNT_COLUMN = { integerDigits: 20, scale: 18 } as const;
+
+/** Where a parsed decimal must land: digits before and after the point (a database column's shape). */
+export interface DecimalShape {
+  integerDigits: number;
+  scale: number;
+}
+
+// Longer texts are never needed for a Decimal(38,18) value and cost time to read; exponents beyond this
+// size are out of every column's range whatever the digits say.
+const MAX_TEXT_LENGTH = 100;
+const MAX_EXPONENT_DIGITS = 4;
 const DECIMAL_LITERAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 
-/** Parses a decimal literal exactly (no float on the way); null when it is not one. */
-export function parseDecimal(text: string): Decimal | null {
+export type DecimalReading = { ok: true; value: Decimal } | { ok: false; message: string };
+
+/**
+ * The one decimal parser of the project (request bodies, GraphQL, config and files): exact (no float on the
+ * way), bounded before any arithmetic (text length, exponent size), then checked against the column it is
+ * stored in, so a value that passes is cheap to compute with and always fits.
+ */
+export function readDecimal(text: string, shape: DecimalShape = AMOUNT_COLUMN): DecimalReading {
   const trimmed = text.trim();
-  if (!DECIMAL_LITERAL.test(trimmed)) return null;
+  if (trimmed.length > MAX_TEXT_LENGTH) return { ok: false, message: `must be a decimal number of at most ${MAX_TEXT_LENGTH} characters` };
+  const m = DECIMAL_LITERAL.exec(trimmed);
+  if (!m) return { ok: false, message: 'must be a decimal number' };
+  const exponent = m[3]?.replace(/^[eE][+-]?0*/, '') ?? '';
+  if (exponent.length > MAX_EXPONENT_DIGITS) return { ok: false, message: 'has an exponent out of range' };
   const value = new Money(trimmed);
-  return value.isFinite() ? value : null;
+  if (!value.isFinite()) return { ok: false, message: 'must be a decimal number' };
+  if (value.abs().gte(new Money(10).pow(shape.integerDigits))) {
+    return { ok: false, message: `must have at most ${shape.integerDigits} digits before the decimal point` };
+  }
+  if (value.decimalPlaces() > shape.scale) return { ok: false, message: `must have at most ${shape.scale} decimal places` };
+  // -0 is 0 for every purpose of ours.
+  return { ok: true, value: value.isZero() ? new Money(0) : value };
+}
+
+/** Whether a computed value fits a column (a quote of a huge total at a tiny price may not). */
+export const fitsColumn = (value: Decimal, shape: DecimalShape = AMOUNT_COLUMN): boolean =>
+  value.abs().lt(new Money(10).pow(shape.integerDigits)) && value.decimalPlaces() <= shape.scale;
+
+/** `readDecimal` for callers that only need yes or no. */
+export function parseDecimal(text: string, shape: DecimalShape = AMOUNT_COLUMN): Decimal | null {
+  const reading = readDecimal(text, shape);
+  return reading.ok ? reading.value : null;
 }
 
 /** Any decimal, including Prisma's own Decimal instances (another decimal.js copy), as ours. */

@@ -8,13 +8,14 @@ import type PrismaTypes from '../../generated/pothos-types.ts';
 import { getDatamodel } from '../../generated/pothos-types.ts';
 import type { Company } from '../companies/service.ts';
 import type { Db } from '../db/client.ts';
-import { parseDecimal } from '../domain/money.ts';
+import { readDecimal } from '../domain/money.ts';
 import { AppError, UnauthenticatedError, type ErrorDetail } from '../errors/app-error.ts';
 import type { InvoiceDeps } from '../invoices/service.ts';
 import type { Logger } from '../logger.ts';
 import type { PaymentDeps } from '../payments/processor.ts';
 import type { SandboxDeps } from '../sandbox/service.ts';
 import type { WebhookDeps } from '../webhooks/service.ts';
+import { INSTANT_MESSAGE, parseInstant } from '../validation.ts';
 
 export interface GraphQLContext {
   prisma: Db;
@@ -67,31 +68,32 @@ export const builder = new SchemaBuilder<{
 builder.queryType({});
 builder.mutationType({});
 
+/** A Decimal input as its exact text, read by the project's decimal parser (bounded, fits the amount column). */
+function decimalText(text: string | null): string {
+  const reading = text === null ? null : readDecimal(text);
+  if (text !== null && reading?.ok) return text;
+  throw new GraphQLError(`Decimal ${reading && !reading.ok ? reading.message : 'must be a decimal number given as a string'}`);
+}
+
 // Decimal: a string on the wire. Literals keep their exact source digits; variables may be strings or numbers.
 builder.scalarType('Decimal', {
   description: 'An exact decimal number, serialised as a string (e.g. "10.50"). Never a float.',
   serialize: (value) => String(value),
-  parseValue: (value) => {
-    if ((typeof value === 'string' || typeof value === 'number') && parseDecimal(String(value))) return String(value);
-    throw new GraphQLError('Decimal must be a decimal number given as a string');
-  },
-  parseLiteral: (ast) => {
-    if ((ast.kind === Kind.STRING || ast.kind === Kind.FLOAT || ast.kind === Kind.INT) && parseDecimal(ast.value)) return ast.value;
-    throw new GraphQLError('Decimal must be a decimal number given as a string');
-  },
+  parseValue: (value) => decimalText(typeof value === 'string' || typeof value === 'number' ? String(value) : null),
+  parseLiteral: (ast) => decimalText(ast.kind === Kind.STRING || ast.kind === Kind.FLOAT || ast.kind === Kind.INT ? ast.value : null),
 });
 
 builder.scalarType('DateTime', {
   description: 'An instant in ISO 8601 with milliseconds and Z, e.g. 2026-11-21T10:00:00.000Z.',
   serialize: (value) => (value instanceof Date ? value : new Date(String(value))).toISOString(),
   parseValue: (value) => {
-    const d = typeof value === 'string' ? new Date(value) : null;
-    if (!d || Number.isNaN(d.getTime())) throw new GraphQLError('DateTime must be an ISO 8601 string');
+    const d = typeof value === 'string' ? parseInstant(value) : null;
+    if (!d) throw new GraphQLError(`DateTime ${INSTANT_MESSAGE}`);
     return d;
   },
   parseLiteral: (ast) => {
-    const d = ast.kind === Kind.STRING ? new Date(ast.value) : null;
-    if (!d || Number.isNaN(d.getTime())) throw new GraphQLError('DateTime must be an ISO 8601 string');
+    const d = ast.kind === Kind.STRING ? parseInstant(ast.value) : null;
+    if (!d) throw new GraphQLError(`DateTime ${INSTANT_MESSAGE}`);
     return d;
   },
 });

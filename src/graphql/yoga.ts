@@ -1,5 +1,7 @@
+import { PothosValidationError } from '@pothos/core';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
-import { GraphQLError, NoSchemaIntrospectionCustomRule, type ValidationRule } from 'graphql';
+import { GraphQLError, NoSchemaIntrospectionCustomRule, type ASTVisitor, type StringValueNode, type ValidationContext, type ValidationRule } from 'graphql';
+import { findInputProblem, textProblem } from '../http/input-guard.ts';
 import { depthLimit } from './limits.ts';
 import type { IncomingMessage } from 'node:http';
 import { isTransientTransactionError } from '../db/client.ts';
@@ -27,6 +29,32 @@ const validationRule = (rule: ValidationRule): Plugin => ({
   onValidate: ({ addValidationRule }) => addValidationRule(rule),
 });
 
+const invalidInput = (path: string, message: string) =>
+  new GraphQLError(`${path ? `${path} ` : ''}${message}`, {
+    extensions: { code: 'VALIDATION_FAILED', details: [{ path, message }], http: { status: 400 } },
+  });
+
+/**
+ * The edge check REST bodies get, for GraphQL: variables and the document text before parsing, string
+ * literals (whose escapes can spell a NUL) during validation.
+ */
+const inputGuard: Plugin = {
+  onParams({ params, setResult }) {
+    const problem =
+      findInputProblem(params.variables ?? null, ['variables']) ??
+      findInputProblem(params.operationName ?? null, ['operationName']) ??
+      (typeof params.query === 'string' && textProblem(params.query) ? { path: 'query', message: textProblem(params.query)! } : null);
+    if (problem) setResult({ errors: [invalidInput(problem.path, problem.message)] });
+  },
+  onValidate: ({ addValidationRule }) =>
+    addValidationRule((context: ValidationContext): ASTVisitor => ({
+      StringValue(node: StringValueNode) {
+        const problem = textProblem(node.value);
+        if (problem) context.reportError(invalidInput('query', `has a string literal that ${problem}`));
+      },
+    })),
+};
+
 /** Deep enough for every real query of this schema (connection edges included), shallow enough to stop abuse. */
 export const MAX_QUERY_DEPTH = 10;
 
@@ -47,6 +75,7 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<ServerContext, Gra
     // Yoga's own limit would pipe every body through an extra stream.
     maxRequestBodySize: false,
     plugins: [
+      inputGuard,
       validationRule(depthLimit(MAX_QUERY_DEPTH)),
       ...(deps.introspection ? [] : [validationRule(NoSchemaIntrospectionCustomRule)]),
     ],
@@ -78,6 +107,13 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<ServerContext, Gra
           return new GraphQLError(original.message, {
             ...(error instanceof GraphQLError ? { nodes: error.nodes, path: error.path } : {}),
             extensions: { code: original.code, details: original.details },
+          });
+        }
+        // Pothos refuses malformed arguments (an undecodable cursor, say) before our resolvers run.
+        if (original instanceof PothosValidationError) {
+          return new GraphQLError(original.message, {
+            ...(error instanceof GraphQLError ? { nodes: error.nodes, path: error.path } : {}),
+            extensions: { code: 'VALIDATION_FAILED', details: [] },
           });
         }
         // graphql-js's own errors (syntax, validation, variable coercion) describe the request, not us.

@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Company } from '../companies/service.ts';
 import { isTransientTransactionError } from '../db/client.ts';
-import { AppError, UnauthenticatedError } from '../errors/app-error.ts';
+import { AppError, UnauthenticatedError, ValidationError } from '../errors/app-error.ts';
 import type { Logger } from '../logger.ts';
+import { findInputProblem } from './input-guard.ts';
 import { errorBody, parseJsonBody, readBody, sendJson } from './io.ts';
 import type { Router } from './router.ts';
 
@@ -34,6 +35,9 @@ export function createRestHandler<Ctx>(router: Router<Ctx>, ctx: Ctx, options: R
         throw new AppError('METHOD_NOT_ALLOWED', `${method} is not allowed here; use ${match.allow.join(' or ')}`);
       }
       const { route, params } = match;
+      const query = Object.fromEntries(url.searchParams);
+      const badParam = findInputProblem(params) ?? findInputProblem(query);
+      if (badParam) throw new ValidationError([badParam]);
       let company: Company | null = null;
       if (route.auth !== 'none') {
         const token = bearerToken(req.headers.authorization);
@@ -46,6 +50,8 @@ export function createRestHandler<Ctx>(router: Router<Ctx>, ctx: Ctx, options: R
       }
       const raw = method === 'GET' ? Buffer.alloc(0) : await readBody(req, options.bodyLimitBytes);
       const body = parseJsonBody(req, raw);
+      const badBody = findInputProblem(body);
+      if (badBody) throw new ValidationError([badBody]);
       const out = await route.handler({ params, query: url.searchParams, body, headers: req.headers, company, requestId }, ctx);
       sendJson(res, out.status, out.body, { ...baseHeaders, ...out.headers });
     } catch (e) {

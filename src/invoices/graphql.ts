@@ -179,9 +179,14 @@ builder.queryField('invoices', (t) =>
       defaultSize: 20,
       maxSize: MAX_PAGE_SIZE,
       args: { filter: t.arg({ type: InvoiceFilter, required: false }) },
-      resolve: (query, _root, { filter, first, last }, ctx) => {
+      resolve: (query, _root, { filter, first, last, after }, ctx) => {
         if ((first ?? 0) > MAX_PAGE_SIZE || (last ?? 0) > MAX_PAGE_SIZE) {
           throw new ValidationError([{ path: first ? 'first' : 'last', message: `must be at most ${MAX_PAGE_SIZE}` }]);
+        }
+        // A cursor is opaque to clients but not to forgers: what it decodes to must be an invoice id.
+        const cursorId = (query as { cursor?: { id?: unknown } }).cursor?.id;
+        if (cursorId !== undefined && !(typeof cursorId === 'string' && INVOICE_ID_PATTERN.test(cursorId))) {
+          throw new ValidationError([{ path: after ? 'after' : 'before', message: 'must be a cursor from a previous page' }]);
         }
         return ctx.prisma.invoice.findMany({
           ...query,

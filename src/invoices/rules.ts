@@ -9,45 +9,20 @@ import {
   type InvoiceCurrency,
   type PaymentCurrency,
 } from '../domain/assets.ts';
-import { Money, parseDecimal, roundPrice, roundUpToUnit } from '../domain/money.ts';
-import { DecimalLiteral } from '../http/json-body.ts';
+import { Money, roundPrice, roundUpToUnit } from '../domain/money.ts';
+import { decimal, email, httpUrl, MAX_EMAIL_LENGTH, MAX_URL_LENGTH } from '../validation.ts';
 import type { FeeRule } from '../pricing/fees.ts';
 
 export const LIMITS = {
   maxItems: 500,
   maxItemNameLength: 200,
-  maxUrlLength: 2048,
-  maxEmailLength: 254,
+  maxUrlLength: MAX_URL_LENGTH,
+  maxEmailLength: MAX_EMAIL_LENGTH,
   /** Largest absolute item price: keeps totals well inside Decimal(38,18). */
   maxAbsPrice: new Money('1e15'),
 } as const;
 
 const enumMessage = (values: readonly string[]) => ({ message: `must be one of: ${values.join(', ')}` });
-
-/** A decimal given as a JSON number (exact literal) or a string; never via a float we computed. */
-export const decimalInput = z
-  .union([z.string(), z.number(), z.instanceof(DecimalLiteral)], { message: 'must be a number' })
-  .transform((value, ctx) => {
-    const text = value instanceof DecimalLiteral ? value.text : String(value);
-    const parsed = parseDecimal(text);
-    if (!parsed) {
-      ctx.addIssue({ code: 'custom', message: 'must be a decimal number' });
-      return z.NEVER;
-    }
-    return parsed;
-  });
-
-export const httpUrl = z
-  .string()
-  .max(LIMITS.maxUrlLength)
-  .refine((v) => {
-    try {
-      const u = new URL(v);
-      return (u.protocol === 'https:' || u.protocol === 'http:') && !u.username && !u.password;
-    } catch {
-      return false;
-    }
-  }, 'must be an absolute http(s) URL without credentials');
 
 export const createInvoiceSchema = z
   .object({
@@ -56,7 +31,7 @@ export const createInvoiceSchema = z
       .array(
         z.object({
           name: z.string().trim().min(1, 'must not be empty').max(LIMITS.maxItemNameLength),
-          price: decimalInput.refine((p) => p.abs().lte(LIMITS.maxAbsPrice), `must be at most ${LIMITS.maxAbsPrice.toFixed()} in absolute value`),
+          price: decimal({ min: LIMITS.maxAbsPrice.neg(), max: LIMITS.maxAbsPrice }),
         }),
       )
       .min(1, 'must contain at least one item')
@@ -88,7 +63,7 @@ export type CreateInvoiceInput = z.output<typeof createInvoiceSchema>;
 /** The client's payment currency is only required when the merchant did not fix one at creation. */
 export const proceedInvoiceSchema = (merchantFixed: boolean) =>
   z.object({
-    clientEmail: z.email({ message: 'must be a valid e-mail address' }).max(LIMITS.maxEmailLength),
+    clientEmail: email,
     paymentCurrency: merchantFixed
       ? z.unknown().optional()
       : z.enum(PAYMENT_CURRENCIES, enumMessage(PAYMENT_CURRENCIES)),

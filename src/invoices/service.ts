@@ -3,11 +3,12 @@ import { Prisma } from '../../generated/prisma/client.ts';
 import type { Company } from '../companies/service.ts';
 import type { Db } from '../db/client.ts';
 import { PAYMENT_CURRENCY_INFO, isInvoiceCurrency, isPaymentCurrency, type PaymentCurrency } from '../domain/assets.ts';
-import { toMoney } from '../domain/money.ts';
+import { fitsColumn, toMoney } from '../domain/money.ts';
 import { AppError, ConflictError, NotFoundError, ValidationError } from '../errors/app-error.ts';
 import { recordInvoiceEvent } from '../events/outbox.ts';
 import { parseInput } from '../validation.ts';
 import type { ChainRegistry } from '../chains/adapter.ts';
+import type { Clock } from '../clock.ts';
 import type { FeeTable } from '../pricing/fees.ts';
 import type { RateSource } from '../pricing/rates.ts';
 import { INVOICE_ID_PATTERN, newInvoiceId } from './ids.ts';
@@ -18,7 +19,7 @@ export interface InvoiceDeps {
   rates: RateSource;
   fees: FeeTable;
   chains: ChainRegistry;
-  now: () => Date;
+  clock: Clock;
   /** Called after a transaction that wrote events commits (wakes the webhook worker). */
   notify?: () => void;
 }
@@ -41,6 +42,7 @@ export interface CreateResult {
 }
 
 const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7E]{1,255}$/;
 
 function requestFingerprint(input: CreateInvoiceInput): string {
   const canonical = JSON.stringify({
@@ -65,8 +67,8 @@ export async function createInvoice(
   if (input.paymentCurrency && !company.acceptedAssets.includes(PAYMENT_CURRENCY_INFO[input.paymentCurrency].asset)) {
     throw new ValidationError([{ path: 'paymentCurrency', message: `this merchant does not accept ${input.paymentCurrency}` }]);
   }
-  if (idempotencyKey != null && (idempotencyKey.length === 0 || idempotencyKey.length > MAX_IDEMPOTENCY_KEY_LENGTH)) {
-    throw new ValidationError([{ path: 'Idempotency-Key', message: `must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters` }]);
+  if (idempotencyKey != null && !IDEMPOTENCY_KEY_PATTERN.test(idempotencyKey)) {
+    throw new ValidationError([{ path: 'Idempotency-Key', message: `must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters` }]);
   }
   const fingerprint = idempotencyKey ? requestFingerprint(input) : '';
   const replay = async (): Promise<CreateResult | null> => {
@@ -84,6 +86,7 @@ export async function createInvoice(
   if (earlier) return earlier;
 
   const id = newInvoiceId();
+  const createdAt = await deps.clock.now(company.id);
   const items = input.items.map((item, position) => ({ invoiceId: id, position, name: item.name, price: new Prisma.Decimal(item.price.toFixed()) }));
   let invoice;
   try {
@@ -111,7 +114,7 @@ export async function createInvoice(
           requestedRedirectUrl: input.redirectURL,
           redirectUrl: input.redirectURL ?? company.redirectUrl,
           total: input.total.toFixed(),
-          createdAt: deps.now(),
+          createdAt,
         },
       });
       await tx.invoiceItem.createMany({ data: items });
@@ -169,12 +172,15 @@ export async function proceedInvoice(
     paymentCurrency,
     isMerchantPaysFee: current.isMerchantPaysFee,
   });
+  if (!fitsColumn(quote.paymentAmount)) {
+    throw new ValidationError([{ path: 'paymentCurrency', message: `the invoice total is too large to be paid in ${paymentCurrency}` }]);
+  }
   const allocated = await deps.chains.forNetwork(info.network).allocateAddress({
     companyId: current.companyId,
     invoiceId,
     paymentCurrency,
   });
-  const now = deps.now();
+  const now = await deps.clock.now(current.companyId);
   const filled = await deps.db.$transaction(async (tx) => {
     // Conditional update: of two racing fills exactly one moves the invoice out of `created`.
     const moved = await tx.invoice.updateMany({

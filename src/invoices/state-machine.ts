@@ -26,7 +26,8 @@ export type Decision =
   | { kind: 'stay' }
   | { kind: 'reject'; reason: string };
 
-const isPaidInFull = (f: PaymentFacts) => f.confirmedTotal.gte(f.expected.minus(f.tolerance));
+// Only confirmed money settles: whatever the tolerance, nothing confirmed is never paid.
+const isPaidInFull = (f: PaymentFacts) => f.confirmedTotal.gt(0) && f.confirmedTotal.gte(f.expected.minus(f.tolerance));
 
 export function decide(facts: PaymentFacts, trigger: Trigger): Decision {
   const move = (to: InvoiceStatus): Decision => (to === facts.status ? { kind: 'stay' } : { kind: 'move', to });

@@ -1,11 +1,13 @@
 // The ledger's invariants, checked from scratch: every journal balances, every running balance equals the sum of
-// its entries, and what the ledger says moved on chain equals the chain records (transfers in, refunds out).
+// its entries, what the ledger says moved on chain equals the chain records (transfers in, refunds out), and
+// every invoice's status agrees with its money (a done invoice has its confirmed credit and its fee, etc.).
 import type { Db } from '../db/client.ts';
 import { Money, toMoney } from '../domain/money.ts';
 import { ACCOUNTS } from './ledger.ts';
+import { MAX_UNDERPAYMENT_PERCENT } from '../domain/settlement.ts';
 
 export interface LedgerProblem {
-  check: 'journal-balance' | 'running-balance' | 'chain-records';
+  check: 'journal-balance' | 'running-balance' | 'chain-records' | 'invoice-status';
   key: string;
   expected: string;
   actual: string;
@@ -67,6 +69,8 @@ export async function verifyLedger(db: Db): Promise<LedgerReport> {
     if (!expected.eq(actual)) problems.push({ check: 'chain-records', key: k, expected: expected.toFixed(), actual: actual.toFixed() });
   }
 
+  problems.push(...(await invoiceStatusProblems(db)));
+
   const [counts] = await db.$queryRaw<Row[]>`
     SELECT COUNT(DISTINCT "journalId")::int AS journals, COUNT(*)::int AS entries FROM "LedgerEntry"`;
   return {
@@ -76,4 +80,53 @@ export async function verifyLedger(db: Db): Promise<LedgerReport> {
     balances: balances.length,
     problems,
   };
+}
+
+/**
+ * Per invoice: paidAmount equals its confirmed transfers and the merchant's credits for them; done has money
+ * (at least the tolerated share of the amount unless the merchant accepted it) and exactly its fee; nothing
+ * else carries a fee; created and pending have received nothing final; wrong has; refunded has its refund.
+ * One statement that returns only the invoices that break a rule, with the first rule they break.
+ */
+async function invoiceStatusProblems(db: Db): Promise<LedgerProblem[]> {
+  const minShare = new Money(100 - MAX_UNDERPAYMENT_PERCENT).div(100).toFixed();
+  const rows = await db.$queryRaw<Row[]>`
+    WITH transfers AS (
+      SELECT "invoiceId", SUM("amount") AS confirmed FROM "ChainTransfer"
+      WHERE "state" = 'confirmed' AND "role" IN ('payment', 'late') GROUP BY "invoiceId"
+    ), entries AS (
+      SELECT "invoiceId",
+        SUM(CASE WHEN "kind" IN ('payment', 'late_payment') AND "account" = ${ACCOUNTS.merchantAvailable} THEN "amount" ELSE 0 END) AS credited,
+        SUM(CASE WHEN "kind" = 'fee' AND "account" = ${ACCOUNTS.platformFees} THEN "amount" ELSE 0 END) AS fee,
+        COUNT(*) FILTER (WHERE "kind" = 'fee' AND "account" = ${ACCOUNTS.platformFees}) AS "feeJournals",
+        COUNT(*) FILTER (WHERE "kind" = 'refund') AS "refundEntries"
+      FROM "LedgerEntry" WHERE "invoiceId" IS NOT NULL GROUP BY "invoiceId"
+    ), checked AS (
+      SELECT i."id", i."status"::text AS status, i."paidAmount" AS paid,
+        COALESCE(t.confirmed, 0) AS confirmed, COALESCE(e.credited, 0) AS credited, COALESCE(e.fee, 0) AS fee,
+        CASE
+          WHEN i."paidAmount" <> COALESCE(t.confirmed, 0) THEN 'paidAmount differs from the confirmed transfers'
+          WHEN COALESCE(e.credited, 0) <> COALESCE(t.confirmed, 0) THEN 'the merchant credits differ from the confirmed transfers'
+          WHEN i."status" = 'done' AND i."paidAmount" <= 0 THEN 'done without confirmed money'
+          WHEN i."status" = 'done' AND i."acceptedAt" IS NULL AND i."paidAmount" < i."paymentAmount" * ${minShare}::numeric
+            THEN 'done with less than the tolerated share of the amount, not accepted by the merchant'
+          WHEN i."status" = 'done' AND (i."feeCharged" IS NULL OR COALESCE(e."feeJournals", 0) = 0 OR COALESCE(e.fee, 0) <> i."feeCharged")
+            THEN 'done without its fee journal'
+          WHEN i."status" = 'done' AND i."feeCharged" <> LEAST(i."invoiceFee", i."paidAmount") THEN 'done with a fee other than min(invoiceFee, paid)'
+          WHEN i."status" <> 'done' AND (i."feeCharged" IS NOT NULL OR COALESCE(e."feeJournals", 0) > 0) THEN 'a fee on an invoice that is not done'
+          WHEN i."status" IN ('created', 'pending') AND i."paidAmount" <> 0 THEN 'confirmed money on an invoice nobody paid'
+          WHEN i."status" = 'wrong' AND i."paidAmount" <= 0 THEN 'wrong without confirmed money'
+          WHEN i."status" = 'refunded' AND (NOT EXISTS (SELECT 1 FROM "Refund" r WHERE r."invoiceId" = i."id") OR COALESCE(e."refundEntries", 0) = 0)
+            THEN 'refunded without its refund and journal'
+        END AS problem
+      FROM "Invoice" i LEFT JOIN transfers t ON t."invoiceId" = i."id" LEFT JOIN entries e ON e."invoiceId" = i."id"
+    )
+    SELECT "id", status, paid::text AS paid, confirmed::text AS confirmed, problem FROM checked WHERE problem IS NOT NULL
+    ORDER BY "id" LIMIT 1000`;
+  return rows.map((r) => ({
+    check: 'invoice-status' as const,
+    key: key(r['id'], r['status']),
+    expected: 'status consistent with money',
+    actual: `${String(r['problem'])} (paid ${new Money(String(r['paid'])).toFixed()}, confirmed ${new Money(String(r['confirmed'])).toFixed()})`,
+  }));
 }

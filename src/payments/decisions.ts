@@ -9,11 +9,14 @@ import { Money, toMoney } from '../domain/money.ts';
 import { AppError, NotFoundError, ValidationError } from '../errors/app-error.ts';
 import type { Logger } from '../logger.ts';
 import { ACCOUNTS, postJournal } from '../ledger/ledger.ts';
-import { parseInput } from '../validation.ts';
+import { parseInput, tag } from '../validation.ts';
+import { INVOICE_ID_PATTERN } from '../invoices/ids.ts';
 import { lockInvoice, reevaluate, type PaymentDeps } from './processor.ts';
 
 async function ownInvoice(deps: PaymentDeps, company: Company, invoiceId: string) {
-  const invoice = await deps.db.invoice.findUnique({ where: { id: invoiceId }, select: { companyId: true, paymentCurrency: true } });
+  const invoice = INVOICE_ID_PATTERN.test(invoiceId)
+    ? await deps.db.invoice.findUnique({ where: { id: invoiceId }, select: { companyId: true, paymentCurrency: true } })
+    : null;
   if (!invoice || invoice.companyId !== company.id) throw new NotFoundError(`No invoice with id ${invoiceId}`);
   return invoice;
 }
@@ -21,16 +24,18 @@ async function ownInvoice(deps: PaymentDeps, company: Company, invoiceId: string
 /** wrong (or closed with a late payment) -> done: the merchant keeps what arrived and treats it as paid. */
 export async function acceptInvoice(deps: PaymentDeps, company: Company, invoiceId: string): Promise<void> {
   await ownInvoice(deps, company, invoiceId);
+  const now = await deps.clock.now(company.id);
   await transactionWithRetry(deps.db, async (tx) => {
     const invoice = await lockInvoice(tx, invoiceId);
-    await reevaluate(tx, invoice, 'accept', deps.clock.now());
+    await reevaluate(tx, invoice, 'accept', now);
   });
   deps.notify?.();
 }
 
 export const refundInputSchema = z.object({
   address: z.string().trim().min(1, 'must not be empty').max(128),
-  tag: z.string().trim().max(64).nullish(),
+  // An empty tag is no tag (the spec's withdrawal rule, kept alike here).
+  tag: z.union([z.literal(''), tag]).nullish().transform((t) => t || null),
 });
 
 /**
@@ -47,13 +52,15 @@ export async function refundInvoice(deps: PaymentDeps, company: Company, invoice
     throw new ValidationError([{ path: 'address', message: `is not a valid ${info.network} address` }]);
   }
   if (info.tagged && !input.tag) throw new ValidationError([{ path: 'tag', message: `is required for ${paymentCurrency}` }]);
+  if (!info.tagged && input.tag) throw new ValidationError([{ path: 'tag', message: `must be empty: ${paymentCurrency} has no tags` }]);
 
+  const now = await deps.clock.now(company.id);
   const refund = await transactionWithRetry(deps.db, async (tx) => {
     const invoice = await lockInvoice(tx, invoiceId);
     const received = toMoney(invoice.paidAmount);
     const networkFee = new Money(info.withdrawalFee);
     const amount = received.minus(networkFee);
-    await reevaluate(tx, invoice, 'refund', deps.clock.now());
+    await reevaluate(tx, invoice, 'refund', now);
     if (!amount.gt(0)) {
       throw new ValidationError([], `The ${received.toFixed()} ${paymentCurrency} received do not cover the ${networkFee.toFixed()} network fee of a refund`);
     }
@@ -66,7 +73,7 @@ export async function refundInvoice(deps: PaymentDeps, company: Company, invoice
         amount: amount.toFixed(),
         networkFee: networkFee.toFixed(),
         toAddress: input.address,
-        tag: info.tagged ? (input.tag ?? null) : null,
+        tag: input.tag,
         status: 'queued',
       },
     });
@@ -99,7 +106,7 @@ export async function dispatchRefund(deps: PaymentDeps, refund: Refund, logger?:
       tag: refund.tag,
       amount: toMoney(refund.amount),
     });
-    return await deps.db.refund.update({ where: { id: refund.id }, data: { status: 'sent', txHash, sentAt: deps.clock.now() } });
+    return await deps.db.refund.update({ where: { id: refund.id }, data: { status: 'sent', txHash, sentAt: await deps.clock.now(refund.companyId) } });
   } catch (e) {
     logger?.warn({ err: e, refundId: refund.id }, 'refund send failed; it stays queued and is retried');
     return null;

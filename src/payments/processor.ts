@@ -3,7 +3,7 @@
 // the events. Replaying a report changes nothing.
 import { randomUUID } from 'node:crypto';
 import type { Decimal } from 'decimal.js';
-import type { ChainTransfer, Invoice, Prisma } from '../../generated/prisma/client.ts';
+import { Prisma, type ChainTransfer, type Invoice } from '../../generated/prisma/client.ts';
 import type { ChainRegistry, TransferReport } from '../chains/adapter.ts';
 import type { Clock } from '../clock.ts';
 import { transactionWithRetry, type Db } from '../db/client.ts';
@@ -41,10 +41,10 @@ export async function applyTransferReport(deps: PaymentDeps, report: TransferRep
   const address = candidates.find((a) => isPaymentCurrency(a.asset) && PAYMENT_CURRENCY_INFO[a.asset].network === report.network);
   if (!address?.invoiceId) throw new NotFoundError(`No payment address ${report.to}${report.tag ? ` (tag ${report.tag})` : ''} on ${report.network}`);
   const invoiceId = address.invoiceId;
+  const now = await deps.clock.now(address.companyId);
 
   const applied = await transactionWithRetry(deps.db, async (tx) => {
     let invoice = await lockInvoice(tx, invoiceId);
-    const now = deps.clock.now();
     // A report after the window closed: close first (the sweeper may not have run yet), then it is late.
     if ((invoice.status === 'pending' || invoice.status === 'processing') && invoice.expiredAt && invoice.expiredAt <= now) {
       invoice = await reevaluate(tx, invoice, 'expire', now);
@@ -55,6 +55,11 @@ export async function applyTransferReport(deps: PaymentDeps, report: TransferRep
     let transfer: ChainTransfer;
     let becameConfirmed = false;
     if (existing) {
+      // One transaction output pays one address: a report naming another address (or merchant) is not a repeat
+      // of the one recorded, whoever sends it, and never changes it.
+      if (existing.addressId !== address.id || existing.asset !== report.asset || !toMoney(existing.amount).eq(report.amount)) {
+        throw new ConflictError('CONFLICT', `Transaction output ${report.txHash}:${report.outputIndex} was already reported to another address`);
+      }
       if (existing.state === 'dropped') return existing;
       if (report.dropped) {
         if (existing.state === 'confirmed') throw new ConflictError('CONFLICT', `Transfer ${existing.id} is already final and cannot drop`);
@@ -174,6 +179,7 @@ export async function reevaluate(tx: Tx, invoice: Invoice, trigger: Trigger, now
   if (decision.kind === 'move') {
     data.status = decision.to;
     if (decision.to === 'done') {
+      if (trigger === 'accept') data.acceptedAt = now;
       // The fee was quoted at proceed; a short payment the merchant accepted pays at most what arrived.
       const fee = Money.min(toMoney(invoice.invoiceFee ?? 0), facts.confirmedTotal);
       data.feeCharged = fee.toFixed();
@@ -197,17 +203,19 @@ export async function reevaluate(tx: Tx, invoice: Invoice, trigger: Trigger, now
 }
 
 /** Closes (or settles as wrong) every invoice whose payment window has passed; returns how many moved. */
-export async function sweepExpired(deps: PaymentDeps, batch = 200): Promise<number> {
+export async function sweepExpired(deps: PaymentDeps, options: { companyId?: string; batch?: number } = {}): Promise<number> {
+  const batch = options.batch ?? 200;
+  const onlyCompany = options.companyId ? Prisma.sql`AND i."companyId" = ${options.companyId}::uuid` : Prisma.empty;
   let moved = 0;
   for (;;) {
-    const now = deps.clock.now();
-    const due = await deps.db.invoice.findMany({
-      where: { status: { in: ['pending', 'processing'] }, expiredAt: { lte: now } },
-      select: { id: true },
-      orderBy: { expiredAt: 'asc' },
-      take: batch,
-    });
-    for (const { id } of due) {
+    // Due on each company's own clock (its sandbox test clock's offset; none in production).
+    const due = await deps.db.$queryRaw<{ id: string; companyId: string }[]>`
+      SELECT i."id", i."companyId"::text AS "companyId" FROM "Invoice" i
+      WHERE i."status" IN ('pending', 'processing') ${onlyCompany}
+        AND i."expiredAt" <= ${deps.clock.companyNowSql('i."companyId"')}
+      ORDER BY i."expiredAt" LIMIT ${batch}`;
+    for (const { id, companyId } of due) {
+      const now = await deps.clock.now(companyId);
       const changed = await transactionWithRetry(deps.db, async (tx) => {
         const invoice = await lockInvoice(tx, id);
         // Re-checked under the lock: a report or another sweeper may have moved it meanwhile.

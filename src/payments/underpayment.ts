@@ -3,8 +3,9 @@ import { z } from 'zod';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { Db } from '../db/client.ts';
 import { COMPANY_ASSETS, PAYMENT_CURRENCY_INFO, isPaymentCurrency } from '../domain/assets.ts';
-import { Money, formatPlain, parseDecimal, toMoney } from '../domain/money.ts';
-import { parseInput } from '../validation.ts';
+import { Money, formatPlain, toMoney } from '../domain/money.ts';
+import { MAX_UNDERPAYMENT_PERCENT } from '../domain/settlement.ts';
+import { decimal, parseInput } from '../validation.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -13,21 +14,18 @@ export interface UnderpaymentLimitView {
   percent: string | null;
 }
 
-const nonNegativeDecimal = (max: string) =>
-  z.union([z.string(), z.number()]).transform((v, ctx) => {
-    const d = parseDecimal(String(v));
-    if (!d || d.isNegative() || d.gt(max)) {
-      ctx.addIssue({ code: 'custom', message: `must be a decimal from 0 to ${max}` });
-      return z.NEVER;
-    }
-    return d;
-  });
+
+/** The percent column is Decimal(9,4). */
+const PERCENT_SHAPE = { integerDigits: 5, scale: 4 };
 
 export const underpaymentLimitsSchema = z.object({
   limits: z.partialRecord(
     z.enum(COMPANY_ASSETS),
     z
-      .object({ fixed: nonNegativeDecimal('1000000000').nullish(), percent: nonNegativeDecimal('100').nullish() })
+      .object({
+        fixed: decimal({ min: 0, max: '1000000000' }).nullish(),
+        percent: decimal({ shape: PERCENT_SHAPE, min: 0, max: MAX_UNDERPAYMENT_PERCENT }).nullish(),
+      })
       .nullable(),
   ),
 });
@@ -55,7 +53,10 @@ export async function setUnderpaymentLimits(db: Db, companyId: string, rawInput:
   return getUnderpaymentLimits(db, companyId);
 }
 
-/** How short of `expected` a payment may be and still count as paid: max(fixed, percent of expected). */
+/**
+ * How short of `expected` a payment may be and still count as paid: max(fixed, percent of expected), never
+ * more than MAX_UNDERPAYMENT_PERCENT of expected.
+ */
 export async function toleranceFor(tx: Tx, companyId: string, paymentCurrency: string, expected: Decimal): Promise<Decimal> {
   if (!isPaymentCurrency(paymentCurrency)) return new Money(0);
   const limit = await tx.underpaymentLimit.findUnique({
@@ -64,5 +65,5 @@ export async function toleranceFor(tx: Tx, companyId: string, paymentCurrency: s
   if (!limit) return new Money(0);
   const fixed = limit.fixed === null ? new Money(0) : toMoney(limit.fixed);
   const byPercent = limit.percent === null ? new Money(0) : expected.times(toMoney(limit.percent)).div(100);
-  return Money.max(fixed, byPercent);
+  return Money.min(Money.max(fixed, byPercent), expected.times(MAX_UNDERPAYMENT_PERCENT).div(100));
 }

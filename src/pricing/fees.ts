@@ -1,8 +1,8 @@
-import fs from 'node:fs';
 import type { Decimal } from 'decimal.js';
 import { z } from 'zod';
 import { PAYMENT_CURRENCIES, type PaymentCurrency } from '../domain/assets.ts';
-import { Money, parseDecimal } from '../domain/money.ts';
+import { Money } from '../domain/money.ts';
+import { decimal, readConfigFile } from '../validation.ts';
 
 /** Gateway fee for one payment currency: `percent` of the converted total plus a `fixed` amount. */
 export interface FeeRule {
@@ -20,26 +20,16 @@ export function defaultFeeTable(): FeeTable {
   ) as FeeTable;
 }
 
-const nonNegative = z.union([z.string(), z.number()]).transform((v, ctx) => {
-  const d = parseDecimal(String(v));
-  if (!d || d.isNegative()) {
-    ctx.addIssue({ code: 'custom', message: 'must be a non-negative decimal' });
-    return z.NEVER;
-  }
-  return d;
-});
-
 const feeFileSchema = z.partialRecord(
   z.enum(PAYMENT_CURRENCIES),
-  z.object({ percent: nonNegative.optional(), fixed: nonNegative.optional() }).strict(),
+  z.object({ percent: decimal({ min: 0, max: 100 }).optional(), fixed: decimal({ min: 0 }).optional() }).strict(),
 );
 
 /** FEES_FILE: `{"btc": {"percent": "0.5", "fixed": "0.00001"}, ...}`; currencies left out keep the default. */
 export function loadFeeTable(path: string): FeeTable {
-  const parsed = feeFileSchema.safeParse(JSON.parse(fs.readFileSync(path, 'utf8')));
-  if (!parsed.success) throw new Error(`${path}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  const rules = readConfigFile(feeFileSchema, path);
   const table = defaultFeeTable();
-  for (const [currency, rule] of Object.entries(parsed.data) as [PaymentCurrency, { percent?: Decimal; fixed?: Decimal }][]) {
+  for (const [currency, rule] of Object.entries(rules) as [PaymentCurrency, { percent?: Decimal; fixed?: Decimal }][]) {
     table[currency] = { percent: rule.percent ?? table[currency].percent, fixed: rule.fixed ?? table[currency].fixed };
   }
   return table;

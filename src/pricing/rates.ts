@@ -1,8 +1,8 @@
-import fs from 'node:fs';
 import type { Decimal } from 'decimal.js';
 import { z } from 'zod';
 import { COMPANY_ASSETS, INVOICE_CURRENCIES, PAYMENT_CURRENCY_INFO, type InvoiceCurrency, type PaymentCurrency } from '../domain/assets.ts';
-import { Money, parseDecimal } from '../domain/money.ts';
+import { Money } from '../domain/money.ts';
+import { decimal, readConfigFile } from '../validation.ts';
 
 /** Where exchange rates come from. The built-in source is a static table; a live feed can replace it. */
 export interface RateSource {
@@ -30,16 +30,13 @@ export const DEFAULT_USD_PRICES: Record<string, string> = {
   near: '5',
 };
 
+// Every rate between two prices in this range is a non-zero Decimal(38,18) with 18 places.
+const MIN_USD_PRICE = '0.000001';
+const MAX_USD_PRICE = '1000000000000';
+
 const priceTableSchema = z.partialRecord(
   z.enum([...new Set<string>([...INVOICE_CURRENCIES, ...COMPANY_ASSETS])] as [string, ...string[]]),
-  z.union([z.string(), z.number()]).transform((v, ctx) => {
-    const d = parseDecimal(String(v));
-    if (!d || !d.isPositive() || d.isZero()) {
-      ctx.addIssue({ code: 'custom', message: 'must be a positive decimal' });
-      return z.NEVER;
-    }
-    return d;
-  }),
+  decimal({ min: MIN_USD_PRICE, max: MAX_USD_PRICE }),
 );
 
 /** Rates derived from one USD price per currency; prices from RATES_FILE override the defaults. */
@@ -50,9 +47,7 @@ export class StaticRateSource implements RateSource {
     for (const [k, v] of Object.entries(overrides)) this.usd.set(k, v);
   }
   static fromFile(path: string): StaticRateSource {
-    const parsed = priceTableSchema.safeParse(JSON.parse(fs.readFileSync(path, 'utf8')));
-    if (!parsed.success) throw new Error(`${path}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
-    return new StaticRateSource(parsed.data as Record<string, Decimal>);
+    return new StaticRateSource(readConfigFile(priceTableSchema, path) as Record<string, Decimal>);
   }
   async rate(from: InvoiceCurrency, to: PaymentCurrency): Promise<Decimal> {
     const asset = PAYMENT_CURRENCY_INFO[to].asset;

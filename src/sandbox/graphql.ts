@@ -87,6 +87,6 @@ builder.mutationField('advanceSandboxClock', (t) =>
     authScopes: { merchant: true },
     errors: { types: [ValidationError, NotFoundError] },
     args: { minutes: t.arg.float({ required: true }) },
-    resolve: (_root, { minutes }, ctx) => advanceSandboxClock(ctx.sandbox, { minutes }),
+    resolve: (_root, { minutes }, ctx) => advanceSandboxClock(ctx.sandbox, ctx.company!, { minutes }),
   }),
 );

@@ -39,7 +39,7 @@ export const sandboxRoutes: Route<SandboxRestContext>[] = [
     method: 'POST',
     path: '/api/sandbox/clock/advance',
     auth: 'required',
-    handler: async (req, ctx) => ({ status: 200, body: await advanceSandboxClock(ctx.sandbox, req.body) }),
+    handler: async (req, ctx) => ({ status: 200, body: await advanceSandboxClock(ctx.sandbox, req.company!, req.body) }),
   },
-  { method: 'GET', path: '/api/sandbox/clock', auth: 'required', handler: async (_req, ctx) => ({ status: 200, body: readSandboxClock(ctx.sandbox) }) },
+  { method: 'GET', path: '/api/sandbox/clock', auth: 'required', handler: async (req, ctx) => ({ status: 200, body: await readSandboxClock(ctx.sandbox, req.company!) }) },
 ];

@@ -7,9 +7,9 @@ import type { Company } from '../companies/service.ts';
 import { PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO, isPaymentCurrency, type PaymentCurrency } from '../domain/assets.ts';
 import { formatPlain, toMoney } from '../domain/money.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/app-error.ts';
-import { decimalInput } from '../invoices/rules.ts';
 import { sweepExpired, type PaymentDeps } from '../payments/processor.ts';
-import { parseInput, quantity } from '../validation.ts';
+import { decimal, parseInput, quantity, tag } from '../validation.ts';
+import { INVOICE_ID_PATTERN } from '../invoices/ids.ts';
 
 export interface SandboxDeps extends PaymentDeps {
   /** null when sandbox mode is off: every sandbox operation then answers 404. */
@@ -22,8 +22,8 @@ export const sandboxTransferSchema = z
   .object({
     invoiceId: z.string().min(1).max(64).nullish(),
     address: z.string().min(1).max(128).nullish(),
-    tag: z.string().max(64).nullish(),
-    amount: decimalInput.refine((d) => d.gt(0), 'must be greater than 0'),
+    tag: tag.nullish(),
+    amount: decimal({ positive: true }),
     asset: z.enum(PAYMENT_CURRENCIES, { message: `must be one of: ${PAYMENT_CURRENCIES.join(', ')}` }).nullish(),
     confirmations: z.number().int().min(0).max(MAX_CONFIRMATIONS).nullish(),
     txHash: z.string().regex(/^[0-9A-Za-z]{8,128}$/, 'must be 8-128 letters or digits').nullish(),
@@ -68,7 +68,9 @@ export async function createSandboxTransfer(deps: SandboxDeps, company: Company,
   const sandbox = requireSandbox(deps);
   const input = parseInput(sandboxTransferSchema, rawInput);
   const address = input.invoiceId
-    ? await deps.db.paymentAddress.findUnique({ where: { invoiceId: input.invoiceId } })
+    ? INVOICE_ID_PATTERN.test(input.invoiceId)
+      ? await deps.db.paymentAddress.findUnique({ where: { invoiceId: input.invoiceId } })
+      : null
     : await deps.db.paymentAddress.findFirst({ where: { address: input.address!, tag: input.tag ?? null, companyId: company.id } });
   if (!address || address.companyId !== company.id) {
     if (input.invoiceId) {
@@ -145,18 +147,23 @@ export interface ClockView {
   expired: number;
 }
 
-/** Moves sandbox time forward and runs the expiry sweep at once, so tests need not wait for the job. */
-export async function advanceSandboxClock(deps: SandboxDeps, rawInput: unknown): Promise<ClockView> {
+/**
+ * Moves the merchant's test clock forward and runs the expiry sweep for that merchant at once, so tests need
+ * not wait for the job. Other merchants' clocks and invoices are untouched.
+ */
+export async function advanceSandboxClock(deps: SandboxDeps, company: Company, rawInput: unknown): Promise<ClockView> {
   requireSandbox(deps);
   const { minutes } = parseInput(advanceSchema, rawInput);
-  await deps.clock.advance(deps.db, minutes);
-  const expired = await sweepExpired(deps);
+  const offsetMs = await deps.clock.advance(company.id, minutes);
+  const expired = await sweepExpired(deps, { companyId: company.id });
   // Webhook retries may have come due.
   deps.notify?.();
-  return { now: deps.clock.now().toISOString(), offsetMinutes: deps.clock.offsetMinutes, expired };
+  return { ...clockView(offsetMs), expired };
 }
 
-export function readSandboxClock(deps: SandboxDeps): Omit<ClockView, 'expired'> {
+const clockView = (offsetMs: number) => ({ now: new Date(Date.now() + offsetMs).toISOString(), offsetMinutes: offsetMs / 60_000 });
+
+export async function readSandboxClock(deps: SandboxDeps, company: Company): Promise<Omit<ClockView, 'expired'>> {
   requireSandbox(deps);
-  return { now: deps.clock.now().toISOString(), offsetMinutes: deps.clock.offsetMinutes };
+  return clockView(await deps.clock.offsetMs(company.id));
 }

@@ -4,6 +4,7 @@ import { Clock } from '../clock.ts';
 import { loadConfigOrExit } from '../config.ts';
 import { openDatabase } from '../db/client.ts';
 import { createLogger } from '../logger.ts';
+import { exitOnSignals } from '../shutdown.ts';
 import { createWebhookRuntime } from './runtime.ts';
 
 const config = loadConfigOrExit();
@@ -13,17 +14,14 @@ if (config.embedded) {
 }
 const logger = createLogger(config.logLevel);
 const db = await openDatabase({ url: config.databaseUrl, poolSize: Math.min(config.dbPoolSize, config.webhooks.concurrency + 2) });
-const clock = new Clock(config.sandbox);
-await clock.load(db.prisma);
+const clock = new Clock(db.prisma, config.sandbox);
 const runtime = createWebhookRuntime(config, db.prisma, clock, logger, true);
 logger.info({ concurrency: config.webhooks.concurrency }, 'webhook worker running');
 
-const stop = (signal: string) => {
-  logger.info({ signal }, 'webhook worker stopping');
-  runtime
-    .stop()
-    .then(() => db.close())
-    .then(() => process.exit(0), () => process.exit(1));
-};
-process.once('SIGTERM', () => stop('SIGTERM'));
-process.once('SIGINT', () => stop('SIGINT'));
+exitOnSignals(
+  async () => {
+    await runtime.stop();
+    await db.close();
+  },
+  { timeoutMs: config.shutdownTimeoutMs, logger, name: 'webhook worker' },
+);

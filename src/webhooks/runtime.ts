@@ -14,7 +14,7 @@ export function createWebhookRuntime(config: Config, db: Db, clock: Clock, logge
     {
       concurrency: config.webhooks.concurrency,
       batchSize: config.webhooks.batchSize,
-      leaseMs: config.webhooks.timeoutMs + 20_000,
+      leaseMs: config.webhooks.leaseMs,
       pollMs: config.webhooks.pollMs,
     },
   );

@@ -6,8 +6,7 @@ import type { Company } from '../companies/service.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/client.ts';
 import { NotFoundError, ValidationError } from '../errors/app-error.ts';
-import { httpUrl } from '../invoices/rules.ts';
-import { parseInput } from '../validation.ts';
+import { httpUrl, instant, parseInput, sequenceCursor } from '../validation.ts';
 import { webhookPayload } from './payloads.ts';
 import { literalHostBlocked } from './ssrf.ts';
 import type { SendResult, WebhookSender } from './sender.ts';
@@ -53,8 +52,9 @@ export interface TestWebhookResult extends SendResult {
 export async function sendTestWebhook(deps: WebhookDeps, company: Company): Promise<TestWebhookResult> {
   const { webhookUrl, secretKey } = await requireEndpoint(deps, company);
   const eventId = `test_${randomUUID()}`;
-  const body = JSON.stringify({ type: 'test', message: 'Test webhook from Payrail', eventId, sentAt: deps.clock.now().toISOString() });
-  const result = await deps.sender.send({ url: webhookUrl, eventId, body, secretKey, timestampSeconds: Math.floor(deps.clock.now().getTime() / 1000) });
+  const sentAt = deps.clock.real();
+  const body = JSON.stringify({ type: 'test', message: 'Test webhook from Payrail', eventId, sentAt: sentAt.toISOString() });
+  const result = await deps.sender.send({ url: webhookUrl, eventId, body, secretKey, timestampSeconds: Math.floor(sentAt.getTime() / 1000) });
   return { ...result, eventId, url: webhookUrl };
 }
 
@@ -95,25 +95,25 @@ export async function getDelivery(deps: WebhookDeps, company: Company, id: strin
 
 /** A fresh delivery of one event to the current URL; the receiver sees the same webhook-id as before. */
 export async function redeliverEvent(deps: WebhookDeps, company: Company, eventId: string): Promise<DeliveryRecord> {
-  const event = eventId.length <= 64 ? await deps.db.event.findUnique({ where: { id: eventId } }) : null;
+  const event = z.uuid().safeParse(eventId).success ? await deps.db.event.findUnique({ where: { id: eventId } }) : null;
   if (!event || event.companyId !== company.id) throw new NotFoundError(`No event with id ${eventId}`);
   const { webhookUrl } = await requireEndpoint(deps, company);
   const delivery = await deps.db.webhookDelivery.create({
-    data: { id: randomUUID(), eventId, companyId: company.id, url: webhookUrl, seq: event.seq, status: 'pending', nextAttemptAt: deps.clock.now() },
+    data: { id: randomUUID(), eventId, companyId: company.id, url: webhookUrl, seq: event.seq, status: 'pending', nextAttemptAt: await deps.clock.now(company.id) },
     include: deliveryInclude,
   });
   deps.wake();
   return delivery;
 }
 
-const redeliverFailedSchema = z.object({ since: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time' }) });
+const redeliverFailedSchema = z.object({ since: instant });
 
 /** Redelivers every event whose latest delivery failed since the given time. */
 export async function redeliverFailed(deps: WebhookDeps, company: Company, rawInput: unknown): Promise<{ redelivered: number }> {
   const { since } = parseInput(redeliverFailedSchema, rawInput);
   const { webhookUrl } = await requireEndpoint(deps, company);
   const failed = await deps.db.webhookDelivery.findMany({
-    where: { companyId: company.id, status: 'failed', updatedAt: { gte: new Date(since) } },
+    where: { companyId: company.id, status: 'failed', updatedAt: { gte: since } },
     select: { eventId: true, seq: true },
     orderBy: { seq: 'asc' },
   });
@@ -124,7 +124,7 @@ export async function redeliverFailed(deps: WebhookDeps, company: Company, rawIn
     select: { eventId: true },
   });
   for (const s of settled) events.delete(s.eventId);
-  const now = deps.clock.now();
+  const now = await deps.clock.now(company.id);
   await deps.db.webhookDelivery.createMany({
     data: [...events].map(([eventId, seq]) => ({ id: randomUUID(), eventId, companyId: company.id, url: webhookUrl, seq, status: 'pending', nextAttemptAt: now })),
   });
@@ -133,10 +133,7 @@ export async function redeliverFailed(deps: WebhookDeps, company: Company, rawIn
 }
 
 const eventsQuerySchema = z.object({
-  after: z
-    .string()
-    .regex(/^\d{1,19}$/, 'must be a cursor from a previous page')
-    .optional(),
+  after: sequenceCursor.optional(),
   limit: z.coerce.number().int().min(1).max(500).default(100),
 });
 
@@ -144,13 +141,13 @@ const eventsQuerySchema = z.object({
 export async function listEvents(deps: WebhookDeps, company: Company, rawQuery: unknown) {
   const q = parseInput(eventsQuerySchema, rawQuery);
   const rows = await deps.db.event.findMany({
-    where: { companyId: company.id, ...(q.after ? { seq: { gt: BigInt(q.after) } } : {}) },
+    where: { companyId: company.id, ...(q.after !== undefined ? { seq: { gt: q.after } } : {}) },
     orderBy: { seq: 'asc' },
     take: q.limit,
   });
   return {
     events: rows.map((e) => ({ id: e.id, cursor: e.seq.toString(), type: e.type, createdAt: e.createdAt.toISOString(), payload: webhookPayload(e.type, e.payload) })),
-    nextCursor: rows.at(-1)?.seq.toString() ?? q.after ?? null,
+    nextCursor: rows.at(-1)?.seq.toString() ?? q.after?.toString() ?? null,
   };
 }
 

@@ -1,41 +1,39 @@
 // Webhook URLs are merchant input: requests must not reach our own network unless the operator allows it.
+// Addresses are classified by ipaddr.js (IANA special-purpose registries), not a hand-kept list; IPv6 forms
+// that carry an IPv4 address (mapped, translated, NAT64, 6to4) are judged by the IPv4 address they carry.
 import dns from 'node:dns';
-import net, { BlockList } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
-const blocked = new BlockList();
-for (const [prefix, bits] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  blocked.addSubnet(prefix, bits, 'ipv4');
-}
-for (const [prefix, bits] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const) {
-  blocked.addSubnet(prefix, bits, 'ipv6');
+/** The IPv4 address inside an IPv6 address that carries one; null for forms that are never public. */
+function embeddedIPv4(v6: ipaddr.IPv6): ipaddr.IPv4 | null | undefined {
+  const b = v6.toByteArray();
+  const v4 = (from: number) => new ipaddr.IPv4(b.slice(from, from + 4));
+  switch (v6.range()) {
+    case 'ipv4Mapped': // ::ffff:a.b.c.d
+    case 'rfc6145': // ::ffff:0:a.b.c.d (SIIT)
+      return v4(12);
+    case 'rfc6052': // NAT64: only the well-known 64:ff9b::/96 maps the public internet; local-use prefixes are private
+      return v6.match(ipaddr.IPv6.parse('64:ff9b::'), 96) ? v4(12) : null;
+    case '6to4': // 2002:a.b.c.d::/48
+      return v4(2);
+    case 'teredo': // a tunnel endpoint, never a webhook receiver
+      return null;
+    default:
+      // ::a.b.c.d, the deprecated IPv4-compatible form (ipaddr.js calls it unicast): never public.
+      return b.slice(0, 12).every((x) => x === 0) ? null : undefined;
+  }
 }
 
-/** Loopback, private, link-local, carrier-grade NAT, multicast and reserved ranges (IPv4-mapped IPv6 too). */
+/** True unless the address is plain public unicast (IPv4 or IPv6, embedded IPv4 judged as IPv4). */
 export function isNonPublicAddress(ip: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (mapped) return blocked.check(mapped[1]!, 'ipv4');
-  const family = net.isIP(ip);
-  if (family === 4) return blocked.check(ip, 'ipv4');
-  if (family === 6) return blocked.check(ip, 'ipv6');
-  return true;
+  if (!ipaddr.isValid(ip)) return true;
+  const addr = ipaddr.parse(ip);
+  if (addr.kind() === 'ipv4') return addr.range() !== 'unicast';
+  const v6 = addr as ipaddr.IPv6;
+  const inner = embeddedIPv4(v6);
+  if (inner === null) return true;
+  if (inner) return inner.range() !== 'unicast';
+  return v6.range() !== 'unicast';
 }
 
 export class BlockedAddressError extends Error {
@@ -67,5 +65,5 @@ export function guardedLookup(allowPrivate: boolean) {
 export function literalHostBlocked(url: URL, allowPrivate: boolean): string | null {
   if (allowPrivate) return null;
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  return net.isIP(host) && isNonPublicAddress(host) ? host : null;
+  return ipaddr.isValid(host) && isNonPublicAddress(host) ? host : null;
 }

@@ -4,6 +4,7 @@
 // parallel, so a slow endpoint holds only its own lane, and after a failure a lane hands back the rest of its
 // batch instead of waiting. Every attempt goes to the company's current URL, so fixing a URL heals retries.
 import { randomUUID } from 'node:crypto';
+import { Prisma } from '../../generated/prisma/client.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/client.ts';
 import type { Logger } from '../logger.ts';
@@ -31,6 +32,8 @@ interface Claimed {
   url: string;
   seq: bigint;
   attempts: number;
+  /** The company's test clock offset (sandbox): its retries are scheduled on its own time. */
+  offsetMs: bigint;
 }
 
 interface Prepared extends Claimed {
@@ -113,20 +116,22 @@ export class WebhookWorker {
 
   private async claimAndStart(): Promise<number> {
     this.lastClaimAt = Date.now();
-    const now = this.deps.clock.now();
+    // Leases are real time; whether a retry is due is the company's time (its sandbox test clock).
+    const now = this.deps.clock.real();
     const leaseUntil = new Date(now.getTime() + this.options.leaseMs);
     const busy = [...this.lanes.keys()];
     const claimed = await this.deps.db.$queryRaw<Claimed[]>`
-      UPDATE "WebhookDelivery" SET "claimedUntil" = ${leaseUntil}
-      WHERE "id" IN (
-        SELECT "id" FROM "WebhookDelivery"
-        WHERE "status" = 'pending' AND "nextAttemptAt" <= ${now}
-          AND ("claimedUntil" IS NULL OR "claimedUntil" < ${now})
-          AND NOT ("companyId"::text = ANY(${busy}::text[]))
-        ORDER BY "seq"
+      UPDATE "WebhookDelivery" d SET "claimedUntil" = ${leaseUntil}
+      WHERE d."id" IN (
+        SELECT w."id" FROM "WebhookDelivery" w
+        WHERE w."status" = 'pending' AND w."nextAttemptAt" <= ${this.deps.clock.companyNowSql('w."companyId"')}
+          AND (w."claimedUntil" IS NULL OR w."claimedUntil" < ${now})
+          AND NOT (w."companyId"::text = ANY(${busy}::text[]))
+        ORDER BY w."seq"
         LIMIT ${this.options.batchSize}
         FOR UPDATE SKIP LOCKED)
-      RETURNING "id"::text AS "id", "eventId", "companyId"::text AS "companyId", "url", "seq", "attempts"`;
+      RETURNING d."id"::text AS "id", d."eventId", d."companyId"::text AS "companyId", d."url", d."seq", d."attempts",
+        ${this.deps.clock.sandbox ? Prisma.sql`COALESCE((SELECT sc."offsetMs" FROM "SandboxClock" sc WHERE sc."companyId" = d."companyId"), 0)` : Prisma.sql`0::bigint`} AS "offsetMs"`;
     if (claimed.length === 0) return 0;
 
     const [events, companies] = await Promise.all([
@@ -178,10 +183,12 @@ export class WebhookWorker {
         eventId: d.eventId,
         body: d.body,
         secretKey: d.secretKey,
-        timestampSeconds: Math.floor(this.deps.clock.now().getTime() / 1000),
+        timestampSeconds: Math.floor(Date.now() / 1000),
       });
       const attempt = d.attempts + 1;
-      const now = this.deps.clock.now();
+      const real = this.deps.clock.real();
+      // What the merchant sees (attempt times, the schedule) is on the company's clock; bookkeeping is real time.
+      const now = new Date(real.getTime() + Number(d.offsetMs));
       const retryAt = result.ok ? null : nextAttemptAt(attempt, now);
       const status = result.ok ? 'delivered' : retryAt ? 'pending' : 'failed';
       try {
@@ -195,7 +202,7 @@ export class WebhookWorker {
           UPDATE "WebhookDelivery" SET
             "attempts" = ${attempt}, "status" = ${status}, "claimedUntil" = NULL, "url" = ${d.url},
             "nextAttemptAt" = ${retryAt ?? now}, "lastStatusCode" = ${result.statusCode}, "lastError" = ${result.error},
-            "deliveredAt" = ${result.ok ? now : null}, "updatedAt" = ${now}
+            "deliveredAt" = ${result.ok ? now : null}, "updatedAt" = ${real}
           WHERE "id" = ${d.id}::uuid`;
       } catch (e) {
         this.deps.logger.error({ err: e, deliveryId: d.id }, 'could not record a webhook attempt; the lease expiry retries it');

@@ -75,6 +75,10 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
         const read = await http('GET', `${app.url}/api/invoices/v1/regular/${id}`);
         expect(read.body.status).toBe('done');
       }
+      // One invoice nobody paid.
+      const unpaid = await http('POST', `${app.url}/api/invoices/v1/regular`, { token, json: { invoiceCurrency: 'usd', items: [{ name: 'x', price: 5 }] } });
+      const filled = await http('POST', `${app.url}/api/invoices/v1/regular/${unpaid.body.id}/proceed`, { json: { clientEmail: 'a@b.co', paymentCurrency: 'trc20usdt' } });
+      expect(filled.body.status).toBe('pending');
     } finally {
       await app.stop();
     }
@@ -126,7 +130,7 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
         expect(res.code).toBe(1);
         expect(res.json.ok).toBe(false);
         expect(res.json.entries).toBe(4 * PAID_INVOICES - 1);
-        expect(res.json.problems).toHaveLength(2);
+        expect(res.json.problems).toHaveLength(3);
         // (Compared as a number: this check reports the database's numeric text, e.g. "-1.000000000000000000".)
         expect(res.json.problems).toContainEqual({
           check: 'journal-balance',
@@ -141,6 +145,13 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
           expected: String(PAID_INVOICES - 1),
           actual: String(PAID_INVOICES),
         });
+        // And that invoice is done without its fee.
+        expect(res.json.problems).toContainEqual({
+          check: 'invoice-status',
+          key: `${removed.invoiceId}/done`,
+          expected: 'status consistent with money',
+          actual: 'done without its fee journal (paid 101, confirmed 101)',
+        });
       },
     );
   });
@@ -153,7 +164,7 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
         return t;
       },
       (db, t) => db.chainTransfer.update({ where: { id: t.id }, data: { amount: t.amount } }),
-      async () => {
+      async (t) => {
         const res = await verify();
         expect(res.code).toBe(1);
         expect(res.json.problems).toEqual([
@@ -163,8 +174,62 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
             expected: String(-(101 * PAID_INVOICES + 1)),
             actual: String(-101 * PAID_INVOICES),
           },
+          {
+            check: 'invoice-status',
+            key: `${t.invoiceId}/done`,
+            expected: 'status consistent with money',
+            actual: 'paidAmount differs from the confirmed transfers (paid 101, confirmed 102)',
+          },
         ]);
       },
     );
+  });
+
+  it('statuses that disagree with the money: invoice-status, exit 1', async () => {
+    const cases: { name: string; tamper: string; restore: string; problem: string; status: string }[] = [
+      {
+        // What an unconfirmed transfer inside a 100% tolerance once did: done with nothing final and no fee.
+        name: 'done without confirmed money',
+        tamper: `UPDATE "Invoice" SET "status" = 'done', "feeCharged" = 0 WHERE "status" = 'pending' AND "id" <> $1`,
+        restore: `UPDATE "Invoice" SET "status" = 'pending', "feeCharged" = NULL WHERE "feeCharged" = 0 AND "id" <> $1`,
+        problem: 'done without confirmed money (paid 0, confirmed 0)',
+        status: 'done',
+      },
+      {
+        name: 'done with a fee of zero',
+        tamper: `UPDATE "Invoice" SET "feeCharged" = 0 WHERE "id" = $1`,
+        restore: `UPDATE "Invoice" SET "feeCharged" = 1 WHERE "id" = $1`,
+        problem: 'done without its fee journal (paid 101, confirmed 101)',
+        status: 'done',
+      },
+      {
+        name: 'a pending invoice holding a fee',
+        tamper: `UPDATE "Invoice" SET "status" = 'pending' WHERE "id" = $1`,
+        restore: `UPDATE "Invoice" SET "status" = 'done' WHERE "id" = $1`,
+        problem: 'a fee on an invoice that is not done (paid 101, confirmed 101)',
+        status: 'pending',
+      },
+      {
+        name: 'done, not accepted, with far less than the amount',
+        tamper: `UPDATE "Invoice" SET "paymentAmount" = 1000 WHERE "id" = $1`,
+        restore: `UPDATE "Invoice" SET "paymentAmount" = 101 WHERE "id" = $1`,
+        problem: 'done with less than the tolerated share of the amount, not accepted by the merchant (paid 101, confirmed 101)',
+        status: 'done',
+      },
+    ];
+    const invoiceId = await withDb(async (db) => (await db.invoice.findFirstOrThrow({ where: { status: 'done' } })).id);
+    for (const c of cases) {
+      await tampered(
+        (db) => db.$executeRawUnsafe(c.tamper, invoiceId),
+        (db) => db.$executeRawUnsafe(c.restore, invoiceId),
+        async () => {
+          const res = await verify();
+          expect(res.code, c.name).toBe(1);
+          expect(res.json.problems, c.name).toEqual([
+            { check: 'invoice-status', key: expect.stringMatching(new RegExp(`/${c.status}$`)), expected: 'status consistent with money', actual: c.problem },
+          ]);
+        },
+      );
+    }
   });
 });

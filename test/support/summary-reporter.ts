@@ -1,9 +1,21 @@
-import type { Reporter, TestModule } from 'vitest/node';
+import type { SerializedError } from 'vitest';
+import type { Reporter, TestModule, TestRunEndReason, Vitest } from 'vitest/node';
 
-/** Prints one plain closing line ("Tests: N passed, N failed, N skipped") that CI tools can read. */
+/**
+ * One plain closing line CI tools can read, which agrees with vitest's exit status: failed tests, errors in
+ * hooks and files (a failing beforeAll leaves its tests "skipped"), unhandled errors, and which databases ran.
+ */
 export default class SummaryReporter implements Reporter {
-  onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
+  private vitest: Vitest | undefined;
+
+  onInit(vitest: Vitest): void {
+    this.vitest = vitest;
+  }
+
+  onTestRunEnd(testModules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<SerializedError>, reason: TestRunEndReason): void {
     const count = { passed: 0, failed: 0, skipped: 0 };
+    let errors = unhandledErrors.length;
+    let failedFiles = 0;
     for (const module of testModules) {
       for (const test of module.children.allTests()) {
         const state = test.result().state;
@@ -11,8 +23,16 @@ export default class SummaryReporter implements Reporter {
         else if (state === 'failed') count.failed++;
         else count.skipped++;
       }
-      if (module.state() === 'failed' && [...module.children.allTests()].length === 0) count.failed++;
+      errors += module.errors().length;
+      for (const suite of module.children.allSuites()) errors += suite.errors().length;
+      if (module.state() === 'failed') failedFiles++;
     }
-    process.stdout.write(`\nTests: ${count.passed} passed, ${count.failed} failed, ${count.skipped} skipped\n`);
+    const provided = this.vitest?.getProvidedContext() as { pgTemplate?: string | null } | undefined;
+    const databases = provided?.pgTemplate ? 'pglite + postgres' : 'pglite only (POSTGRES SKIPPED: set TEST_DATABASE_URL)';
+    const ok = reason === 'passed' && count.failed === 0 && errors === 0 && failedFiles === 0;
+    process.stdout.write(
+      `\nTests: ${count.passed} passed, ${count.failed} failed, ${count.skipped} skipped; ` +
+        `${failedFiles} files failed, ${errors} errors outside tests; databases: ${databases}; result: ${ok ? 'PASSED' : 'FAILED'}\n`,
+    );
   }
 }
