@@ -63,7 +63,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     onPoolError: (e) => logger.warn({ err: e }, 'database connection lost; the pool reconnects'),
   });
   const clock = new Clock(db.prisma, config.sandbox);
-  const chains = sandboxRegistry();
+  const chains = sandboxRegistry({ sendFailures: config.sandboxSendFailures });
   const webhooks = createWebhookRuntime(config, db.prisma, clock, logger, config.webhooks.inProcess);
   const notify = webhooks.deps.wake;
   const payments: PaymentDeps = { db: db.prisma, clock, chains, notify };
@@ -199,7 +199,7 @@ function startJobs(config: Config, logger: Logger, payments: PaymentDeps, webhoo
   const timers = [
     every(config.sweepIntervalMs, 'expiry-sweeper', () => sweepExpired(payments)),
     every(config.refundRetryIntervalMs, 'refund-sender', () => dispatchQueuedRefunds(payments, logger)),
-    every(60 * 60_000, 'webhook-pruner', () =>
+    every(config.webhooks.pruneIntervalMs, 'webhook-pruner', () =>
       pruneDeliveries(payments.db, new Date(Date.now() - config.webhooks.retentionDays * 86_400_000)),
     ),
   ];

@@ -29,6 +29,8 @@ const envSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   /** Simulated chain + test clock. On unless set to 0 (no real chain node is configurable yet). */
   SANDBOX: z.enum(['0', '1']).default('1'),
+  /** Sends the sandbox chain refuses before it accepts one (a node outage, to see queued refunds retried). */
+  SANDBOX_SEND_FAILURES: z.coerce.number().int().min(0).max(1_000_000).default(0),
   SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(5_000),
   REFUND_RETRY_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
@@ -40,9 +42,14 @@ const envSchema = z.object({
   /** Lets webhooks reach private, loopback and link-local addresses (tests, private deployments). */
   WEBHOOK_ALLOW_PRIVATE: z.enum(['0', '1']).default('0'),
   WEBHOOK_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  /** How often finished deliveries past retention are deleted. */
+  WEBHOOK_PRUNE_INTERVAL_MS: z.coerce.number().int().min(100).max(86_400_000).default(3_600_000),
   /** 0: deliver from a separate `npm run webhooks:worker` process instead of inside the server. */
   WEBHOOK_WORKER: z.enum(['0', '1']).default('1'),
 });
+
+/** The names of every environment variable the service reads. */
+export const CONFIG_VARIABLES = Object.keys(envSchema.shape);
 
 export interface Config {
   port: number;
@@ -65,6 +72,7 @@ export interface Config {
   adminStateFile: string;
   shutdownTimeoutMs: number;
   sandbox: boolean;
+  sandboxSendFailures: number;
   sweepIntervalMs: number;
   refundRetryIntervalMs: number;
   webhooks: {
@@ -75,6 +83,7 @@ export interface Config {
     leaseMs: number;
     allowPrivate: boolean;
     retentionDays: number;
+    pruneIntervalMs: number;
     inProcess: boolean;
   };
 }
@@ -127,6 +136,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminStateFile: path.join(dataDir, 'admin.json'),
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     sandbox: e.SANDBOX === '1',
+    sandboxSendFailures: e.SANDBOX_SEND_FAILURES,
     sweepIntervalMs: e.SWEEP_INTERVAL_MS,
     refundRetryIntervalMs: e.REFUND_RETRY_INTERVAL_MS,
     webhooks: {
@@ -137,6 +147,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       leaseMs: e.WEBHOOK_LEASE_MS ?? e.WEBHOOK_TIMEOUT_MS + 20_000,
       allowPrivate: e.WEBHOOK_ALLOW_PRIVATE === '1',
       retentionDays: e.WEBHOOK_RETENTION_DAYS,
+      pruneIntervalMs: e.WEBHOOK_PRUNE_INTERVAL_MS,
       inProcess: e.WEBHOOK_WORKER === '1',
     },
   };

@@ -20,7 +20,10 @@ const ADDRESS_FORMAT: Record<Network, AddressNetwork> = {
  * gateways do.
  */
 export class SandboxChainAdapter implements ChainAdapter {
-  constructor(readonly network: Network) {}
+  constructor(
+    readonly network: Network,
+    private readonly outage: { sendFailures: number } = { sendFailures: 0 },
+  ) {}
 
   async allocateAddress(request: AddressRequest): Promise<AllocatedAddress> {
     const format = ADDRESS_FORMAT[this.network];
@@ -38,6 +41,10 @@ export class SandboxChainAdapter implements ChainAdapter {
 
   /** Sandbox sends always succeed; the hash derives from our id, so a repeated send is the same transaction. */
   async send(transfer: OutgoingTransfer): Promise<{ txHash: string }> {
+    if (this.outage.sendFailures > 0) {
+      this.outage.sendFailures--;
+      throw new Error(`sandbox ${this.network} node unavailable (SANDBOX_SEND_FAILURES)`);
+    }
     return { txHash: sandboxTxHash(this.network, `send:${transfer.id}`) };
   }
 }
@@ -54,8 +61,10 @@ export interface SandboxRegistry extends ChainRegistry {
   report: TransferListener;
 }
 
-export function sandboxRegistry(): SandboxRegistry {
+/** `sendFailures`: how many sends (across networks) fail before the simulated nodes accept them. */
+export function sandboxRegistry(options: { sendFailures?: number } = {}): SandboxRegistry {
   const adapters = new Map<Network, ChainAdapter>();
+  const outage = { sendFailures: options.sendFailures ?? 0 };
   let listener: TransferListener | null = null;
   return {
     sandbox: true,
@@ -68,7 +77,7 @@ export function sandboxRegistry(): SandboxRegistry {
     },
     forNetwork(network) {
       let adapter = adapters.get(network);
-      if (!adapter) adapters.set(network, (adapter = new SandboxChainAdapter(network)));
+      if (!adapter) adapters.set(network, (adapter = new SandboxChainAdapter(network, outage)));
       return adapter;
     },
   };

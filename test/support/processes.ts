@@ -7,6 +7,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CONFIG_VARIABLES } from '../../src/config.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const STARTUP_TIMEOUT_MS = 60_000;
@@ -14,12 +15,7 @@ const EXIT_TIMEOUT_MS = 20_000;
 const DEMO_BANNER = 'Created a demo merchant (shown once; keep these):';
 
 // Every variable src/config.ts reads: children get exactly what a test sets, whatever the caller's shell has.
-export const CONFIG_VARS = [
-  'PORT', 'HOST', 'DATABASE_URL', 'DATA_DIR', 'PUBLIC_BASE_URL', 'PAY_URL', 'LOG_LEVEL', 'DB_POOL_SIZE', 'BODY_LIMIT_BYTES',
-  'RATES_FILE', 'FEES_FILE', 'GRAPHIQL', 'GRAPHQL_INTROSPECTION', 'ADMIN_HOST', 'ADMIN_PORT', 'ADMIN_TOKEN', 'SHUTDOWN_TIMEOUT_MS',
-  'SANDBOX', 'SWEEP_INTERVAL_MS', 'REFUND_RETRY_INTERVAL_MS', 'WEBHOOK_TIMEOUT_MS', 'WEBHOOK_CONCURRENCY', 'WEBHOOK_BATCH_SIZE',
-  'WEBHOOK_POLL_MS', 'WEBHOOK_ALLOW_PRIVATE', 'WEBHOOK_RETENTION_DAYS', 'WEBHOOK_WORKER',
-];
+export const CONFIG_VARS = CONFIG_VARIABLES;
 
 export interface Exit {
   code: number | null;
