@@ -37,8 +37,9 @@ describe.each(DATABASES)('kill -9 and restart on %s', { timeout: 300_000 }, (kin
 
   /** The database as this process sees it. PGlite allows one process per directory: only with no server up. */
   async function withDb<T>(fn: (prisma: Awaited<ReturnType<typeof openDatabase>>['prisma']) => Promise<T>): Promise<T> {
-    if (kind === 'pglite') expect(server?.proc.exit ?? 'stopped', 'no server holds the PGlite directory').not.toBeNull();
-    const db = await openDatabase({ url: dbUrl, migrate: false, poolSize: 1 });
+    // (The directory's lock also refuses a second process; this says which precondition the test broke.)
+    if (kind === 'pglite' && server) expect(server.proc.exit, 'no server holds the PGlite directory').not.toBeNull();
+    const db = await openDatabase({ url: dbUrl, migrate: false, poolSize: 1, role: 'test' });
     try {
       return await fn(db.prisma);
     } finally {

@@ -1,243 +1,32 @@
-// Black-box lifecycle tests: the real entry point (src/main.ts) and merchant CLI run as child processes on
-// embedded PGlite in a temporary DATA_DIR. Nothing here imports the server code.
-import { spawn, type ChildProcess } from 'node:child_process';
+// Black-box lifecycle tests: the real entry point (src/main.ts) and the merchant CLI as child processes, on
+// embedded PGlite in a temporary DATA_DIR and on PostgreSQL. Nothing here imports the server code.
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
-import os from 'node:os';
+import { request as httpRequest } from 'node:http';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-// The children get exactly what each test sets, whatever the caller's shell has.
-import { CONFIG_VARS } from '../support/processes.ts';
+import { DATABASES, freshDatabase, type DbKind, type TestDatabase } from '../support/databases.ts';
+import {
+  http,
+  launch,
+  parseJson,
+  runCli,
+  sleep,
+  startServerProcess,
+  stopAllChildren,
+  stopServer,
+  tempDir,
+  waitForExit,
+  type Credentials,
+  type HttpResponse,
+  type ServerProcess,
+} from '../support/processes.ts';
+import { startReceiver } from '../support/receiver.ts';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const STARTUP_TIMEOUT_MS = 30_000;
-const EXIT_TIMEOUT_MS = 15_000;
 const SAMPLE_INVOICE = { invoiceCurrency: 'usd', items: [{ name: 'Coffee', price: 4.5 }] };
 const DEMO_BANNER = 'Created a demo merchant (shown once; keep these):';
 
-
-// ---------------------------------------------------------------------------------------------------------------
-// Process and HTTP helpers
-
-interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
-
-interface Proc {
-  child: ChildProcess;
-  readonly stdout: string;
-  readonly stderr: string;
-  /** Resolves once the process has exited (never rejects). */
-  exited: Promise<Exit>;
-  exit: Exit | null;
-  /** Resolves when `predicate(stdout)` holds; rejects on timeout or if the process exits first. */
-  waitForStdout(predicate: (stdout: string) => boolean, what: string, timeoutMs?: number): Promise<void>;
-}
-
-const children = new Set<Proc>();
-const tempDirs: string[] = [];
-
-function tempDataDir(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'payrail-lifecycle-'));
-  tempDirs.push(dir);
-  return dir;
-}
-
-function childEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of CONFIG_VARS) delete env[name];
-  return { ...env, ...vars };
-}
-
-function launch(script: string, args: string[], env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
-    cwd: ROOT,
-    env: childEnv(env),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  const listeners = new Set<() => void>();
-  const notify = () => listeners.forEach((l) => l());
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk;
-    notify();
-  });
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  const proc: Proc = {
-    child,
-    get stdout() {
-      return stdout;
-    },
-    get stderr() {
-      return stderr;
-    },
-    exit: null,
-    exited: new Promise<Exit>((resolve) => {
-      // 'close' (not 'exit') so that all of stdout/stderr has been read.
-      child.once('close', (code, signal) => {
-        proc.exit = { code, signal };
-        children.delete(proc);
-        notify();
-        resolve(proc.exit);
-      });
-      child.once('error', () => {
-        proc.exit ??= { code: null, signal: null };
-        children.delete(proc);
-        notify();
-        resolve(proc.exit);
-      });
-    }),
-    waitForStdout(predicate, what, timeoutMs = STARTUP_TIMEOUT_MS) {
-      return new Promise<void>((resolve, reject) => {
-        const check = () => {
-          if (predicate(stdout)) return done();
-          if (proc.exit) return done(new Error(`process exited (${JSON.stringify(proc.exit)}) before ${what}\nstdout:\n${stdout}\nstderr:\n${stderr}`));
-        };
-        const timer = setTimeout(() => done(new Error(`timed out after ${timeoutMs} ms waiting for ${what}\nstdout:\n${stdout}\nstderr:\n${stderr}`)), timeoutMs);
-        const done = (error?: Error) => {
-          clearTimeout(timer);
-          listeners.delete(check);
-          if (error) reject(error);
-          else resolve();
-        };
-        listeners.add(check);
-        check();
-      });
-    },
-  };
-  children.add(proc);
-  return proc;
-}
-
-/** Waits for the process to exit, killing it (and failing) if it takes longer than `timeoutMs`. */
-async function waitForExit(proc: Proc, timeoutMs = EXIT_TIMEOUT_MS): Promise<Exit & { ms: number }> {
-  const started = Date.now();
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), timeoutMs);
-  });
-  const result = await Promise.race([proc.exited, timedOut]);
-  clearTimeout(timer);
-  if (result === 'timeout') {
-    proc.child.kill('SIGKILL');
-    await proc.exited;
-    throw new Error(`process did not exit within ${timeoutMs} ms\nstdout:\n${proc.stdout}\nstderr:\n${proc.stderr}`);
-  }
-  return { ...result, ms: Date.now() - started };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-interface HttpResponse {
-  status: number;
-  headers: IncomingHttpHeaders;
-  // Tests read whatever shape the endpoint returns.
-  body: any;
-  text: string;
-}
-
-/**
- * One request on its own connection (`agent: false`, so `Connection: close`): no pooled keep-alive socket
- * can be reused across a server restart or race the server's keep-alive timeout.
- */
-function http(method: string, url: string, options: { token?: string; json?: unknown; timeoutMs?: number } = {}): Promise<HttpResponse> {
-  const body = options.json === undefined ? undefined : JSON.stringify(options.json);
-  const headers: Record<string, string | number> = {};
-  if (options.token) headers['authorization'] = `Bearer ${options.token}`;
-  if (body !== undefined) {
-    headers['content-type'] = 'application/json';
-    headers['content-length'] = Buffer.byteLength(body);
-  }
-  return new Promise<HttpResponse>((resolve, reject) => {
-    const req = httpRequest(url, { method, headers, agent: false, timeout: options.timeoutMs ?? 15_000 }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('error', reject);
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parseJson(text), text }));
-    });
-    req.on('timeout', () => req.destroy(new Error(`${method} ${url} timed out`)));
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return text ? JSON.parse(text) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-// ---------------------------------------------------------------------------------------------------------------
-// Server and CLI
-
-interface Server {
-  proc: Proc;
-  url: string;
-  dataDir: string;
-}
-
-const LISTENING = (stdout: string) => logLines(stdout).some((l) => l.msg === 'payrail listening');
-
-/** Starts src/main.ts and resolves once GET /health answers 200 {"status":"ok"} and the start-up logs are out. */
-async function startServer(dataDir: string, extraEnv: Record<string, string> = {}): Promise<Server> {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const proc = launch('src/main.ts', [], { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', ...extraEnv });
-  const deadline = Date.now() + STARTUP_TIMEOUT_MS;
-  for (;;) {
-    if (proc.exit) throw new Error(`server exited during start-up (${JSON.stringify(proc.exit)})\nstdout:\n${proc.stdout}\nstderr:\n${proc.stderr}`);
-    if (Date.now() > deadline) throw new Error(`server not healthy after ${STARTUP_TIMEOUT_MS} ms\nstdout:\n${proc.stdout}\nstderr:\n${proc.stderr}`);
-    const res = await http('GET', `${url}/health`, { timeoutMs: 2_000 }).catch(() => null);
-    if (res?.status === 200) {
-      expect(res.body).toEqual({ status: 'ok' });
-      break;
-    }
-    await sleep(100);
-  }
-  // /health answers as soon as the port listens; the demo merchant and the admin state file come after it,
-  // and "payrail listening" is logged last.
-  await proc.waitForStdout(LISTENING, '"payrail listening"', Math.max(1_000, deadline - Date.now()));
-  return { proc, url, dataDir };
-}
-
-async function stopServer(server: Server): Promise<Exit & { ms: number }> {
-  server.proc.child.kill('SIGTERM');
-  return waitForExit(server.proc);
-}
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  json: any;
-}
-
-async function cli(dataDir: string, ...args: string[]): Promise<CliResult> {
-  const proc = launch('src/cli/merchant.ts', args, { DATA_DIR: dataDir });
-  const { code } = await waitForExit(proc, 45_000);
-  return { code, stdout: proc.stdout, stderr: proc.stderr, json: parseJson(proc.stdout) };
-}
+afterAll(() => stopAllChildren());
 
 interface LogLine {
   level: number;
@@ -251,12 +40,6 @@ function logLines(stdout: string): LogLine[] {
     .split('\n')
     .map((line) => parseJson(line))
     .filter((v): v is LogLine => typeof v === 'object' && v !== null && typeof (v as LogLine).level === 'number');
-}
-
-interface Credentials {
-  companyId: string;
-  publicToken: string;
-  secretKey: string;
 }
 
 /** Splits a first-start stdout into the demo credentials and the remaining lines. */
@@ -273,41 +56,62 @@ function splitDemoBanner(stdout: string): { demo: Credentials | null; banners: n
   return { demo, banners, otherLines };
 }
 
-const createInvoice = (server: Server, token: string) =>
-  http('POST', `${server.url}/api/invoices/v1/regular`, { token, json: SAMPLE_INVOICE });
+const createInvoice = (server: ServerProcess, token: string) => server.request('POST', '/api/invoices/v1/regular', { token, json: SAMPLE_INVOICE });
 
-afterAll(async () => {
-  for (const proc of [...children]) {
-    proc.child.kill('SIGKILL');
-    await proc.exited;
+/** The merchant CLI; its last stderr line is the JSON error when it fails, the first says which database it used. */
+const cli = (env: Record<string, string>, ...args: string[]) => runCli('src/cli/merchant.ts', args, env);
+const lastLine = (text: string) => text.trim().split('\n').at(-1) ?? '';
+
+/** Per database: the environment of a server and its CLI (one DATA_DIR each; PostgreSQL gets a fresh database). */
+async function environment(kind: DbKind, databases: TestDatabase[]): Promise<Record<string, string>> {
+  const env: Record<string, string> = { DATA_DIR: tempDir('payrail-lifecycle-') };
+  if (kind === 'postgres') {
+    const db = await freshDatabase('postgres');
+    databases.push(db);
+    env['DATABASE_URL'] = db.url;
   }
-  for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
-});
+  return env;
+}
 
-// ---------------------------------------------------------------------------------------------------------------
+/** A merchant to call the API with: the printed demo merchant on PGlite, one made with the CLI on PostgreSQL. */
+async function someMerchant(server: ServerProcess, env: Record<string, string>): Promise<Credentials> {
+  if (server.demo) return server.demo;
+  const created = await cli(env, 'create', '--name', 'Shop');
+  expect(created.code, created.stderr).toBe(0);
+  return created.json as Credentials;
+}
 
-describe('server lifecycle on embedded PGlite', { timeout: 120_000 }, () => {
-  // The cases build on each other: one DATA_DIR, the first server, the CLI against it, a restart.
-  const dataDir = tempDataDir();
-  let first: Server | undefined;
+describe.each(DATABASES)('server lifecycle on %s', { timeout: 120_000 }, (kind) => {
+  // The cases build on each other: one environment, the first server, the CLI against it, a restart.
+  const databases: TestDatabase[] = [];
+  let env: Record<string, string>;
+  let first: ServerProcess | undefined;
   let demo: Credentials | undefined;
   let acme: Credentials | undefined;
   /** Acme's token after rotation. */
   let acmeToken: string | undefined;
   const secretsSeen: string[] = [];
+  const stateFile = () => path.join(env['DATA_DIR']!, 'admin.json');
+  const label = () => (kind === 'pglite' ? `pglite:${path.join(env['DATA_DIR']!, 'pglite')}` : env['DATABASE_URL']!);
 
-  it('first start prints a demo merchant once, whose token works; logs are JSON and carry no credentials', async () => {
-    first = await startServer(dataDir);
+  afterAll(() => Promise.all(databases.map((d) => d.drop())));
+
+  it('first start: a demo merchant on the embedded database (printed once), none on PostgreSQL; JSON logs without credentials', async () => {
+    env = await environment(kind, databases);
+    first = await startServerProcess(env);
     const { demo: printed, banners, otherLines } = splitDemoBanner(first.proc.stdout);
-    expect(banners).toBe(1);
-    expect(printed).not.toBeNull();
-    demo = printed!;
-    expect(Object.keys(demo).sort()).toEqual(['companyId', 'publicToken', 'secretKey']);
-    expect(demo.companyId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
-    expect(demo.publicToken).toMatch(/^pk_\S+$/);
-    expect(demo.secretKey).toMatch(/^sk_\S+$/);
+    if (kind === 'pglite') {
+      expect(banners).toBe(1);
+      demo = printed!;
+      expect(Object.keys(demo).sort()).toEqual(['companyId', 'publicToken', 'secretKey']);
+      expect(demo.companyId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      expect(demo.publicToken).toMatch(/^pk_\S+$/);
+      expect(demo.secretKey).toMatch(/^sk_\S+$/);
+    } else {
+      expect(banners).toBe(0);
+      demo = await someMerchant(first, env);
+    }
     secretsSeen.push(demo.publicToken, demo.secretKey);
-
     const res = await createInvoice(first, demo.publicToken);
     expect(res.status, res.text).toBe(201);
     expect(res.body.status).toBe('created');
@@ -321,31 +125,33 @@ describe('server lifecycle on embedded PGlite', { timeout: 120_000 }, () => {
       expect(line).not.toContain(demo.secretKey);
     }
     expect(first.proc.stderr).not.toContain(demo.publicToken);
-    expect(first.proc.stderr).not.toContain(demo.secretKey);
+    expect(logLines(first.proc.stdout).find((l) => l.msg === 'payrail listening')).toMatchObject({ database: kind });
 
-    // The admin state file is there for the CLI while the server runs.
-    const state = JSON.parse(fs.readFileSync(path.join(dataDir, 'admin.json'), 'utf8')) as { pid: number; url: string; token: string };
+    // The admin state file is there for the CLI while the server runs, naming the database it serves.
+    const state = JSON.parse(fs.readFileSync(stateFile(), 'utf8')) as { pid: number; url: string; token: string; database: string };
     expect(state.pid).toBe(first.proc.child.pid);
     expect(state.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(fs.statSync(path.join(dataDir, 'admin.json')).mode & 0o077).toBe(0);
+    expect(state.database).toBe(label());
+    expect(fs.statSync(stateFile()).mode & 0o077).toBe(0);
     secretsSeen.push(state.token);
   });
 
-  it('the merchant CLI manages merchants through the running server', async () => {
+  it('the merchant CLI manages merchants through the running server, and says so', async () => {
     const server = first!;
-    const created = await cli(dataDir, 'create', '--name', 'Acme', '--logo-url', 'https://acme.example/logo.png');
+    const created = await cli(env, 'create', '--name', 'Acme', '--logo-url', 'https://acme.example/logo.png');
     expect(created.code, created.stderr).toBe(0);
+    expect(created.stderr).toBe(`database: ${label()} (through the running server, pid ${server.proc.child.pid})\n`);
     expect(Object.keys(created.json).sort()).toEqual(['companyId', 'publicToken', 'secretKey']);
     acme = created.json as Credentials;
     expect(acme.publicToken).toMatch(/^pk_/);
     expect(acme.secretKey).toMatch(/^sk_/);
     secretsSeen.push(acme.publicToken, acme.secretKey);
 
-    const list = await cli(dataDir, 'list');
+    const list = await cli(env, 'list');
     expect(list.code, list.stderr).toBe(0);
     expect(list.json).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ companyId: demo!.companyId, name: 'Demo Store' }),
+        expect.objectContaining({ companyId: demo!.companyId }),
         expect.objectContaining({ companyId: acme.companyId, name: 'Acme', logoUrl: 'https://acme.example/logo.png' }),
       ]),
     );
@@ -354,24 +160,21 @@ describe('server lifecycle on embedded PGlite', { timeout: 120_000 }, () => {
     // The new token works at once; this also puts it in the server's token cache.
     const before = await createInvoice(server, acme.publicToken);
     expect(before.status, before.text).toBe(201);
-    expect(before.body.status).toBe('created');
 
-    const rotated = await cli(dataDir, 'rotate-token', '--company-id', acme.companyId);
+    const rotated = await cli(env, 'rotate-token', '--company-id', acme.companyId);
     expect(rotated.code, rotated.stderr).toBe(0);
     expect(rotated.json).toEqual({ companyId: acme.companyId, publicToken: expect.stringMatching(/^pk_/) });
     acmeToken = rotated.json.publicToken as string;
     expect(acmeToken).not.toBe(acme.publicToken);
     secretsSeen.push(acmeToken);
 
-    // Rejected immediately although it was cached: only the server's admin route drops that cache, so this also
-    // shows the CLI went through the admin API rather than opening the PGlite directory itself.
+    // Rejected immediately although it was cached: only the server's admin route drops that cache.
     const old = await createInvoice(server, acme.publicToken);
     expect(old.status, old.text).toBe(401);
     expect(old.body).toMatchObject({ error: { code: 'UNAUTHENTICATED', message: expect.any(String) } });
-    const fresh = await createInvoice(server, acmeToken);
-    expect(fresh.status, fresh.text).toBe(201);
+    expect((await createInvoice(server, acmeToken)).status).toBe(201);
 
-    const secret = await cli(dataDir, 'rotate-secret', '--company-id', acme.companyId);
+    const secret = await cli(env, 'rotate-secret', '--company-id', acme.companyId);
     expect(secret.code, secret.stderr).toBe(0);
     expect(secret.json).toEqual({ companyId: acme.companyId, secretKey: expect.stringMatching(/^sk_/) });
     expect(secret.json.secretKey).not.toBe(acme.secretKey);
@@ -382,33 +185,57 @@ describe('server lifecycle on embedded PGlite', { timeout: 120_000 }, () => {
 
   it('the merchant CLI rejects bad usage and unknown companies', async () => {
     for (const args of [['frob'], [], ['create'], ['create', '--logo-url', 'https://acme.example/x.png'], ['rotate-token'], ['rotate-secret']]) {
-      const r = await cli(dataDir, ...args);
+      const r = await cli(env, ...args);
       expect(r.code, `merchant ${args.join(' ')}`).not.toBe(0);
       expect(r.code, `merchant ${args.join(' ')}`).not.toBeNull();
       expect(r.stderr, `merchant ${args.join(' ')}`).toContain('usage:');
       expect(r.stdout).toBe('');
     }
-    expect((await cli(dataDir, 'frob')).stderr).toContain('unknown command frob');
-    expect((await cli(dataDir, 'create')).stderr).toContain('--name is required');
-    expect((await cli(dataDir, 'rotate-token')).stderr).toContain('--company-id is required');
+    expect((await cli(env, 'frob')).stderr).toContain('unknown command frob');
+    expect((await cli(env, 'create')).stderr).toContain('--name is required');
+    expect((await cli(env, 'rotate-token')).stderr).toContain('--company-id is required');
 
-    const missing = await cli(dataDir, 'rotate-token', '--company-id', randomUUID());
+    const missing = await cli(env, 'rotate-token', '--company-id', randomUUID());
     expect(missing.code).toBe(1);
     expect(missing.stdout).toBe('');
-    expect(JSON.parse(missing.stderr)).toMatchObject({ error: { code: 'NOT_FOUND' } });
+    expect(JSON.parse(lastLine(missing.stderr))).toMatchObject({ error: { code: 'NOT_FOUND' } });
 
     // Nothing of that touched the server.
     expect(first!.proc.exit).toBeNull();
   });
 
-  it('SIGTERM stops the server cleanly; data persists and the CLI then works on the PGlite directory', async () => {
+  it('a CLI on another database never writes into the server’s: it opens its own and names both', async () => {
+    const server = first!;
+    const other = kind === 'pglite' ? `pglite:${path.join(tempDir('payrail-other-'), 'pglite')}` : (databases.push(await freshDatabase('postgres')), databases.at(-1)!.url);
+    const elsewhere = { ...env, DATABASE_URL: other };
+    const created = await cli(elsewhere, 'create', '--name', 'Elsewhere');
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stderr).toBe(`database: ${other} (opened directly; the server in this DATA_DIR, pid ${server.proc.child.pid}, serves ${label()})\n`);
+    // The merchant is in the other database only.
+    expect((await cli(env, 'list')).json.map((c: { name: string }) => c.name)).not.toContain('Elsewhere');
+    expect((await cli(elsewhere, 'list')).json.map((c: { name: string }) => c.name)).toEqual(['Elsewhere']);
+    expect((await createInvoice(server, created.json.publicToken as string)).status).toBe(401);
+
+    const fromAnotherDataDir = { DATA_DIR: tempDir('payrail-cli-'), ...(kind === 'postgres' ? { DATABASE_URL: env['DATABASE_URL']! } : { DATABASE_URL: label() }) };
+    const direct = await cli(fromAnotherDataDir, 'create', '--name', 'Direct');
+    if (kind === 'pglite') {
+      // The server's embedded database, from a CLI that does not know the server: refused, nothing written.
+      expect(direct.code).toBe(1);
+      expect(direct.stderr).toMatch(new RegExp(`is in use by process ${server.proc.child.pid} \\(server`));
+    } else {
+      // PostgreSQL takes many clients: the CLI writes directly, and the server sees the merchant at once.
+      expect(direct.code, direct.stderr).toBe(0);
+      expect(direct.stderr).toBe(`database: ${label()} (opened directly)\n`);
+      expect((await createInvoice(server, direct.json.publicToken as string)).status).toBe(201);
+    }
+  });
+
+  it('SIGTERM stops the server cleanly; data persists and the CLI then opens the database itself', async () => {
     const exit = await stopServer(first!);
     expect(exit).toMatchObject({ code: 0, signal: null });
     // Idle, so nothing to drain: well under SHUTDOWN_TIMEOUT_MS (10 s), with slack for a loaded machine.
     expect(exit.ms).toBeLessThan(8_000);
-    expect(fs.existsSync(path.join(dataDir, 'admin.json'))).toBe(false);
-    // (No assertion on the "shutting down"/"stopped" log lines: pino's asynchronous stdout destination can
-    // reorder or drop them at process.exit.)
+    expect(fs.existsSync(stateFile())).toBe(false);
 
     // No credential printed by anyone (demo banner aside) ever reached the server's logs.
     const { otherLines } = splitDemoBanner(first!.proc.stdout);
@@ -417,27 +244,24 @@ describe('server lifecycle on embedded PGlite', { timeout: 120_000 }, () => {
       expect(first!.proc.stderr).not.toContain(secret);
     }
 
-    // With no server, the CLI opens the database itself.
-    const list = await cli(dataDir, 'list');
+    const list = await cli(env, 'list');
     expect(list.code, list.stderr).toBe(0);
-    expect((list.json as { name: string }[]).map((c) => c.name)).toEqual(['Demo Store', 'Acme']);
-    const missing = await cli(dataDir, 'rotate-secret', '--company-id', randomUUID());
+    expect(list.stderr).toBe(`database: ${label()} (opened directly)\n`);
+    expect((list.json as { companyId: string }[]).map((c) => c.companyId)).toEqual(expect.arrayContaining([demo!.companyId, acme!.companyId]));
+    const missing = await cli(env, 'rotate-secret', '--company-id', randomUUID());
     expect(missing.code).toBe(1);
-    expect(JSON.parse(missing.stderr)).toMatchObject({ error: { code: 'NOT_FOUND' } });
+    expect(JSON.parse(lastLine(missing.stderr))).toMatchObject({ error: { code: 'NOT_FOUND' } });
 
-    // A second start on the same DATA_DIR keeps the merchants and creates no new demo one.
-    const second = await startServer(dataDir);
+    // A second start keeps the merchants and creates no new demo one.
+    const second = await startServerProcess(env);
     expect(splitDemoBanner(second.proc.stdout).banners).toBe(0);
     expect(second.proc.stdout).not.toContain('pk_');
     expect(second.proc.stdout).not.toContain('sk_');
-    const res = await createInvoice(second, acmeToken!);
-    expect(res.status, res.text).toBe(201);
+    expect((await createInvoice(second, acmeToken!)).status).toBe(201);
     expect((await createInvoice(second, acme!.publicToken)).status).toBe(401);
     expect((await createInvoice(second, demo!.publicToken)).status).toBe(201);
-
-    const again = await stopServer(second);
-    expect(again).toMatchObject({ code: 0, signal: null });
-    expect(fs.existsSync(path.join(dataDir, 'admin.json'))).toBe(false);
+    expect(await stopServer(second)).toMatchObject({ code: 0, signal: null });
+    expect(fs.existsSync(stateFile())).toBe(false);
   });
 });
 
@@ -450,9 +274,8 @@ describe('bad configuration', { timeout: 60_000 }, () => {
   ];
   for (const c of cases) {
     it(`${c.name}: exits 1 naming the variable, without starting`, async () => {
-      const dataDir = tempDataDir();
-      const port = await freePort();
-      const proc = launch('src/main.ts', [], { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', ...c.env });
+      const dataDir = tempDir('payrail-badconfig-');
+      const proc = launch('src/main.ts', [], { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...c.env });
       const exit = await waitForExit(proc, 30_000);
       expect(exit.code, proc.stderr).toBe(1);
       for (const name of c.names) expect(proc.stderr).toMatch(new RegExp(`^\\s*${name}: `, 'm'));
@@ -475,7 +298,7 @@ interface HeldRequest {
  * once it has parsed the headers and handed it to the handler, which then waits for the body. Resolves on that
  * acknowledgement, so the request is observably in flight, with no timing guesses.
  */
-function holdInvoiceRequest(server: Server, token: string): Promise<HeldRequest> {
+function holdInvoiceRequest(server: ServerProcess, token: string): Promise<HeldRequest> {
   const body = JSON.stringify(SAMPLE_INVOICE);
   return new Promise<HeldRequest>((resolveHeld, rejectHeld) => {
     let acknowledged = false;
@@ -518,7 +341,7 @@ function holdInvoiceRequest(server: Server, token: string): Promise<HeldRequest>
 }
 
 /** Resolves once the server no longer accepts connections (its listening socket is closed), i.e. shutdown began. */
-async function waitUntilRefusing(server: Server, timeoutMs = 30_000): Promise<void> {
+async function waitUntilRefusing(server: ServerProcess, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const outcome = await http('GET', `${server.url}/health`, { timeoutMs: 5_000 }).then(
@@ -533,14 +356,17 @@ async function waitUntilRefusing(server: Server, timeoutMs = 30_000): Promise<vo
   }
 }
 
-describe('graceful shutdown', { timeout: 120_000 }, () => {
+describe.each(DATABASES)('graceful shutdown on %s', { timeout: 120_000 }, (kind) => {
+  const databases: TestDatabase[] = [];
+  afterAll(() => Promise.all(databases.map((d) => d.drop())));
+
   it('an in-flight request still gets its answer after SIGTERM, and new connections are refused', async () => {
     // A long drain bound, so the server never cuts the request off however slow this machine is.
-    const server = await startServer(tempDataDir(), { SHUTDOWN_TIMEOUT_MS: '60000' });
-    const { demo } = splitDemoBanner(server.proc.stdout);
-    expect(demo).not.toBeNull();
+    const env = { ...(await environment(kind, databases)), SHUTDOWN_TIMEOUT_MS: '60000' };
+    const server = await startServerProcess(env);
+    const merchant = await someMerchant(server, env);
 
-    const held = await holdInvoiceRequest(server, demo!.publicToken);
+    const held = await holdInvoiceRequest(server, merchant.publicToken);
     server.proc.child.kill('SIGTERM');
     try {
       await waitUntilRefusing(server);
@@ -552,13 +378,11 @@ describe('graceful shutdown', { timeout: 120_000 }, () => {
     const res = await held.response;
     expect(res.status, res.text).toBe(201);
     expect(res.body.status).toBe('created');
-
-    const exit = await waitForExit(server.proc);
-    expect(exit).toMatchObject({ code: 0, signal: null });
+    expect(await waitForExit(server.proc)).toMatchObject({ code: 0, signal: null });
 
     // The invoice created during the drain was committed before the database closed.
-    const again = await startServer(server.dataDir);
-    const fetched = await http('GET', `${again.url}/api/invoices/v1/regular/${encodeURIComponent(res.body.id as string)}`);
+    const again = await startServerProcess(env);
+    const fetched = await again.request('GET', `/api/invoices/v1/regular/${encodeURIComponent(res.body.id as string)}`);
     expect(fetched.status, fetched.text).toBe(200);
     expect(fetched.body.id).toBe(res.body.id);
     expect(await stopServer(again)).toMatchObject({ code: 0 });
@@ -567,26 +391,53 @@ describe('graceful shutdown', { timeout: 120_000 }, () => {
   // Regression: the state file must outlive the open database, or a CLI run during the drain opens the PGlite
   // directory beside the server and its write is lost when the server closes.
   it('a CLI run during the drain never reports a merchant that is then lost', async () => {
-    const dataDir = tempDataDir();
-    const server = await startServer(dataDir, { SHUTDOWN_TIMEOUT_MS: '60000' });
-    const { demo } = splitDemoBanner(server.proc.stdout);
-    const held = await holdInvoiceRequest(server, demo!.publicToken);
+    const env = { ...(await environment(kind, databases)), SHUTDOWN_TIMEOUT_MS: '60000' };
+    const server = await startServerProcess(env);
+    const merchant = await someMerchant(server, env);
+    const held = await holdInvoiceRequest(server, merchant.publicToken);
     server.proc.child.kill('SIGTERM');
-    let created: CliResult;
+    let created: Awaited<ReturnType<typeof cli>>;
     try {
       await waitUntilRefusing(server);
-      created = await cli(dataDir, 'create', '--name', 'Ghost');
+      created = await cli(env, 'create', '--name', 'Ghost');
     } finally {
       held.release();
     }
     expect((await held.response).status).toBe(201);
     expect(await waitForExit(server.proc)).toMatchObject({ code: 0 });
 
-    const list = await cli(dataDir, 'list');
+    const list = await cli(env, 'list');
     expect(list.code, list.stderr).toBe(0);
     const names = (list.json as { name: string }[]).map((c) => c.name);
     // Either the CLI refused (non-zero) or its merchant persisted.
     if (created.code === 0) expect(names).toContain('Ghost');
     else expect(names).not.toContain('Ghost');
+  });
+
+  it('past SHUTDOWN_TIMEOUT_MS the process exits even while work hangs, and the database opens again', async () => {
+    // A webhook receiver that never answers, and a send timeout far beyond the shutdown deadline: stopping the
+    // delivery worker would wait a minute.
+    const env = { ...(await environment(kind, databases)), SHUTDOWN_TIMEOUT_MS: '1500', WEBHOOK_TIMEOUT_MS: '60000', WEBHOOK_ALLOW_PRIVATE: '1' };
+    const server = await startServerProcess(env);
+    const merchant = await someMerchant(server, env);
+    const receiver = await startReceiver(() => merchant.secretKey);
+    receiver.behaviour = 'hang';
+    try {
+      await server.request('PUT', '/api/company/settings/webhook-url', { token: merchant.publicToken, json: { webHookUrl: receiver.url } });
+      const created = await createInvoice(server, merchant.publicToken);
+      await receiver.waitFor((r) => r.length >= 1);
+      server.proc.child.kill('SIGTERM');
+      const exit = await waitForExit(server.proc, 15_000);
+      expect(exit).toMatchObject({ code: 1, signal: null });
+      expect(exit.ms).toBeGreaterThanOrEqual(1_400);
+      expect(exit.ms).toBeLessThan(6_000);
+      expect(logLines(server.proc.stdout).map((l) => l.msg)).toContain('payrail did not stop within SHUTDOWN_TIMEOUT_MS; exiting now');
+
+      const again = await startServerProcess({ ...env, WEBHOOK_TIMEOUT_MS: '1000' });
+      expect((await again.request('GET', `/api/invoices/v1/regular/${created.body.id}`)).status).toBe(200);
+      expect(await stopServer(again)).toMatchObject({ code: 0 });
+    } finally {
+      await receiver.close();
+    }
   });
 });

@@ -2,7 +2,7 @@
 // against them. Every wait is bounded; `stopAllChildren()` (afterAll) kills whatever is still running.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import { request as httpRequest } from 'node:http';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -29,6 +29,8 @@ export interface Proc {
   /** Resolves once the process has exited and its output is read (never rejects). */
   exited: Promise<Exit>;
   exit: Exit | null;
+  /** Resolves when `predicate(stdout)` holds; rejects on timeout or if the process exits first. */
+  waitForStdout(predicate: (stdout: string) => boolean, what: string, timeoutMs?: number): Promise<void>;
 }
 
 const children = new Set<Proc>();
@@ -55,7 +57,12 @@ export function launch(script: string, args: string[], env: Record<string, strin
   const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  const listeners = new Set<() => void>();
+  const notify = () => listeners.forEach((l) => l());
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+    notify();
+  });
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const proc: Proc = {
     child,
@@ -70,21 +77,42 @@ export function launch(script: string, args: string[], env: Record<string, strin
       child.once('close', (code, signal) => {
         proc.exit = { code, signal };
         children.delete(proc);
+        notify();
         resolve(proc.exit);
       });
       child.once('error', () => {
         proc.exit ??= { code: null, signal: null };
         children.delete(proc);
+        notify();
         resolve(proc.exit);
       });
     }),
+    waitForStdout(predicate, what, timeoutMs = STARTUP_TIMEOUT_MS) {
+      return new Promise<void>((resolve, reject) => {
+        const describe = () => `\nstdout:\n${stdout}\nstderr:\n${stderr}`;
+        const check = () => {
+          if (predicate(stdout)) return done();
+          if (proc.exit) return done(new Error(`process exited (${JSON.stringify(proc.exit)}) before ${what}${describe()}`));
+        };
+        const timer = setTimeout(() => done(new Error(`timed out after ${timeoutMs} ms waiting for ${what}${describe()}`)), timeoutMs);
+        const done = (error?: Error) => {
+          clearTimeout(timer);
+          listeners.delete(check);
+          if (error) reject(error);
+          else resolve();
+        };
+        listeners.add(check);
+        check();
+      });
+    },
   };
   children.add(proc);
   return proc;
 }
 
-/** Waits for the exit; past `timeoutMs` kills the process with SIGKILL and throws. */
-export async function waitForExit(proc: Proc, timeoutMs = EXIT_TIMEOUT_MS): Promise<Exit> {
+/** Waits for the exit (and says how long it took); past `timeoutMs` kills the process with SIGKILL and throws. */
+export async function waitForExit(proc: Proc, timeoutMs = EXIT_TIMEOUT_MS): Promise<Exit & { ms: number }> {
+  const started = Date.now();
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
   const result = await Promise.race([proc.exited, timedOut]);
@@ -94,7 +122,7 @@ export async function waitForExit(proc: Proc, timeoutMs = EXIT_TIMEOUT_MS): Prom
     await proc.exited;
     throw new Error(`process did not exit within ${timeoutMs} ms\nstdout:\n${proc.stdout}\nstderr:\n${proc.stderr}`);
   }
-  return result;
+  return { ...result, ms: Date.now() - started };
 }
 
 /** Kills every child still running (afterAll) and removes the temporary directories. */
@@ -120,6 +148,7 @@ async function freePort(): Promise<number> {
 
 export interface HttpResponse {
   status: number;
+  headers: IncomingHttpHeaders;
   // Tests read whatever shape the endpoint returns.
   body: any;
   text: string;
@@ -148,7 +177,7 @@ export function http(method: string, url: string, options: { token?: string; jso
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (text += chunk));
       res.on('error', reject);
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: parseJson(text), text }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parseJson(text), text }));
     });
     req.on('timeout', () => req.destroy(new Error(`${method} ${url} timed out`)));
     req.on('error', reject);
@@ -212,11 +241,12 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
 /** kill -9: no shutdown hook runs (the admin state file stays behind, the database is not closed). */
 export async function killServer(server: ServerProcess): Promise<Exit> {
   server.proc.child.kill('SIGKILL');
-  return waitForExit(server.proc);
+  const { code, signal } = await waitForExit(server.proc);
+  return { code, signal };
 }
 
 /** SIGTERM: the graceful shutdown. */
-export async function stopServer(server: ServerProcess): Promise<Exit> {
+export async function stopServer(server: ServerProcess): Promise<Exit & { ms: number }> {
   server.proc.child.kill('SIGTERM');
   return waitForExit(server.proc, 30_000);
 }

@@ -51,7 +51,7 @@ describe.skipIf(!DATABASES.includes('postgres'))('webhook worker processes on po
       // Both workers took part.
       for (const w of workers) expect(w.stdout).toContain('webhook worker running');
       for (const w of workers) w.child.kill('SIGTERM');
-      for (const w of workers) expect(await waitForExit(w)).toEqual({ code: 0, signal: null });
+      for (const w of workers) expect(await waitForExit(w)).toMatchObject({ code: 0, signal: null });
       expect((await stopServer(server)).code).toBe(0);
     } finally {
       for (const r of receivers) await r.close();
