@@ -18,7 +18,7 @@ import { AppError } from './errors/app-error.ts';
 import { buildYoga } from './graphql/yoga.ts';
 import { errorBody, sendJson } from './http/io.ts';
 import { createRestHandler } from './http/rest.ts';
-import { Router } from './http/router.ts';
+import { Router, type Route } from './http/router.ts';
 import { invoiceRoutes, type InvoiceRestContext } from './invoices/rest.ts';
 import type { InvoiceDeps } from './invoices/service.ts';
 import type { Logger } from './logger.ts';
@@ -89,7 +89,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     logger,
   });
   const restContext: RestContext = { invoices, payments, sandbox, logger, db: db.prisma, webhooks: webhooks.deps };
-  const router = new Router<RestContext>().add(...invoiceRoutes, ...companyRoutes, ...sandboxRoutes, ...webhookRoutes);
+  const router = new Router<RestContext>().add(...apiRoutes);
   const rest = createRestHandler(router, restContext, {
     bodyLimitBytes: config.bodyLimitBytes,
     authenticate,
@@ -171,6 +171,9 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
 }
 
 type RestContext = InvoiceRestContext & CompanyRestContext & SandboxRestContext & WebhookRestContext;
+
+/** Every REST route of the public API listener. */
+export const apiRoutes: Route<RestContext>[] = [...invoiceRoutes, ...companyRoutes, ...sandboxRoutes, ...webhookRoutes];
 
 /**
  * Background work inside the server process: the expiry sweeper and the refund sender. Both keep their

@@ -2,7 +2,7 @@ import { PothosValidationError } from '@pothos/core';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { GraphQLError, NoSchemaIntrospectionCustomRule, type ASTVisitor, type StringValueNode, type ValidationContext, type ValidationRule } from 'graphql';
 import { findInputProblem, textProblem } from '../http/input-guard.ts';
-import { depthLimit } from './limits.ts';
+import { graphqlLimits } from './limits.ts';
 import type { IncomingMessage } from 'node:http';
 import { isTransientTransactionError } from '../db/client.ts';
 import { AppError } from '../errors/app-error.ts';
@@ -55,9 +55,6 @@ const inputGuard: Plugin = {
     })),
 };
 
-/** Deep enough for every real query of this schema (connection edges included), shallow enough to stop abuse. */
-export const MAX_QUERY_DEPTH = 10;
-
 export function buildYoga(deps: YogaDeps): YogaServerInstance<ServerContext, GraphQLContext> {
   return createYoga<ServerContext, GraphQLContext>({
     schema,
@@ -76,7 +73,7 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<ServerContext, Gra
     maxRequestBodySize: false,
     plugins: [
       inputGuard,
-      validationRule(depthLimit(MAX_QUERY_DEPTH)),
+      ...graphqlLimits({ introspection: deps.introspection }),
       ...(deps.introspection ? [] : [validationRule(NoSchemaIntrospectionCustomRule)]),
     ],
     context: async ({ request, requestId }) => {

@@ -1,0 +1,318 @@
+// Hostile input over every REST route and every GraphQL argument: strings with NUL and lone surrogates, huge and
+// tiny exponents, out-of-range integers and dates, forged cursors, deep nesting and type confusion. No answer may
+// be a 5xx (or a GraphQL INTERNAL error), every REST error has the one error shape, and no request takes 1 s.
+import { randomUUID } from 'node:crypto';
+import {
+  buildClientSchema,
+  getIntrospectionQuery,
+  getNamedType,
+  isEnumType,
+  isInputObjectType,
+  isListType,
+  isNonNullType,
+  isScalarType,
+  type GraphQLField,
+  type GraphQLInputObjectType,
+  type GraphQLInputType,
+  type GraphQLSchema,
+} from 'graphql';
+import { describe, expect, it } from 'vitest';
+import { apiRoutes } from '../../src/app.ts';
+import { DATABASES } from '../support/databases.ts';
+import { useServer, type TestServer } from '../support/server.ts';
+
+const MAX_MS = 1_000;
+const TRON_ADDRESS = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
+const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
+
+/** Values as raw JSON text, so numbers keep their exact (hostile) digits. */
+const HOSTILE_JSON = [
+  '"a\\u0000b"', '"\\u0000"', '"\\ud800"', '"x\\udc00y"', '"\\udbff"', JSON.stringify('x'.repeat(20_000)), '""',
+  '1e10000000', '-1e10000000', '1e-10000000', '1e21', '-1e21', '9223372036854775808', '-9223372036854775809', '1e400', '0.1e-400',
+  '"1e10000000"', '"1e-10000000"', '"1e21"', '"NaN"', '"Infinity"',
+  '"0000-01-01T00:00:00Z"', '"-271821-04-20T00:00:00.000Z"', '"+275760-09-13T00:00:00.000Z"', '"2026-02-31T00:00:00Z"',
+  `"${b64('GPC:N:1e400')}"`, `"${b64('GPC:S:\u0000')}"`, `"${b64('GPC:I:99999999999999999999999')}"`,
+  '{}', '[]', 'null', 'true', '-1', '0', '2147483648', `${'['.repeat(300)}${']'.repeat(300)}`,
+];
+
+/** Path and query values, already URL-encoded. */
+const HOSTILE_URL = [
+  '%00', 'a%00b', '%ED%A0%80', '%F0%9F', '%E0%A4%A', 'x'.repeat(3_000), '9223372036854775808', '-1', '1e400', '1e10000000',
+  '0000-01-01T00%3A00%3A00Z', '..%2F..%2Fadmin', encodeURIComponent(b64('GPC:N:1e400')), encodeURIComponent(b64('GPC:S:\u0000')), '%20',
+];
+
+interface Sample {
+  params?: Record<string, string>;
+  query?: Record<string, string>;
+  /** One body, or alternatives where fields exclude each other. */
+  body?: Record<string, unknown> | Record<string, unknown>[];
+}
+
+/** A plausible request per route; the fuzz replaces one part at a time. Every API route must be listed. */
+function samples(ids: { invoice: string; transfer: string; event: string }): Record<string, Sample> {
+  return {
+    'POST /api/invoices/v1/regular': {
+      body: { invoiceCurrency: 'usd', items: [{ name: 'x', price: 1 }], paymentCurrency: 'btc', isMerchantPaysFee: false, redirectURL: 'https://a.example/r' },
+    },
+    'POST /api/invoices/v1/regular/:id/proceed': { params: { id: ids.invoice }, body: { clientEmail: 'a@b.co', paymentCurrency: 'trc20usdt' } },
+    'GET /api/invoices/v1/regular/:id': { params: { id: ids.invoice } },
+    'POST /api/invoices/v1/regular/:id/accept': { params: { id: ids.invoice } },
+    'POST /api/invoices/v1/regular/:id/refund': { params: { id: ids.invoice }, body: { address: TRON_ADDRESS, tag: '1' } },
+    'GET /api/company/underpayment-limits': {},
+    'PATCH /api/company/underpayment-limits': { body: { limits: { usdt: { fixed: '1', percent: '1' } } } },
+    'GET /api/company/balances': {},
+    'POST /api/sandbox/transfers': {
+      body: [
+        { invoiceId: ids.invoice, amount: '1', asset: 'trc20usdt', confirmations: 1, txHash: 'abcdef0123456789', outputIndex: 0, from: 'x' },
+        { address: TRON_ADDRESS, tag: '1', amount: '1' },
+      ],
+    },
+    'POST /api/sandbox/transfers/:id/confirm': { params: { id: ids.transfer }, body: { confirmations: 5 } },
+    'POST /api/sandbox/transfers/:id/drop': { params: { id: ids.transfer } },
+    'POST /api/sandbox/clock/advance': { body: { minutes: 1 } },
+    'GET /api/sandbox/clock': {},
+    'PUT /api/company/settings/webhook-url': { body: { webHookUrl: 'https://a.example/h' } },
+    'GET /api/company/settings/webhook-url': {},
+    'POST /api/company/settings/webhook-url/test': {},
+    'GET /api/company/webhooks/deliveries': { query: { status: 'pending', eventId: ids.event, after: randomUUID(), limit: '10' } },
+    'GET /api/company/webhooks/deliveries/:id': { params: { id: randomUUID() } },
+    'POST /api/company/webhooks/events/:eventId/redeliver': { params: { eventId: ids.event } },
+    'POST /api/company/webhooks/redeliver-failed': { body: { since: '2026-01-01T00:00:00Z' } },
+    'GET /api/company/events': { query: { after: '1', limit: '10' } },
+  };
+}
+
+const MARK = '"__HOSTILE__"';
+
+/** Every way to put one hostile value into a JSON body: each leaf and container, and one unknown key. */
+function bodyVariants(body: Record<string, unknown>): ((raw: string) => string)[] {
+  const variants: ((raw: string) => string)[] = [(raw) => raw];
+  const walk = (path: (string | number)[]) => {
+    variants.push((raw) => {
+      const copy = structuredClone(body) as Record<string, unknown>;
+      let target: Record<string | number, unknown> = copy;
+      for (const key of path.slice(0, -1)) target = target[key] as Record<string | number, unknown>;
+      target[path.at(-1)!] = '__HOSTILE__';
+      return JSON.stringify(copy).replace(MARK, raw);
+    });
+    let value: unknown = body;
+    for (const key of path) value = (value as Record<string | number, unknown>)[key];
+    if (value && typeof value === 'object') for (const key of Object.keys(value)) walk([...path, Array.isArray(value) ? Number(key) : key]);
+  };
+  for (const key of Object.keys(body)) walk([key]);
+  variants.push((raw) => JSON.stringify({ ...body, ['extra\u0000']: 1 }).replace('}', `,"unknown":${raw}}`));
+  return variants;
+}
+
+interface Outcome {
+  what: string;
+  status: number;
+  ms: number;
+  body: any;
+}
+
+async function send(server: TestServer, token: string, method: string, path: string, body?: string): Promise<Outcome> {
+  const started = performance.now();
+  const res = await fetch(`${server.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body,
+  });
+  const text = await res.text();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = text;
+  }
+  return { what: `${method} ${path.slice(0, 120)} ${body?.slice(0, 160) ?? ''}`, status: res.status, ms: performance.now() - started, body: parsed };
+}
+
+function expectSafe(o: Outcome) {
+  expect(o.status, o.what).toBeLessThan(500);
+  expect(o.ms, `${o.what} took ${o.ms.toFixed(0)} ms`).toBeLessThan(MAX_MS);
+  if (o.status >= 400) expect(Object.keys(o.body?.error ?? {}).sort(), o.what).toEqual(['code', 'details', 'message', 'requestId']);
+}
+
+// ---- GraphQL: every argument of every root field, one leaf at a time.
+
+/** Valid values for arguments and fields known by name, so a hostile value elsewhere reaches deep into the service. */
+type Known = Record<string, unknown>;
+
+/** A valid-looking value of an input type: its required fields only, unless `optional`. */
+function plausible(type: GraphQLInputType, known: Known, name = '', optional = false): unknown {
+  if (isNonNullType(type)) return plausible(type.ofType, known, name, optional);
+  if (isListType(type)) return [plausible(type.ofType, known, name, optional)];
+  if (name in known && !isInputObjectType(type)) return known[name];
+  if (isEnumType(type)) return type.getValues()[0]!.name;
+  if (isInputObjectType(type)) {
+    const fields = Object.values(type.getFields()).filter((f) => optional || isNonNullType(f.type));
+    return Object.fromEntries(fields.map((f) => [f.name, plausible(f.type, known, f.name, optional)]));
+  }
+  switch (type.name) {
+    case 'Int':
+      return 1;
+    case 'Float':
+      return 1.5;
+    case 'Boolean':
+      return true;
+    case 'Decimal':
+      return '1';
+    case 'DateTime':
+      return '2026-01-01T00:00:00.000Z';
+    default:
+      return 'x';
+  }
+}
+
+/** Every position in an argument, optional fields included, with its type. */
+function slots(type: GraphQLInputType, path: (string | number)[] = []): { path: (string | number)[]; type: GraphQLInputType }[] {
+  const inner = isNonNullType(type) ? type.ofType : type;
+  const here = { path, type };
+  if (isListType(inner)) return [here, ...slots(inner.ofType, [...path, 0])];
+  if (isInputObjectType(inner)) return [here, ...Object.values(inner.getFields()).flatMap((f) => slots(f.type, [...path, f.name]))];
+  return [here];
+}
+
+/** `value` (required fields only) with the containers on the way to `path` filled in, and `path` marked hostile. */
+function withHostileAt(value: unknown, type: GraphQLInputType, path: (string | number)[], known: Known): unknown {
+  if (path.length === 0) return '__HOSTILE__';
+  const inner = isNonNullType(type) ? type.ofType : type;
+  const [head, ...rest] = path;
+  if (isListType(inner)) {
+    const list = Array.isArray(value) ? [...value] : [];
+    list[0] = withHostileAt(list[0] ?? plausible(inner.ofType, known), inner.ofType, rest, known);
+    return list;
+  }
+  const fields = (inner as GraphQLInputObjectType).getFields();
+  const field = fields[head as string]!;
+  const obj = { ...(value as Record<string, unknown>) };
+  obj[head as string] = withHostileAt(obj[head as string] ?? plausible(field.type, known, field.name), field.type, rest, known);
+  return obj;
+}
+
+function operationFor(schema: GraphQLSchema, kind: 'query' | 'mutation', field: GraphQLField<unknown, unknown>): string {
+  const defs = field.args.map((a) => `$${a.name}: ${a.type.toString()}`).join(', ');
+  const args = field.args.map((a) => `${a.name}: $${a.name}`).join(', ');
+  const named = getNamedType(field.type);
+  const selection = isScalarType(named) || isEnumType(named) ? '' : ' { __typename }';
+  void schema;
+  return `${kind}${defs ? `(${defs})` : ''} { ${field.name}${args ? `(${args})` : ''}${selection} }`;
+}
+
+describe.each(DATABASES)('hostile input on %s', { timeout: 180_000 }, (kind) => {
+  const server = useServer(kind, { WEBHOOK_ALLOW_PRIVATE: '0' });
+
+  async function fixtures() {
+    const m = await server.merchant();
+    const token = m.publicToken;
+    const created = await server.request('POST', '/api/invoices/v1/regular', { token, json: { invoiceCurrency: 'usd', items: [{ name: 'x', price: 10 }] } });
+    const invoice = created.body.id as string;
+    await server.request('POST', `/api/invoices/v1/regular/${invoice}/proceed`, { json: { clientEmail: 'a@b.co', paymentCurrency: 'trc20usdt' } });
+    const transfer = (await server.request('POST', '/api/sandbox/transfers', { token, json: { invoiceId: invoice, amount: '1' } })).body.id as string;
+    const event = (await server.app.db.prisma.event.findFirstOrThrow({ where: { invoiceId: invoice } })).id;
+    return { token, ids: { invoice, transfer, event } };
+  }
+
+  it('every REST route: hostile path ids, query parameters and body fields get a 4xx in the error shape, fast', async () => {
+    const { token, ids } = await fixtures();
+    const table = samples(ids);
+    // A new route must come with its sample here.
+    expect(Object.keys(table).sort()).toEqual(apiRoutes.map((r) => `${r.method} ${r.path}`).sort());
+    let requests = 0;
+    let slowest = 0;
+    for (const route of apiRoutes) {
+      const sample = table[`${route.method} ${route.path}`]!;
+      const path = (params: Record<string, string>, query: Record<string, string>) => {
+        const p = route.path.replace(/:([a-zA-Z]+)/g, (_, name: string) => params[name] ?? encodeURIComponent(sample.params?.[name] ?? 'x'));
+        const q = Object.entries(query).map(([k, v]) => `${encodeURIComponent(k)}=${v}`).join('&');
+        return q ? `${p}?${q}` : p;
+      };
+      const validQuery = Object.fromEntries(Object.entries(sample.query ?? {}).map(([k, v]) => [k, encodeURIComponent(v)]));
+      const bodies = sample.body === undefined ? [] : Array.isArray(sample.body) ? sample.body : [sample.body];
+      const body = bodies[0] === undefined ? undefined : JSON.stringify(bodies[0]);
+      const check = async (p: string, b: string | undefined) => {
+        const o = await send(server, token, route.method, p, route.method === 'GET' ? undefined : b);
+        requests++;
+        slowest = Math.max(slowest, o.ms);
+        expectSafe(o);
+      };
+      for (const hostile of HOSTILE_URL) {
+        for (const name of Object.keys(sample.params ?? {})) await check(path({ [name]: hostile }, validQuery), body);
+        for (const name of [...Object.keys(sample.query ?? {}), 'unknown%00']) await check(path({}, { ...validQuery, [name]: hostile }), body);
+      }
+      if (route.method !== 'GET') {
+        for (const variant of (bodies.length ? bodies : [{}]).flatMap(bodyVariants)) {
+          for (const raw of HOSTILE_JSON) await check(path({}, validQuery), variant(raw));
+        }
+      }
+    }
+    console.info(`[hostile REST ${kind}] ${requests} requests, slowest ${slowest.toFixed(0)} ms`);
+  });
+
+  it('every GraphQL argument: hostile variables and literals get a GraphQL error, never INTERNAL, fast', async () => {
+    const { token, ids } = await fixtures();
+    const known: Known = {
+      id: ids.invoice, invoiceId: ids.invoice, eventId: ids.event, address: TRON_ADDRESS, clientEmail: 'a@b.co', webHookUrl: 'https://a.example/h',
+      redirectURL: 'https://a.example/r', amount: '1', name: 'x', price: '1', since: '2026-01-01T00:00:00.000Z', minutes: 1,
+    };
+    const introspection = await server.graphql(getIntrospectionQuery());
+    const schema = buildClientSchema(introspection.body.data);
+    let requests = 0;
+    let slowest = 0;
+    const post = async (payload: string) => {
+      const started = performance.now();
+      const res = await fetch(`${server.url}/graphql`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: payload });
+      const text = await res.text();
+      const ms = performance.now() - started;
+      requests++;
+      slowest = Math.max(slowest, ms);
+      const what = payload.slice(0, 300);
+      expect(res.status, what).toBeLessThan(500);
+      expect(ms, `${what} took ${ms.toFixed(0)} ms`).toBeLessThan(MAX_MS);
+      const body = JSON.parse(text) as { errors?: { extensions?: { code?: string } }[] };
+      for (const e of body.errors ?? []) expect(e.extensions?.code, `${what}\n${text.slice(0, 500)}`).not.toBe('INTERNAL');
+    };
+    const roots = [
+      ['query', schema.getQueryType()!],
+      ['mutation', schema.getMutationType()!],
+    ] as const;
+    let argumentsSeen = 0;
+    for (const [kind, root] of roots) {
+      for (const field of Object.values(root.getFields())) {
+        if (field.args.length === 0 || field.name.startsWith('__')) continue;
+        const operation = operationFor(schema, kind, field);
+        const variables = Object.fromEntries(field.args.map((a) => [a.name, plausible(a.type, known, a.name)]));
+        for (const arg of field.args) {
+          for (const slot of slots(arg.type)) {
+            argumentsSeen++;
+            const hostile = { ...variables, [arg.name]: withHostileAt(variables[arg.name], arg.type, slot.path, known) };
+            for (const raw of HOSTILE_JSON) await post(JSON.stringify({ query: operation, variables: hostile }).replace(MARK, raw));
+          }
+        }
+        // The same hostile values as literals in the document, for the top-level arguments.
+        for (const arg of field.args) {
+          for (const literal of ['"a\\u0000b"', '1e10000000', '1e-10000000', '1e21', '"0000-01-01T00:00:00Z"', `"${b64('GPC:N:1e400')}"`, '99999999999', `"${'x'.repeat(20_000)}"`]) {
+            const args = field.args.map((a) => (a === arg ? `${a.name}: ${literal}` : `${a.name}: $${a.name}`)).join(', ');
+            const defs = field.args.filter((a) => a !== arg).map((a) => `$${a.name}: ${a.type.toString()}`).join(', ');
+            const named = getNamedType(field.type);
+            const selection = isScalarType(named) || isEnumType(named) ? '' : ' { __typename }';
+            const doc = `${kind}${defs ? `(${defs})` : ''} { ${field.name}(${args})${selection} }`;
+            await post(JSON.stringify({ query: doc, variables }));
+          }
+        }
+      }
+    }
+    expect(argumentsSeen).toBeGreaterThan(40);
+    console.info(`[hostile GraphQL ${kind}] ${requests} requests over ${argumentsSeen} argument paths, slowest ${slowest.toFixed(0)} ms`);
+  });
+
+  it('forged connection cursors are refused as invalid input', async () => {
+    const { token } = await fixtures();
+    for (const after of [b64('GPC:N:1e400'), b64('GPC:S:\u0000'), b64('GPC:S:not-an-id'), b64('GPC:I:1'), b64('nope'), '!!!', b64('GPC:S:' + 'x'.repeat(5000))]) {
+      const res = await server.graphql('query($after: String) { invoices(first: 5, after: $after) { edges { cursor } } }', { after }, token);
+      expect(res.status, after).toBeLessThan(500);
+      expect(res.body.errors?.[0]?.extensions?.code, after).toBe('VALIDATION_FAILED');
+    }
+  });
+});
