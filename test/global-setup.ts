@@ -1,20 +1,32 @@
-// Once per test run: a PostgreSQL template database with the migrations applied, cloned per test file.
+// Once per test run: migrated templates of both databases, cloned per test database (a PostgreSQL template
+// database; a PGlite data directory, copied, which spares each test PGlite's initdb and the migrations).
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { applyMigrations } from '../src/db/migrate.ts';
 import { postgresMigrationFactory } from '../src/db/adapters.ts';
+import { openDatabase } from '../src/db/client.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     pgAdminUrl: string | null;
     pgTemplate: string | null;
+    pgliteTemplate: string;
   }
 }
 
 const DEFAULT_URL = 'postgresql://postgres@127.0.0.1:5432/postgres';
 
 export default async function setup(project: TestProject) {
+  const pgliteTemplate = fs.mkdtempSync(path.join(os.tmpdir(), 'payrail-pglite-tpl-'));
+  const pglite = await openDatabase({ url: `pglite:${pgliteTemplate}`, role: 'test template' });
+  await pglite.close();
+  project.provide('pgliteTemplate', pgliteTemplate);
+  const dropPgliteTemplate = () => fs.rmSync(pgliteTemplate, { recursive: true, force: true });
+
   const adminUrl = process.env['TEST_DATABASE_URL'] ?? DEFAULT_URL;
   const admin = new pg.Client({ connectionString: adminUrl });
   try {
@@ -24,7 +36,7 @@ export default async function setup(project: TestProject) {
     console.warn(`\n!!! PostgreSQL at ${DEFAULT_URL} is unreachable: database tests run on PGlite only. Set TEST_DATABASE_URL.\n`);
     project.provide('pgAdminUrl', null);
     project.provide('pgTemplate', null);
-    return;
+    return dropPgliteTemplate;
   }
   const template = `payrail_tpl_${randomBytes(5).toString('hex')}`;
   await admin.query(`CREATE DATABASE ${template}`);
@@ -43,5 +55,6 @@ export default async function setup(project: TestProject) {
     );
     for (const { datname } of rows) await admin.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
     await admin.end();
+    dropPgliteTemplate();
   };
 }

@@ -7,7 +7,7 @@ import {
   postgresMigrationFactory,
   postgresPool,
 } from './adapters.ts';
-import { applyMigrations } from './migrate.ts';
+import { applyMigrations, migrationsUpToDate } from './migrate.ts';
 
 export type Db = PrismaClient;
 export type { Prisma } from '../../generated/prisma/client.ts';
@@ -63,13 +63,18 @@ export interface OpenDatabaseOptions {
  */
 export async function openDatabase({ url, migrate = true, poolSize = 10, onPoolError, role = 'payrail' }: OpenDatabaseOptions): Promise<Database> {
   if (isPostgresUrl(url)) {
-    if (migrate) {
-      const factory = postgresMigrationFactory(url);
-      await applyMigrations(factory).finally(() => factory.close());
-    }
     const pool = postgresPool(url, poolSize);
     // Without a listener an idle client's error would crash the process; pg replaces the client itself.
     pool.on('error', (e) => onPoolError?.(e));
+    if (migrate && !(await migrationsUpToDate(async (sql) => (await pool.query(sql)).rows))) {
+      const factory = postgresMigrationFactory(url);
+      await applyMigrations(factory)
+        .finally(() => factory.close())
+        .catch(async (e: unknown) => {
+          await pool.end();
+          throw e;
+        });
+    }
     const prisma = new PrismaClient({ adapter: postgresAdapter(pool), errorFormat: 'minimal', transactionOptions: TRANSACTION_OPTIONS });
     return {
       prisma,
@@ -83,7 +88,7 @@ export async function openDatabase({ url, migrate = true, poolSize = 10, onPoolE
   const pglite = await openPGlite(url, role);
   const factory = new PGliteAdapterFactory(pglite.client);
   try {
-    if (migrate) await applyMigrations(factory);
+    if (migrate && !(await migrationsUpToDate(async (sql) => (await pglite.client.query<Record<string, unknown>>(sql)).rows))) await applyMigrations(factory);
   } catch (e) {
     await pglite.close();
     throw e;

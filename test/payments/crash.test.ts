@@ -6,7 +6,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/client.ts';
-import { DATABASES, freshDatabase, type TestDatabase } from '../support/databases.ts';
+import { copyPgliteTemplate, DATABASES, freshDatabase, type TestDatabase } from '../support/databases.ts';
 import {
   killServer,
   runCli,
@@ -76,7 +76,9 @@ describe.each(DATABASES)('kill -9 and restart on %s', { timeout: 300_000 }, (kin
   const ledgerVerify = () => runCli('src/cli/ledger-verify.ts', [], env);
 
   beforeAll(async () => {
+    // A DATA_DIR whose embedded database is already migrated (copied from the run's template).
     const dataDir = tempDir('payrail-crash-');
+    if (kind === 'pglite') copyPgliteTemplate(path.join(dataDir, 'pglite'));
     env = { DATA_DIR: dataDir };
     if (kind === 'postgres') {
       database = await freshDatabase('postgres');

@@ -1,13 +1,15 @@
 // `npm run ledger:verify` (src/cli/ledger-verify.ts) as a child process on a database no server holds: it passes on
 // the ledger the server wrote, and names the broken invariant (exit 1) once the database is tampered with.
+import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp } from '../../src/app.ts';
 import { createCompany, type CompanyCredentials } from '../../src/companies/service.ts';
 import { loadConfig } from '../../src/config.ts';
 import { openDatabase, type Db } from '../../src/db/client.ts';
+import { verifyLedger } from '../../src/ledger/verify.ts';
 import { createLogger } from '../../src/logger.ts';
-import { DATABASES, freshDatabase, type TestDatabase } from '../support/databases.ts';
+import { copyPgliteTemplate, DATABASES, freshDatabase, type TestDatabase } from '../support/databases.ts';
 import { http, runCli, stopAllChildren, tempDir } from '../support/processes.ts';
 
 const PAID_INVOICES = 3;
@@ -36,9 +38,8 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
     } finally {
       await withDb((db) => restore(db, state));
     }
-    const clean = await verify();
-    expect(clean.code, clean.stdout).toBe(0);
-    expect(clean.json.problems).toEqual([]);
+    // Restored: clean again (checked in this process; the CLI's exit codes are covered by the cases).
+    expect((await withDb(verifyLedger)).problems).toEqual([]);
   }
 
   const verify = async () => {
@@ -49,7 +50,9 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
 
   beforeAll(async () => {
     // DATA_DIR holds no admin state file (no server runs): the CLI opens the database itself.
+    // A DATA_DIR whose embedded database is already migrated (copied from the run's template).
     const dataDir = tempDir('payrail-ledger-');
+    if (kind === 'pglite') copyPgliteTemplate(path.join(dataDir, 'pglite'));
     env = { DATA_DIR: dataDir };
     if (kind === 'postgres') {
       database = await freshDatabase('postgres');

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DATABASES, freshDatabase, type DbKind, type TestDatabase } from '../support/databases.ts';
+import { copyPgliteTemplate, DATABASES, freshDatabase, type DbKind, type TestDatabase } from '../support/databases.ts';
 import {
   http,
   launch,
@@ -62,9 +62,13 @@ const createInvoice = (server: ServerProcess, token: string) => server.request('
 const cli = (env: Record<string, string>, ...args: string[]) => runCli('src/cli/merchant.ts', args, env);
 const lastLine = (text: string) => text.trim().split('\n').at(-1) ?? '';
 
-/** Per database: the environment of a server and its CLI (one DATA_DIR each; PostgreSQL gets a fresh database). */
-async function environment(kind: DbKind, databases: TestDatabase[]): Promise<Record<string, string>> {
+/**
+ * Per database: the environment of a server and its CLI (one DATA_DIR each; PostgreSQL gets a fresh database).
+ * `bare`: an empty DATA_DIR, as on a first start; otherwise the embedded database is there, migrated, empty.
+ */
+async function environment(kind: DbKind, databases: TestDatabase[], bare = false): Promise<Record<string, string>> {
   const env: Record<string, string> = { DATA_DIR: tempDir('payrail-lifecycle-') };
+  if (kind === 'pglite' && !bare) copyPgliteTemplate(path.join(env['DATA_DIR']!, 'pglite'));
   if (kind === 'postgres') {
     const db = await freshDatabase('postgres');
     databases.push(db);
@@ -97,7 +101,7 @@ describe.each(DATABASES)('server lifecycle on %s', { timeout: 120_000 }, (kind) 
   afterAll(() => Promise.all(databases.map((d) => d.drop())));
 
   it('first start: a demo merchant on the embedded database (printed once), none on PostgreSQL; JSON logs without credentials', async () => {
-    env = await environment(kind, databases);
+    env = await environment(kind, databases, true);
     first = await startServerProcess(env);
     const { demo: printed, banners, otherLines } = splitDemoBanner(first.proc.stdout);
     if (kind === 'pglite') {
@@ -183,18 +187,7 @@ describe.each(DATABASES)('server lifecycle on %s', { timeout: 120_000 }, (kind) 
     expect((await createInvoice(server, acmeToken)).status).toBe(201);
   });
 
-  it('the merchant CLI rejects bad usage and unknown companies', async () => {
-    for (const args of [['frob'], [], ['create'], ['create', '--logo-url', 'https://acme.example/x.png'], ['rotate-token'], ['rotate-secret']]) {
-      const r = await cli(env, ...args);
-      expect(r.code, `merchant ${args.join(' ')}`).not.toBe(0);
-      expect(r.code, `merchant ${args.join(' ')}`).not.toBeNull();
-      expect(r.stderr, `merchant ${args.join(' ')}`).toContain('usage:');
-      expect(r.stdout).toBe('');
-    }
-    expect((await cli(env, 'frob')).stderr).toContain('unknown command frob');
-    expect((await cli(env, 'create')).stderr).toContain('--name is required');
-    expect((await cli(env, 'rotate-token')).stderr).toContain('--company-id is required');
-
+  it('the merchant CLI refuses unknown companies without touching the server', async () => {
     const missing = await cli(env, 'rotate-token', '--company-id', randomUUID());
     expect(missing.code).toBe(1);
     expect(missing.stdout).toBe('');
@@ -206,7 +199,7 @@ describe.each(DATABASES)('server lifecycle on %s', { timeout: 120_000 }, (kind) 
 
   it('a CLI on another database never writes into the server’s: it opens its own and names both', async () => {
     const server = first!;
-    const other = kind === 'pglite' ? `pglite:${path.join(tempDir('payrail-other-'), 'pglite')}` : (databases.push(await freshDatabase('postgres')), databases.at(-1)!.url);
+    const other = kind === 'pglite' ? `pglite:${copyPgliteTemplate(path.join(tempDir('payrail-other-'), 'pglite'))}` : (databases.push(await freshDatabase('postgres')), databases.at(-1)!.url);
     const elsewhere = { ...env, DATABASE_URL: other };
     const created = await cli(elsewhere, 'create', '--name', 'Elsewhere');
     expect(created.code, created.stderr).toBe(0);
@@ -262,6 +255,29 @@ describe.each(DATABASES)('server lifecycle on %s', { timeout: 120_000 }, (kind) 
     expect((await createInvoice(second, demo!.publicToken)).status).toBe(201);
     expect(await stopServer(second)).toMatchObject({ code: 0, signal: null });
     expect(fs.existsSync(stateFile())).toBe(false);
+  });
+});
+
+describe('merchant CLI usage', { timeout: 60_000 }, () => {
+  it('rejects bad usage with the usage text, before opening any database', async () => {
+    const env = { DATA_DIR: tempDir('payrail-usage-') };
+    const cases: [string[], string][] = [
+      [['frob'], 'unknown command frob'],
+      [[], 'usage:'],
+      [['create'], '--name is required'],
+      [['create', '--logo-url', 'https://acme.example/x.png'], '--name is required'],
+      [['rotate-token'], '--company-id is required'],
+      [['rotate-secret'], '--company-id is required'],
+      [['list', '--bogus'], "Unknown option '--bogus'"],
+    ];
+    for (const [args, message] of cases) {
+      const r = await cli(env, ...args);
+      expect(r.code, `merchant ${args.join(' ')}`).toBe(2);
+      expect(r.stderr, `merchant ${args.join(' ')}`).toContain('usage:');
+      expect(r.stderr, `merchant ${args.join(' ')}`).toContain(message);
+      expect(r.stdout).toBe('');
+    }
+    expect(fs.readdirSync(env.DATA_DIR)).toEqual([]);
   });
 });
 

@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
 
@@ -12,9 +15,18 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** A fresh database: in-memory PGlite, or a PostgreSQL clone of the run's migrated template. */
+/** A migrated PGlite data directory at `dir` (created), copied from the run's template. */
+export function copyPgliteTemplate(dir: string): string {
+  fs.cpSync(inject('pgliteTemplate'), dir, { recursive: true });
+  return dir;
+}
+
+/** A fresh database: a copy of the run's migrated PGlite template, or a PostgreSQL clone of its template. */
 export async function freshDatabase(kind: DbKind): Promise<TestDatabase> {
-  if (kind === 'pglite') return { url: 'pglite:memory://', drop: async () => {} };
+  if (kind === 'pglite') {
+    const dir = copyPgliteTemplate(path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'payrail-db-')), 'pglite'));
+    return { url: `pglite:${dir}`, drop: async () => fs.rmSync(path.dirname(dir), { recursive: true, force: true }) };
+  }
   const adminUrl = inject('pgAdminUrl')!;
   const template = inject('pgTemplate')!;
   const name = `${template.replace('tpl', 't')}_${randomBytes(4).toString('hex')}`;

@@ -11,6 +11,7 @@
 //      (never answers), so each lane ends with exactly one request in flight. kill -9 as soon as every lane has
 //      one held (or shortly after the first, well inside WEBHOOK_TIMEOUT_MS).
 //   3. Restart: the receiver answers everything; wait until all 1,000 event ids have arrived.
+import path from 'node:path';
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCompany, type CompanyCredentials } from '../../src/companies/service.ts';
 import { openDatabase } from '../../src/db/client.ts';
 import { INVOICE_STATUS_MESSAGES } from '../../src/invoices/status.ts';
-import { DATABASES, freshDatabase, type TestDatabase } from '../support/databases.ts';
+import { copyPgliteTemplate, DATABASES, freshDatabase, type TestDatabase } from '../support/databases.ts';
 import { killServer, sleep, startServerProcess, stopAllChildren, stopServer, tempDir, type ServerProcess } from '../support/processes.ts';
 import { verifySpecSignature, verifyStandardSignature } from '../support/receiver.ts';
 
@@ -136,7 +137,9 @@ describe.each(DATABASES)('webhooks survive kill -9 on %s', { timeout: 120_000 },
     query<DeliveryRow>(`SELECT "eventId", "companyId"::text AS "companyId", "status", "attempts", "claimedUntil" FROM "WebhookDelivery" ORDER BY "seq"`);
 
   beforeAll(async () => {
+    // A DATA_DIR whose embedded database is already migrated (copied from the run's template).
     const dataDir = tempDir('payrail-webhook-crash-');
+    if (kind === 'pglite') copyPgliteTemplate(path.join(dataDir, 'pglite'));
     database = kind === 'postgres' ? await freshDatabase('postgres') : undefined;
     databaseUrl = database?.url ?? `pglite:${dataDir}/pglite`;
     // No server yet: create the merchants directly (the CLI does the same through the admin API).
@@ -242,8 +245,9 @@ describe.each(DATABASES)('webhooks survive kill -9 on %s', { timeout: 120_000 },
 
     // ---- 3. Restart; everything arrives.
     receiver.state.holdAfter = Infinity;
-    server = await startServerProcess({ ...env, WEBHOOK_WORKER: '1' });
+    // The worker may send before the start-up log says "listening": the restart begins at the spawn.
     const restartedAt = Date.now();
+    server = await startServerProcess({ ...env, WEBHOOK_WORKER: '1' });
     const distinct = () => new Set(receiver.receipts.map((r) => r.id)).size;
     await until(() => distinct() >= TOTAL, 90_000, () => `${distinct()} of ${TOTAL} event ids received`);
     const drainedAt = Date.now();
