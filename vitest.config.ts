@@ -15,6 +15,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Two cores here and in CI: most of the suite waits on child processes and databases, so two files at once.
+    maxWorkers: 2,
+    isolate: false,
     reporters: ['default', './test/support/summary-reporter.ts'],
   },
 });

@@ -27,13 +27,28 @@ const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 
 /** Values as raw JSON text, so numbers keep their exact (hostile) digits. */
 const HOSTILE_JSON = [
-  '"a\\u0000b"', '"\\u0000"', '"\\ud800"', '"x\\udc00y"', '"\\udbff"', JSON.stringify('x'.repeat(20_000)), '""',
-  '1e10000000', '-1e10000000', '1e-10000000', '1e21', '-1e21', '9223372036854775808', '-9223372036854775809', '1e400', '0.1e-400',
-  '"1e10000000"', '"1e-10000000"', '"1e21"', '"NaN"', '"Infinity"',
+  '"a\\u0000b"', '"\\ud800"', '"x\\udc00y"', JSON.stringify('x'.repeat(20_000)), '""',
+  '1e10000000', '1e-10000000', '1e21', '-1e21', '9223372036854775808', '-9223372036854775809', '1e400',
+  '"1e10000000"', '"1e-10000000"', '"1e21"', '"NaN"',
   '"0000-01-01T00:00:00Z"', '"-271821-04-20T00:00:00.000Z"', '"+275760-09-13T00:00:00.000Z"', '"2026-02-31T00:00:00Z"',
   `"${b64('GPC:N:1e400')}"`, `"${b64('GPC:S:\u0000')}"`, `"${b64('GPC:I:99999999999999999999999')}"`,
   '{}', '[]', 'null', 'true', '-1', '0', '2147483648', `${'['.repeat(300)}${']'.repeat(300)}`,
 ];
+
+/**
+ * The hostile values that reach a GraphQL position of this type past graphql-js's own coercion (which refuses
+ * a string for an Int, say, before any of our code runs), plus one of each other JSON kind.
+ */
+function hostileFor(type: GraphQLInputType): string[] {
+  const named = getNamedType(type);
+  const strings = HOSTILE_JSON.filter((v) => v.startsWith('"'));
+  const numbers = HOSTILE_JSON.filter((v) => /^-?\d/.test(v));
+  const kinds = ['{}', '[]', 'null', 'true', '1', '"x"'];
+  if (isInputObjectType(named) || isEnumType(named)) return [...kinds, strings[0]!, strings[1]!];
+  if (named.name === 'Int' || named.name === 'Float' || named.name === 'Boolean') return [...numbers, ...kinds];
+  if (named.name === 'Decimal') return [...numbers, ...strings, ...kinds];
+  return [...strings, ...kinds, numbers[0]!];
+}
 
 /** Path and query values, already URL-encoded. */
 const HOSTILE_URL = [
@@ -287,7 +302,7 @@ describe.each(DATABASES)('hostile input on %s', { timeout: 180_000 }, (kind) => 
           for (const slot of slots(arg.type)) {
             argumentsSeen++;
             const hostile = { ...variables, [arg.name]: withHostileAt(variables[arg.name], arg.type, slot.path, known) };
-            for (const raw of HOSTILE_JSON) await post(JSON.stringify({ query: operation, variables: hostile }).replace(MARK, raw));
+            for (const raw of hostileFor(slot.type)) await post(JSON.stringify({ query: operation, variables: hostile }).replace(MARK, raw));
           }
         }
         // The same hostile values as literals in the document, for the top-level arguments.

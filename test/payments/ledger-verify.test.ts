@@ -42,6 +42,9 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
     expect((await withDb(verifyLedger)).problems).toEqual([]);
   }
 
+  // The CLI's exit codes and output are checked on a pass and a failure; the other cases read the same report
+  // in this process, which is quicker than a CLI run each.
+  const verifyHere = () => withDb(verifyLedger);
   const verify = async () => {
     const res = await runCli('src/cli/ledger-verify.ts', [], env);
     expect(res.json, `stdout: ${res.stdout}\nstderr: ${res.stderr}`).toMatchObject({ ok: expect.any(Boolean), problems: expect.any(Array) });
@@ -129,27 +132,26 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
       },
       (db, removed) => db.ledgerEntry.create({ data: removed }),
       async (removed) => {
-        const res = await verify();
-        expect(res.code).toBe(1);
-        expect(res.json.ok).toBe(false);
-        expect(res.json.entries).toBe(4 * PAID_INVOICES - 1);
-        expect(res.json.problems).toHaveLength(3);
+        const res = await verifyHere();
+        expect(res.ok).toBe(false);
+        expect(res.entries).toBe(4 * PAID_INVOICES - 1);
+        expect(res.problems).toHaveLength(3);
         // (Compared as a number: this check reports the database's numeric text, e.g. "-1.000000000000000000".)
-        expect(res.json.problems).toContainEqual({
+        expect(res.problems).toContainEqual({
           check: 'journal-balance',
           key: `${removed.journalId}/trc20usdt`,
           expected: '0',
           actual: expect.toSatisfy((v: string) => Number(v) === -1, 'the amount -1'),
         });
         // The platform_fees balance no longer equals its entries either.
-        expect(res.json.problems).toContainEqual({
+        expect(res.problems).toContainEqual({
           check: 'running-balance',
           key: `${merchant.companyId}/trc20usdt/platform_fees`,
           expected: String(PAID_INVOICES - 1),
           actual: String(PAID_INVOICES),
         });
         // And that invoice is done without its fee.
-        expect(res.json.problems).toContainEqual({
+        expect(res.problems).toContainEqual({
           check: 'invoice-status',
           key: `${removed.invoiceId}/done`,
           expected: 'status consistent with money',
@@ -168,9 +170,8 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
       },
       (db, t) => db.chainTransfer.update({ where: { id: t.id }, data: { amount: t.amount } }),
       async (t) => {
-        const res = await verify();
-        expect(res.code).toBe(1);
-        expect(res.json.problems).toEqual([
+        const res = await verifyHere();
+                expect(res.problems).toEqual([
           {
             check: 'chain-records',
             key: `${merchant.companyId}/trc20usdt`,
@@ -226,9 +227,8 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
         (db) => db.$executeRawUnsafe(c.tamper, invoiceId),
         (db) => db.$executeRawUnsafe(c.restore, invoiceId),
         async () => {
-          const res = await verify();
-          expect(res.code, c.name).toBe(1);
-          expect(res.json.problems, c.name).toEqual([
+          const res = await verifyHere();
+                    expect(res.problems, c.name).toEqual([
             { check: 'invoice-status', key: expect.stringMatching(new RegExp(`/${c.status}$`)), expected: 'status consistent with money', actual: c.problem },
           ]);
         },

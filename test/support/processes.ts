@@ -7,6 +7,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
 import { CONFIG_VARIABLES } from '../../src/config.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -52,9 +53,14 @@ function childEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, ...vars };
 }
 
-/** `node --import tsx <script> ...args` in the project root. */
-export function launch(script: string, args: string[], env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Runs an entry point (`src/main.ts`, ...) in the project root: from the run's prebuilt bundle of it
+ * (test/global-setup.ts), or with `viaTsx` as `npm start` does, `node --import tsx <script>`.
+ */
+export function launch(script: string, args: string[], env: Record<string, string>, options: { viaTsx?: boolean } = {}): Proc {
+  const bundle = options.viaTsx ? undefined : inject('childBundles')[script];
+  const argv = bundle ? [bundle, ...args] : ['--import', 'tsx', script, ...args];
+  const child = spawn(process.execPath, argv, { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   const listeners = new Set<() => void>();
@@ -214,10 +220,10 @@ function demoFrom(stdout: string): Credentials | null {
  * Starts src/main.ts with `env` (DATA_DIR, DATABASE_URL, ...) on a free port; resolves once /health answers
  * and "payrail listening" is logged (the demo banner, if any, is out by then).
  */
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+export async function startServerProcess(env: Record<string, string>, options: { viaTsx?: boolean } = {}): Promise<ServerProcess> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const proc = launch('src/main.ts', [], { PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env });
+  const proc = launch('src/main.ts', [], { PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env }, options);
   const deadline = Date.now() + STARTUP_TIMEOUT_MS;
   const describe = () => `\nstdout:\n${proc.stdout}\nstderr:\n${proc.stderr}`;
   for (let healthy = false; ; ) {
@@ -259,8 +265,8 @@ export interface CliResult {
 }
 
 /** Runs an operator CLI (e.g. src/cli/ledger-verify.ts) to completion. */
-export async function runCli(script: string, args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<CliResult> {
-  const proc = launch(script, args, env);
-  const { code } = await waitForExit(proc, timeoutMs);
+export async function runCli(script: string, args: string[], env: Record<string, string>, options: { viaTsx?: boolean } = {}): Promise<CliResult> {
+  const proc = launch(script, args, env, options);
+  const { code } = await waitForExit(proc, 60_000);
   return { code, stdout: proc.stdout, stderr: proc.stderr, json: parseJson(proc.stdout) };
 }
