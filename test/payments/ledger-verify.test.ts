@@ -20,14 +20,15 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
   let dbUrl: string;
   let merchant: CompanyCredentials;
 
-  /** The database, opened by this process for the duration of `fn` (no server holds it). */
+  /** The database, held open by this process between CLI runs (PGlite admits one process at a time). */
+  let held: Awaited<ReturnType<typeof openDatabase>> | null = null;
   async function withDb<T>(fn: (prisma: Db) => Promise<T>): Promise<T> {
-    const db = await openDatabase({ url: dbUrl, migrate: false, poolSize: 1 });
-    try {
-      return await fn(db.prisma);
-    } finally {
-      await db.close();
-    }
+    held ??= await openDatabase({ url: dbUrl, migrate: false, poolSize: 1, role: 'test' });
+    return fn(held.prisma);
+  }
+  async function releaseDb() {
+    await held?.close();
+    held = null;
   }
 
   /** Runs `check` on the tampered database; `restore` runs whatever happens, so the next test starts clean. */
@@ -46,6 +47,7 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
   // in this process, which is quicker than a CLI run each.
   const verifyHere = () => withDb(verifyLedger);
   const verify = async () => {
+    await releaseDb();
     const res = await runCli('src/cli/ledger-verify.ts', [], env);
     expect(res.json, `stdout: ${res.stdout}\nstderr: ${res.stderr}`).toMatchObject({ ok: expect.any(Boolean), problems: expect.any(Array) });
     return res;
@@ -91,6 +93,7 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
   });
 
   afterAll(async () => {
+    await releaseDb();
     await stopAllChildren();
     await database?.drop();
   });
