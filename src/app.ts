@@ -11,6 +11,7 @@ import type { SandboxDeps } from './sandbox/service.ts';
 import { webhookRoutes, type WebhookRestContext } from './webhooks/rest.ts';
 import { createWebhookRuntime } from './webhooks/runtime.ts';
 import { pruneDeliveries } from './webhooks/service.ts';
+import { verifyLedger } from './ledger/verify.ts';
 import { TokenAuthenticator } from './companies/service.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/client.ts';
@@ -150,6 +151,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     await db.close();
     throw e;
   }
+  if (db.uncleanShutdown) checkAfterUncleanShutdown(db, logger);
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
 
@@ -168,6 +170,27 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     })());
 
   return { config, logger, db, invoices, payments, auth, server, url, stop };
+}
+
+/**
+ * The embedded database's previous process left without closing it. PGlite replays its write-ahead log on open
+ * (acknowledged commits survive a killed process); the ledger check says whether the money still adds up.
+ */
+function checkAfterUncleanShutdown(db: Database, logger: Logger): void {
+  logger.warn(
+    { previous: db.uncleanShutdown },
+    'the embedded database was not closed by its previous process (kill -9, crash or power loss); it was recovered from its write-ahead log; checking the ledger',
+  );
+  verifyLedger(db.prisma).then(
+    (report) =>
+      report.ok
+        ? logger.info({ journals: report.journals }, 'ledger verified after the unclean shutdown')
+        : logger.error(
+            { problems: report.problems.slice(0, 20) },
+            'the ledger does not hold after the unclean shutdown: stop the server, run npm run ledger:verify and restore the data directory from a backup (docs/operations.md)',
+          ),
+    (e: unknown) => logger.error({ err: e }, 'could not verify the ledger after the unclean shutdown'),
+  );
 }
 
 type RestContext = InvoiceRestContext & CompanyRestContext & SandboxRestContext & WebhookRestContext;

@@ -48,6 +48,12 @@ if (config.sandbox) {
 } else {
   logger.warn({ sandbox: false }, 'sandbox endpoints are off, but no real chain node is configured: addresses are still sandbox addresses');
 }
+if (config.embedded) {
+  logger.warn(
+    { database: config.databaseUrl },
+    'embedded database (PGlite): it survives a crash of this process, not of the machine (it cannot fsync); use PostgreSQL (DATABASE_URL) for real money (docs/operations.md)',
+  );
+}
 logger.info(
   { url: app.url, graphql: `${app.url}/graphql`, admin: admin.url, database: app.db.kind, payUrl: config.payUrl },
   'payrail listening',

@@ -3,7 +3,7 @@
 // Either way the CLI says on stderr which database it used and how.
 import { DATABASE_HEADER, readAdminState } from '../admin/server.ts';
 import { loadConfigOrExit } from '../config.ts';
-import { databaseLabel } from '../db/adapters.ts';
+import { DamagedDatabaseError, databaseLabel } from '../db/adapters.ts';
 import { openDatabase, type Db } from '../db/client.ts';
 import { DatabaseInUseError } from '../db/pglite-lock.ts';
 import { AppError } from '../errors/app-error.ts';
@@ -45,8 +45,12 @@ export async function runAdminRequest(request: AdminRequest, direct: (db: Db) =>
     note(`database: ${database} (opened directly${server ? `; the server in this DATA_DIR, pid ${server.pid}, serves ${server.database}` : ''})`);
     const db = await openDatabase({ url: config.databaseUrl, poolSize: 1, role }).catch((e: unknown) => {
       if (e instanceof DatabaseInUseError) fail(`${e.message}. Run this command with the DATA_DIR and DATABASE_URL of that server.`, 1);
+      if (e instanceof DamagedDatabaseError) fail(e.message, 1);
       throw e;
     });
+    if (db.uncleanShutdown) {
+      note(`note: the database was not closed by its previous process (pid ${db.uncleanShutdown.pid}, ${db.uncleanShutdown.role}); it was recovered from its write-ahead log. Run npm run ledger:verify to check it.`);
+    }
     let error: unknown = null;
     try {
       result = await direct(db.prisma);

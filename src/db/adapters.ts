@@ -1,10 +1,11 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
-import { acquireLock } from './pglite-lock.ts';
+import { acquireLock, type LockOwner } from './pglite-lock.ts';
 
 export const isPostgresUrl = (url: string): boolean => /^postgres(ql)?:\/\//i.test(url);
 
@@ -63,32 +64,48 @@ export function databaseLabel(url: string): string {
 
 export interface OpenedPGlite {
   client: PGlite;
+  /** Set when the previous process left without closing the database (kill -9, crash, power loss). */
+  uncleanShutdown: LockOwner | null;
   close(): Promise<void>;
+}
+
+/** An embedded data directory PGlite cannot open: what happened and what to do, for the operator. */
+export class DamagedDatabaseError extends Error {
+  constructor(dir: string, cause: unknown) {
+    super(
+      `The embedded database in ${dir} could not be opened (${(cause as Error)?.message ?? String(cause)}); it is damaged. ` +
+        'Stop every process using it, then restore the directory from a backup (a copy taken while the server was stopped), ' +
+        'or move it aside to start with an empty database. See docs/operations.md.',
+    );
+    this.name = 'DamagedDatabaseError';
+  }
 }
 
 /** Opens (creating if needed) a PGlite database, holding its directory's lock until closed. */
 export async function openPGlite(url: string, role: string): Promise<OpenedPGlite> {
   if (isInMemory(url)) {
     const client = await PGlite.create();
-    return { client, close: () => client.close() };
+    return { client, uncleanShutdown: null, close: () => client.close() };
   }
   const dir = path.resolve(pgliteDir(url));
-  const release = acquireLock(dir, role);
+  const lock = acquireLock(dir, role);
+  const existed = fs.existsSync(path.join(dir, 'PG_VERSION'));
   try {
     const client = await PGlite.create(dir);
     return {
       client,
+      uncleanShutdown: lock.abandonedBy,
       close: async () => {
         try {
           await client.close();
         } finally {
-          release();
+          lock.release();
         }
       },
     };
   } catch (e) {
-    release();
-    throw e;
+    lock.release();
+    throw existed ? new DamagedDatabaseError(dir, e) : e;
   }
 }
 

@@ -8,6 +8,7 @@ import {
   postgresPool,
 } from './adapters.ts';
 import { applyMigrations, migrationsUpToDate } from './migrate.ts';
+import type { LockOwner } from './pglite-lock.ts';
 
 export type Db = PrismaClient;
 export type { Prisma } from '../../generated/prisma/client.ts';
@@ -18,6 +19,8 @@ const TRANSACTION_OPTIONS = { maxWait: 15_000, timeout: 30_000 };
 export interface Database {
   prisma: PrismaClient;
   kind: 'postgres' | 'pglite';
+  /** Embedded only: the previous process left without closing it (PGlite recovered it from its WAL). */
+  uncleanShutdown?: LockOwner | null;
   close(): Promise<void>;
 }
 
@@ -97,6 +100,7 @@ export async function openDatabase({ url, migrate = true, poolSize = 10, onPoolE
   return {
     prisma,
     kind: 'pglite',
+    uncleanShutdown: pglite.uncleanShutdown,
     close: async () => {
       await prisma.$disconnect();
       // $disconnect() leaves PGlite open: close it to flush and release the data directory (and its lock).

@@ -35,19 +35,22 @@ function alive(pid: number): boolean {
 
 /** The live owner of the directory's lock, or null. */
 export function lockOwner(dir: string): LockOwner | null {
-  try {
-    const owner = JSON.parse(fs.readFileSync(lockFile(dir), 'utf8')) as LockOwner;
-    return typeof owner.pid === 'number' && alive(owner.pid) ? owner : null;
-  } catch {
-    return null;
-  }
+  const owner = readOwner(lockFile(dir));
+  return owner && typeof owner.pid === 'number' && alive(owner.pid) ? owner : null;
+}
+
+export interface HeldLock {
+  release(): void;
+  /** The owner of a lock left behind by a process that is gone: the database was not closed cleanly. */
+  abandonedBy: LockOwner | null;
 }
 
 /** Takes the directory for this process; throws DatabaseInUseError while another live process holds it. */
-export function acquireLock(dir: string, role: string): () => void {
+export function acquireLock(dir: string, role: string): HeldLock {
   fs.mkdirSync(dir, { recursive: true });
   const file = lockFile(dir);
   const me: LockOwner = { pid: process.pid, role, since: new Date().toISOString() };
+  let abandonedBy: LockOwner | null = null;
   for (let attempt = 0; ; attempt++) {
     try {
       // `wx`: created only if absent, atomically, so of two starting processes one wins.
@@ -58,15 +61,22 @@ export function acquireLock(dir: string, role: string): () => void {
       const owner = lockOwner(dir);
       if (owner) throw new DatabaseInUseError(dir, owner);
       // Left by a process that is gone: take it over.
+      abandonedBy = readOwner(file);
       fs.rmSync(file, { force: true });
     }
   }
-  return () => {
-    try {
-      const owner = JSON.parse(fs.readFileSync(file, 'utf8')) as LockOwner;
-      if (owner.pid === process.pid) fs.rmSync(file, { force: true });
-    } catch {
-      // already gone
-    }
+  return {
+    abandonedBy,
+    release() {
+      if (readOwner(file)?.pid === process.pid) fs.rmSync(file, { force: true });
+    },
   };
+}
+
+function readOwner(file: string): LockOwner | null {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as LockOwner;
+  } catch {
+    return null;
+  }
 }

@@ -30,7 +30,7 @@ const PER_LANE = TOTAL / LANES;
 const HOLD_AFTER = 60;
 const TIMEOUT_MS = 1_000;
 /** The worker's lease (WEBHOOK_LEASE_MS): a claim comes back this long after it was taken. */
-const LEASE_MS = 3_000;
+const LEASE_MS = 2_000;
 const CREATE_CONCURRENCY = 20;
 
 interface Receipt {
