@@ -308,8 +308,8 @@ describe.each(DATABASES)('payment lifecycle on %s', (kind) => {
   });
 });
 
-describe('sandbox mode off', () => {
-  const server = useServer('pglite', { SANDBOX: '0' });
+describe.each(DATABASES)('sandbox mode off on %s', (kind) => {
+  const server = useServer(kind, { SANDBOX: '0' });
   it('answers 404 on every sandbox endpoint', async () => {
     const m = await server.merchant();
     for (const [method, path] of [

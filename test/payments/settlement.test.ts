@@ -94,6 +94,39 @@ describe.each(DATABASES)('settlement on %s', (kind) => {
     expect(row.acceptedAt).toBeInstanceOf(Date);
   });
 
+  it('refund tags: required and validated for TON (never silently replaced), refused where the network has none', async () => {
+    const { m, request, read } = await setup(server);
+    const created = await request('POST', '/api/invoices/v1/regular', { invoiceCurrency: 'usd', items: [{ name: 'x', price: 11 }] });
+    const id = created.body.id as string;
+    const filled = await server.request('POST', `/api/invoices/v1/regular/${id}/proceed`, { json: { clientEmail: 'c@example.com', paymentCurrency: 'ton' } });
+    await request('POST', '/api/sandbox/transfers', { invoiceId: id, amount: '1', confirmations: 1 });
+    expect((await read(id)).status).toBe('wrong');
+    const address = filled.body.address.address as string;
+    const refund = (json: unknown) => request('POST', `/api/invoices/v1/regular/${id}/refund`, json);
+    for (const tag of [undefined, '', ' 12', '\uFFFD', 'x'.repeat(121), 'a\tb']) {
+      const res = await refund({ address, tag });
+      expect(res.status, JSON.stringify(tag)).toBe(422);
+    }
+    // A lone surrogate is not turned into U+FFFD on the way: the edge refuses it.
+    const lone = await server.request('POST', `/api/invoices/v1/regular/${id}/refund`, { token: m.publicToken, body: `{"address":"${address}","tag":"\\ud800"}`, headers: { 'content-type': 'application/json' } });
+    expect(lone.status).toBe(422);
+    expect(lone.body.error.details).toEqual([{ path: 'tag', message: 'must be valid Unicode (no unpaired surrogates)' }]);
+    const ok = await refund({ address, tag: 'memo-42' });
+    expect(ok.status, ok.text).toBe(200);
+    expect(ok.body.refund).toMatchObject({ tag: 'memo-42', status: 'sent' });
+
+    const usdt = await (async () => {
+      const c = await request('POST', '/api/invoices/v1/regular', { invoiceCurrency: 'usd', items: [{ name: 'x', price: 100 }] });
+      await server.request('POST', `/api/invoices/v1/regular/${c.body.id}/proceed`, { json: { clientEmail: 'c@example.com', paymentCurrency: 'trc20usdt' } });
+      await request('POST', '/api/sandbox/transfers', { invoiceId: c.body.id, amount: '50', confirmations: 19 });
+      return c.body.id as string;
+    })();
+    const tagged = await request('POST', `/api/invoices/v1/regular/${usdt}/refund`, { address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', tag: '123' });
+    expect(tagged.status).toBe(422);
+    expect(tagged.body.error.details).toEqual([{ path: 'tag', message: 'must be empty: trc20usdt has no tags' }]);
+    expect((await request('POST', `/api/invoices/v1/regular/${usdt}/refund`, { address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', tag: '' })).status).toBe(200);
+  });
+
   it('ledger:verify finds every status consistent with its money after all of the above', async () => {
     const report = await verifyLedger(server.app.db.prisma);
     expect(report.problems).toEqual([]);

@@ -49,6 +49,22 @@ describe('rate and fee files', () => {
     writeFileSync(file, JSON.stringify({ btc: '-1' }));
     expect(() => StaticRateSource.fromFile(file)).toThrow(/btc/);
   });
+  it('reads the files with the project’s one decimal parser: exact digits, bounded exponents and ranges, fast', () => {
+    const file = path.join(dir, 'hostile.json');
+    // Raw JSON numbers, not strings: they must not pass through a float either.
+    for (const raw of ['1e10000000', '1e-10000000', '1e21', '0.0000000000000000001', '"1e99999"', '"NaN"']) {
+      writeFileSync(file, `{"btc": ${raw}}`);
+      const started = performance.now();
+      expect(() => StaticRateSource.fromFile(file), raw).toThrow(/btc/);
+      writeFileSync(file, `{"btc": {"percent": ${raw}}}`);
+      expect(() => loadFeeTable(file), raw).toThrow(/btc/);
+      expect(performance.now() - started, raw).toBeLessThan(100);
+    }
+    writeFileSync(file, '{"btc": 97000.123456789012345678}');
+    expect(StaticRateSource.fromFile(file)).toBeInstanceOf(StaticRateSource);
+    writeFileSync(file, '{"btc": {"percent": 100.5}}');
+    expect(() => loadFeeTable(file)).toThrow(/at most 100/);
+  });
   it('merges FEES_FILE over the defaults and rejects unknown currencies', () => {
     const file = path.join(dir, 'fees.json');
     writeFileSync(file, JSON.stringify({ btc: { percent: '0.5', fixed: '0.00001' } }));

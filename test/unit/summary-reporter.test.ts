@@ -1,0 +1,32 @@
+// The closing line agrees with vitest's exit status: a failing beforeAll or a file that does not load fails the
+// run although no test "failed", and a run without PostgreSQL says so.
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../support/processes.ts';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+
+function runFixtures(...files: string[]) {
+  const vitest = path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs');
+  const r = spawnSync(process.execPath, [vitest, 'run', '--config', 'test/fixtures/reporter/vitest.config.ts', ...files], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
+    timeout: 60_000,
+  });
+  const line = r.stdout.split('\n').find((l) => l.startsWith('Tests: ')) ?? '';
+  return { code: r.status, line };
+}
+
+describe('the closing line', () => {
+  it('a passing run: PASSED, exit 0, the skipped database named', () => {
+    const { code, line } = runFixtures('passing');
+    expect(code).toBe(0);
+    expect(line).toBe('Tests: 1 passed, 0 failed, 1 skipped; 0 files failed, 0 errors outside tests; databases: pglite only (POSTGRES SKIPPED: set TEST_DATABASE_URL); result: PASSED');
+  });
+
+  it('a failing beforeAll and a file that does not load: FAILED, exit 1, though no test failed', () => {
+    const { code, line } = runFixtures('passing', 'failing-hook', 'failing-file');
+    expect(code).toBe(1);
+    expect(line).toMatch(/^Tests: 1 passed, 0 failed, 2 skipped; 2 files failed, [1-9]\d* errors outside tests; .*result: FAILED$/);
+  });
+});
