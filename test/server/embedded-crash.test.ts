@@ -72,8 +72,12 @@ describe('the embedded database under kill -9', { timeout: 60_000 + ROUNDS * 30_
         expect(server.proc.stdout).toContain('the embedded database was not closed by its previous process');
         expect(server.proc.stdout, 'the ledger check after recovery').toContain('ledger verified after the unclean shutdown');
       }
+      const paidBefore = [...acknowledged.values()].filter((a) => a.status === 'done').length;
       const stop = load(server, token, acknowledged);
-      await sleep(300 + Math.random() * 1200);
+      // Kill once writes are flowing (some invoice paid in this round), at a random moment after that.
+      const flowing = Date.now() + 30_000;
+      while ([...acknowledged.values()].filter((a) => a.status === 'done').length === paidBefore && Date.now() < flowing) await sleep(20);
+      await sleep(Math.random() * 800);
       if (round % 2 === 1) {
         // During a graceful shutdown: SIGTERM, then SIGKILL a moment later.
         server.proc.child.kill('SIGTERM');
