@@ -56,10 +56,12 @@ export function graphqlLimits(options: { introspection: boolean }): Plugin[] {
       blockFieldSuggestion: { enabled: false },
       // The parser stops at the limit (it throws: there is no document to validate yet).
       maxTokens: { n: GRAPHQL_LIMITS.maxTokens },
-      maxDepth: { n: GRAPHQL_LIMITS.maxDepth, ignoreIntrospection: true, ...rejected('QUERY_TOO_DEEP') },
+      // flattenFragments: a spread is not a level of its own, so a client's fragments (codegen documents) cost
+      // what the same fields inline cost.
+      maxDepth: { n: GRAPHQL_LIMITS.maxDepth, ignoreIntrospection: true, flattenFragments: true, ...rejected('QUERY_TOO_DEEP') },
       maxAliases: { n: GRAPHQL_LIMITS.maxAliases, ...rejected('TOO_MANY_ALIASES') },
       maxDirectives: { n: GRAPHQL_LIMITS.maxDirectives, ...rejected('TOO_MANY_DIRECTIVES') },
-      costLimit: { maxCost: GRAPHQL_LIMITS.maxCost, ...rejected('QUERY_TOO_COSTLY') },
+      costLimit: { maxCost: GRAPHQL_LIMITS.maxCost, flattenFragments: true, ...rejected('QUERY_TOO_COSTLY') },
     }) as Plugin,
   ];
 }
