@@ -2,17 +2,16 @@
 // database is not closed) and restarted on the same database. Payment work is one transaction per report, so
 // after a restart every invoice settles exactly once: one transfer row, one credit, one fee, one final event.
 // Runs on PostgreSQL (DATABASE_URL) and on embedded PGlite (DATA_DIR), which recovers from SIGKILL by WAL replay.
-import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/client.ts';
-import { copyPgliteTemplate, DATABASES, freshDatabase, type TestDatabase } from '../support/databases.ts';
+import { DATABASES, type TestDatabase } from '../support/databases.ts';
+import { databaseUrlOf, environment } from '../support/server-env.ts';
 import {
   killServer,
   runCli,
   startServerProcess,
   stopAllChildren,
-  tempDir,
   type Credentials,
   type ServerProcess,
 } from '../support/processes.ts';
@@ -25,7 +24,7 @@ const txHash = () => randomBytes(32).toString('hex');
 
 describe.each(DATABASES)('kill -9 and restart on %s', { timeout: 300_000 }, (kind) => {
   let env: Record<string, string>;
-  let database: TestDatabase | undefined;
+  const databases: TestDatabase[] = [];
   let dbUrl: string;
   let server: ServerProcess | null = null;
   let merchant: Credentials;
@@ -76,21 +75,15 @@ describe.each(DATABASES)('kill -9 and restart on %s', { timeout: 300_000 }, (kin
   const ledgerVerify = () => runCli('src/cli/ledger-verify.ts', [], env);
 
   beforeAll(async () => {
-    // A DATA_DIR whose embedded database is already migrated (copied from the run's template).
-    const dataDir = tempDir('payrail-crash-');
-    if (kind === 'pglite') copyPgliteTemplate(path.join(dataDir, 'pglite'));
-    env = { DATA_DIR: dataDir };
+    env = await environment(kind, databases);
+    dbUrl = databaseUrlOf(env);
     if (kind === 'postgres') {
-      database = await freshDatabase('postgres');
-      env['DATABASE_URL'] = database.url;
-      dbUrl = database.url;
       // No server yet: the CLI opens the database itself.
       const created = await runCli('src/cli/merchant.ts', ['create', '--name', 'Crash Test'], env);
       expect(created.code, created.stderr).toBe(0);
       merchant = created.json as Credentials;
       await start();
     } else {
-      dbUrl = `pglite:${path.join(dataDir, 'pglite')}`;
       await start();
       merchant = server!.demo!;
     }
@@ -99,7 +92,7 @@ describe.each(DATABASES)('kill -9 and restart on %s', { timeout: 300_000 }, (kin
 
   afterAll(async () => {
     await stopAllChildren();
-    await database?.drop();
+    await Promise.all(databases.map((d) => d.drop()));
   });
 
   it('a transfer seen before the crash is confirmed once after it; a pending invoice closes once', async () => {

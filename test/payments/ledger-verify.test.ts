@@ -1,6 +1,5 @@
 // `npm run ledger:verify` (src/cli/ledger-verify.ts) as a child process on a database no server holds: it passes on
 // the ledger the server wrote, and names the broken invariant (exit 1) once the database is tampered with.
-import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp } from '../../src/app.ts';
@@ -9,13 +8,14 @@ import { loadConfig } from '../../src/config.ts';
 import { openDatabase, type Db } from '../../src/db/client.ts';
 import { verifyLedger } from '../../src/ledger/verify.ts';
 import { createLogger } from '../../src/logger.ts';
-import { copyPgliteTemplate, DATABASES, freshDatabase, type TestDatabase } from '../support/databases.ts';
-import { http, runCli, stopAllChildren, tempDir } from '../support/processes.ts';
+import { DATABASES, type TestDatabase } from '../support/databases.ts';
+import { environment } from '../support/server-env.ts';
+import { http, runCli, stopAllChildren } from '../support/processes.ts';
 
 const PAID_INVOICES = 3;
 
 describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind) => {
-  let database: TestDatabase | undefined;
+  const databases: TestDatabase[] = [];
   let env: Record<string, string>;
   let dbUrl: string;
   let merchant: CompanyCredentials;
@@ -55,14 +55,7 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
 
   beforeAll(async () => {
     // DATA_DIR holds no admin state file (no server runs): the CLI opens the database itself.
-    // A DATA_DIR whose embedded database is already migrated (copied from the run's template).
-    const dataDir = tempDir('payrail-ledger-');
-    if (kind === 'pglite') copyPgliteTemplate(path.join(dataDir, 'pglite'));
-    env = { DATA_DIR: dataDir };
-    if (kind === 'postgres') {
-      database = await freshDatabase('postgres');
-      env['DATABASE_URL'] = database.url;
-    }
+    env = await environment(kind, databases);
     const config = loadConfig({ ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', DB_POOL_SIZE: '3' });
     dbUrl = config.databaseUrl;
     const app = await startApp(config, createLogger('silent'));
@@ -95,7 +88,7 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
   afterAll(async () => {
     await releaseDb();
     await stopAllChildren();
-    await database?.drop();
+    await Promise.all(databases.map((d) => d.drop()));
   });
 
   it('passes on the ledger as the server wrote it (exit 0)', async () => {

@@ -51,7 +51,7 @@ export const lastLine = (text: string) => text.trim().split('\n').at(-1) ?? '';
  * `bare`: an empty DATA_DIR, as on a first start; otherwise the embedded database is there, migrated, empty.
  */
 export async function environment(kind: DbKind, databases: TestDatabase[], bare = false): Promise<Record<string, string>> {
-  const env: Record<string, string> = { DATA_DIR: tempDir('payrail-lifecycle-') };
+  const env: Record<string, string> = { DATA_DIR: tempDir(`payrail-${kind}-`) };
   if (kind === 'pglite' && !bare) copyPgliteTemplate(path.join(env['DATA_DIR']!, 'pglite'));
   if (kind === 'postgres') {
     const db = await freshDatabase('postgres');
@@ -60,6 +60,9 @@ export async function environment(kind: DbKind, databases: TestDatabase[], bare 
   }
   return env;
 }
+
+/** The database URL an environment's server and CLI open. */
+export const databaseUrlOf = (env: Record<string, string>): string => env['DATABASE_URL'] ?? `pglite:${path.join(env['DATA_DIR']!, 'pglite')}`;
 
 /** A merchant to call the API with: the printed demo merchant on PGlite, one made with the CLI on PostgreSQL. */
 export async function someMerchant(server: ServerProcess, env: Record<string, string>): Promise<Credentials> {

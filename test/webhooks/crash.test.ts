@@ -11,7 +11,6 @@
 //      (never answers), so each lane ends with exactly one request in flight. kill -9 as soon as every lane has
 //      one held (or shortly after the first, well inside WEBHOOK_TIMEOUT_MS).
 //   3. Restart: the receiver answers everything; wait until all 400 event ids have arrived.
-import path from 'node:path';
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,8 +18,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCompany, type CompanyCredentials } from '../../src/companies/service.ts';
 import { openDatabase } from '../../src/db/client.ts';
 import { INVOICE_STATUS_MESSAGES } from '../../src/invoices/status.ts';
-import { copyPgliteTemplate, DATABASES, freshDatabase, type TestDatabase } from '../support/databases.ts';
-import { killServer, sleep, startServerProcess, stopAllChildren, stopServer, tempDir, type ServerProcess } from '../support/processes.ts';
+import { DATABASES, type TestDatabase } from '../support/databases.ts';
+import { databaseUrlOf, environment } from '../support/server-env.ts';
+import { killServer, sleep, startServerProcess, stopAllChildren, stopServer, type ServerProcess } from '../support/processes.ts';
 import { verifySpecSignature, verifyStandardSignature } from '../support/receiver.ts';
 
 const LANES = 4;
@@ -117,7 +117,7 @@ interface DeliveryRow {
 }
 
 describe.each(DATABASES)('webhooks survive kill -9 on %s', { timeout: 120_000 }, (kind) => {
-  let database: TestDatabase | undefined;
+  const databases: TestDatabase[] = [];
   let databaseUrl: string;
   let receiver: Awaited<ReturnType<typeof startLaneReceiver>>;
   let merchants: CompanyCredentials[];
@@ -137,11 +137,8 @@ describe.each(DATABASES)('webhooks survive kill -9 on %s', { timeout: 120_000 },
     query<DeliveryRow>(`SELECT "eventId", "companyId"::text AS "companyId", "status", "attempts", "claimedUntil" FROM "WebhookDelivery" ORDER BY "seq"`);
 
   beforeAll(async () => {
-    // A DATA_DIR whose embedded database is already migrated (copied from the run's template).
-    const dataDir = tempDir('payrail-webhook-crash-');
-    if (kind === 'pglite') copyPgliteTemplate(path.join(dataDir, 'pglite'));
-    database = kind === 'postgres' ? await freshDatabase('postgres') : undefined;
-    databaseUrl = database?.url ?? `pglite:${dataDir}/pglite`;
+    const base = await environment(kind, databases);
+    databaseUrl = databaseUrlOf(base);
     // No server yet: create the merchants directly (the CLI does the same through the admin API).
     const db = await openDatabase({ url: databaseUrl, poolSize: 1, role: 'test' });
     try {
@@ -152,8 +149,7 @@ describe.each(DATABASES)('webhooks survive kill -9 on %s', { timeout: 120_000 },
     }
     receiver = await startLaneReceiver(merchants.map((m) => m.secretKey));
     env = {
-      DATABASE_URL: databaseUrl,
-      DATA_DIR: dataDir,
+      ...base,
       WEBHOOK_LEASE_MS: String(LEASE_MS),
       LOG_LEVEL: 'info',
       WEBHOOK_ALLOW_PRIVATE: '1',
@@ -168,7 +164,7 @@ describe.each(DATABASES)('webhooks survive kill -9 on %s', { timeout: 120_000 },
   afterAll(async () => {
     await stopAllChildren();
     await receiver?.close();
-    await database?.drop();
+    await Promise.all(databases.map((d) => d.drop()));
   });
 
   it('400 pending deliveries: all delivered after a kill -9, duplicates only for the attempts in flight', async () => {
