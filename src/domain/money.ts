@@ -35,23 +35,21 @@ export function readDecimal(text: string, shape: DecimalShape = AMOUNT_COLUMN): 
   if (exponent.length > MAX_EXPONENT_DIGITS) return { ok: false, message: 'has an exponent out of range' };
   const value = new Money(trimmed);
   if (!value.isFinite()) return { ok: false, message: 'must be a decimal number' };
-  if (value.abs().gte(new Money(10).pow(shape.integerDigits))) {
-    return { ok: false, message: `must have at most ${shape.integerDigits} digits before the decimal point` };
-  }
-  if (value.decimalPlaces() > shape.scale) return { ok: false, message: `must have at most ${shape.scale} decimal places` };
+  const problem = columnProblem(value, shape);
+  if (problem) return { ok: false, message: problem };
   // -0 is 0 for every purpose of ours.
   return { ok: true, value: value.isZero() ? new Money(0) : value };
 }
 
-/** Whether a computed value fits a column (a quote of a huge total at a tiny price may not). */
-export const fitsColumn = (value: Decimal, shape: DecimalShape = AMOUNT_COLUMN): boolean =>
-  value.abs().lt(new Money(10).pow(shape.integerDigits)) && value.decimalPlaces() <= shape.scale;
-
-/** `readDecimal` for callers that only need yes or no. */
-export function parseDecimal(text: string, shape: DecimalShape = AMOUNT_COLUMN): Decimal | null {
-  const reading = readDecimal(text, shape);
-  return reading.ok ? reading.value : null;
+/** Why a value does not fit a column, or null. */
+function columnProblem(value: Decimal, shape: DecimalShape): string | null {
+  if (value.abs().gte(new Money(10).pow(shape.integerDigits))) return `must have at most ${shape.integerDigits} digits before the decimal point`;
+  if (value.decimalPlaces() > shape.scale) return `must have at most ${shape.scale} decimal places`;
+  return null;
 }
+
+/** Whether a computed value fits a column (a quote of a huge total at a tiny price may not). */
+export const fitsColumn = (value: Decimal, shape: DecimalShape = AMOUNT_COLUMN): boolean => columnProblem(value, shape) === null;
 
 /** Any decimal, including Prisma's own Decimal instances (another decimal.js copy), as ours. */
 export const toMoney = (value: Decimal.Value | { toString(): string }): Decimal =>

@@ -42,6 +42,9 @@ describe('the decimal parser', () => {
       return r.value.toFixed();
     };
     expect(ok('0.1')).toBe('0.1');
+    // No float on the way: 0.1 + 0.2 is 0.3.
+    const sum = (readDecimal('0.1') as { value: { plus(x: unknown): { toFixed(): string } } }).value.plus((readDecimal('0.2') as { value: unknown }).value);
+    expect(sum.toFixed()).toBe('0.3');
     expect(ok(' -12.50 ')).toBe('-12.5');
     expect(ok('1E3')).toBe('1000');
     expect(ok('-0')).toBe('0');
