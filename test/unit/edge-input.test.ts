@@ -43,8 +43,8 @@ describe('the decimal parser', () => {
     };
     expect(ok('0.1')).toBe('0.1');
     // No float on the way: 0.1 + 0.2 is 0.3.
-    const sum = (readDecimal('0.1') as { value: { plus(x: unknown): { toFixed(): string } } }).value.plus((readDecimal('0.2') as { value: unknown }).value);
-    expect(sum.toFixed()).toBe('0.3');
+    const [a, b] = [readDecimal('0.1'), readDecimal('0.2')];
+    expect(a.ok && b.ok && a.value.plus(b.value).toFixed()).toBe('0.3');
     expect(ok(' -12.50 ')).toBe('-12.5');
     expect(ok('1E3')).toBe('1000');
     expect(ok('-0')).toBe('0');
