@@ -40,10 +40,11 @@ const invalidInput = (path: string, message: string) =>
  */
 const inputGuard: Plugin = {
   onParams({ params, setResult }) {
+    const queryProblem = typeof params.query === 'string' ? textProblem(params.query) : null;
     const problem =
       findInputProblem(params.variables ?? null, ['variables']) ??
       findInputProblem(params.operationName ?? null, ['operationName']) ??
-      (typeof params.query === 'string' && textProblem(params.query) ? { path: 'query', message: textProblem(params.query)! } : null);
+      (queryProblem ? { path: 'query', message: queryProblem } : null);
     if (problem) setResult({ errors: [invalidInput(problem.path, problem.message)] });
   },
   onValidate: ({ addValidationRule }) =>

@@ -58,7 +58,7 @@ export async function applyTransferReport(deps: PaymentDeps, report: TransferRep
       // One transaction output pays one address: a report naming another address (or merchant) is not a repeat
       // of the one recorded, whoever sends it, and never changes it.
       if (existing.addressId !== address.id || existing.asset !== report.asset || !toMoney(existing.amount).eq(report.amount)) {
-        throw new ConflictError('CONFLICT', `Transaction output ${report.txHash}:${report.outputIndex} was already reported to another address`);
+        throw new ConflictError('CONFLICT', `Transaction output ${report.txHash}:${report.outputIndex} was already reported with another address, asset or amount`);
       }
       if (existing.state === 'dropped') return existing;
       if (report.dropped) {

@@ -33,7 +33,7 @@ describe.each(DATABASES)('sandbox isolation on %s', (kind) => {
     // B reports the same transaction output to B's own invoice, confirmed: refused, nothing changes anywhere.
     const forged = await b.call('POST', '/api/sandbox/transfers', { invoiceId: b.id, amount: '101', txHash, confirmations: 19 });
     expect(forged.status).toBe(409);
-    expect(forged.body.error.message).toMatch(/already reported to another address/);
+    expect(forged.body.error.message).toMatch(/already reported with another address, asset or amount/);
     expect(await a.status()).toBe('processing');
     expect(await b.status()).toBe('pending');
     expect(await a.available()).toEqual([{ asset: 'trc20usdt', available: '0', pending: '101', suspense: '0' }]);
