@@ -4,7 +4,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
-import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory, Transaction } from '@prisma/driver-adapter-utils';
 import { acquireLock, type LockOwner } from './pglite-lock.ts';
 
 export const isPostgresUrl = (url: string): boolean => /^postgres(ql)?:\/\//i.test(url);
@@ -15,10 +15,13 @@ export const pgliteDir = (url: string): string => url.replace(/^(pglite|file):(\
 type ErrorMapping = SqlDriverAdapter & { onError(e: unknown): never };
 
 /**
- * pglite-prisma-adapter 0.7.2 does not await `exec()` in executeScript, so a failing migration would be
- * recorded as applied. Await it.
+ * Two bugs of pglite-prisma-adapter 0.7.2, each of which reports failure as success:
+ * - `executeScript` does not await `exec()`, so a failing migration would be recorded as applied;
+ * - a transaction's `commit()` resolves even when COMMIT fails (its promise is caught and dropped once the
+ *   transaction has started), so Prisma would answer for a transaction the database rolled back.
+ * Both are replaced here; queries keep the adapter's own code (its prototype, bound to the transaction).
  */
-function awaitPgliteScripts(adapter: SqlDriverAdapter, client: PGlite): SqlDriverAdapter {
+function fixPgliteAdapter(adapter: SqlDriverAdapter, client: PGlite): SqlDriverAdapter {
   const a = adapter as ErrorMapping;
   a.executeScript = async (script: string) => {
     try {
@@ -26,6 +29,36 @@ function awaitPgliteScripts(adapter: SqlDriverAdapter, client: PGlite): SqlDrive
     } catch (e) {
       a.onError(e);
     }
+  };
+  a.startTransaction = async (isolationLevel?: string) => {
+    if (isolationLevel) await client.exec(`SET TRANSACTION ISOLATION LEVEL ${isolationLevel}`).catch((e: unknown) => a.onError(e));
+    return new Promise<Transaction>((resolve, reject) => {
+      let started = false;
+      let finish: () => void = () => {};
+      // PGlite runs BEGIN, the callback, then COMMIT (or ROLLBACK after tx.rollback()); `outcome` carries COMMIT's error.
+      const outcome = client.transaction(async (tx) => {
+        started = true;
+        const done = new Promise<void>((r) => (finish = r));
+        const transaction: Transaction = Object.assign(Object.create(Object.getPrototypeOf(a) as object) as Transaction, {
+          client: tx,
+          options: { usePhantomQuery: true },
+          commit: async () => {
+            finish();
+            await outcome.catch((e: unknown) => a.onError(e));
+          },
+          rollback: async () => {
+            await tx.rollback();
+            finish();
+            await outcome.catch((e: unknown) => a.onError(e));
+          },
+        });
+        resolve(transaction);
+        await done;
+      });
+      outcome.catch((e: unknown) => {
+        if (!started) reject(e);
+      });
+    }).catch((e: unknown) => a.onError(e));
   };
   return a;
 }
@@ -38,11 +71,11 @@ export class PGliteAdapterFactory implements SqlMigrationAwareDriverAdapterFacto
     this.inner = new PrismaPGlite(client);
   }
   async connect() {
-    return awaitPgliteScripts(await this.inner.connect(), this.client);
+    return fixPgliteAdapter(await this.inner.connect(), this.client);
   }
   async connectToShadowDb() {
     const shadow = new PGlite();
-    const adapter = awaitPgliteScripts(await new PrismaPGlite(shadow).connect(), shadow);
+    const adapter = fixPgliteAdapter(await new PrismaPGlite(shadow).connect(), shadow);
     adapter.dispose = async () => {
       await shadow.close();
     };
