@@ -41,8 +41,7 @@ const HOSTILE_JSON = [
  */
 function hostileFor(type: GraphQLInputType): string[] {
   const named = getNamedType(type);
-  const strings = HOSTILE_JSON.filter((v) => v.startsWith('"'));
-  const numbers = HOSTILE_JSON.filter((v) => /^-?\d/.test(v));
+  const [strings, numbers] = [STRINGS, NUMBERS];
   const kinds = ['{}', '[]', 'null', 'true', '1', '"x"'];
   if (isInputObjectType(named) || isEnumType(named)) return [...kinds, strings[0]!, strings[1]!];
   if (named.name === 'Int' || named.name === 'Float' || named.name === 'Boolean') return [...numbers, ...kinds];
@@ -99,23 +98,42 @@ function samples(ids: { invoice: string; transfer: string; event: string }): Rec
 
 const MARK = '"__HOSTILE__"';
 
-/** Every way to put one hostile value into a JSON body: each leaf and container, and one unknown key. */
-function bodyVariants(body: Record<string, unknown>): ((raw: string) => string)[] {
-  const variants: ((raw: string) => string)[] = [(raw) => raw];
+const STRINGS = HOSTILE_JSON.filter((v) => v.startsWith('"'));
+const NUMBERS = HOSTILE_JSON.filter((v) => /^-?\d/.test(v));
+const OTHERS = HOSTILE_JSON.filter((v) => !STRINGS.includes(v) && !NUMBERS.includes(v));
+
+/** The hostile values worth trying where a sample holds `value`: what its field may be read as, and every other kind. */
+function hostileForSample(value: unknown): string[] {
+  if (typeof value === 'string') return HOSTILE_JSON;
+  if (typeof value === 'number') return [...NUMBERS, ...OTHERS, ...STRINGS.slice(0, 3)];
+  return [...OTHERS, ...NUMBERS.slice(0, 2), ...STRINGS.slice(0, 3)];
+}
+
+interface BodyVariant {
+  make(raw: string): string;
+  values: string[];
+}
+
+/** Every way to put one hostile value into a JSON body: the whole body, each leaf and container, one unknown key. */
+function bodyVariants(body: Record<string, unknown>): BodyVariant[] {
+  const variants: BodyVariant[] = [{ make: (raw) => raw, values: hostileForSample(body) }];
   const walk = (path: (string | number)[]) => {
-    variants.push((raw) => {
-      const copy = structuredClone(body) as Record<string, unknown>;
-      let target: Record<string | number, unknown> = copy;
-      for (const key of path.slice(0, -1)) target = target[key] as Record<string | number, unknown>;
-      target[path.at(-1)!] = '__HOSTILE__';
-      return JSON.stringify(copy).replace(MARK, raw);
-    });
     let value: unknown = body;
     for (const key of path) value = (value as Record<string | number, unknown>)[key];
+    variants.push({
+      make: (raw) => {
+        const copy = structuredClone(body) as Record<string, unknown>;
+        let target: Record<string | number, unknown> = copy;
+        for (const key of path.slice(0, -1)) target = target[key] as Record<string | number, unknown>;
+        target[path.at(-1)!] = '__HOSTILE__';
+        return JSON.stringify(copy).replace(MARK, raw);
+      },
+      values: hostileForSample(value),
+    });
     if (value && typeof value === 'object') for (const key of Object.keys(value)) walk([...path, Array.isArray(value) ? Number(key) : key]);
   };
   for (const key of Object.keys(body)) walk([key]);
-  variants.push((raw) => JSON.stringify({ ...body, ['extra\u0000']: 1 }).replace('}', `,"unknown":${raw}}`));
+  variants.push({ make: (raw) => JSON.stringify({ ...body, ['extra\u0000']: 1 }).replace('}', `,"unknown":${raw}}`), values: [...STRINGS.slice(0, 3), ...OTHERS] });
   return variants;
 }
 
@@ -258,7 +276,7 @@ describe.each(DATABASES)('hostile input on %s', { timeout: 180_000 }, (kind) => 
       }
       if (route.method !== 'GET') {
         for (const variant of (bodies.length ? bodies : [{}]).flatMap(bodyVariants)) {
-          for (const raw of HOSTILE_JSON) await check(path({}, validQuery), variant(raw));
+          for (const raw of variant.values) await check(path({}, validQuery), variant.make(raw));
         }
       }
     }
