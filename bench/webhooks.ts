@@ -6,8 +6,8 @@
 // (startApp); the receiver (node:http, keep-alive, answers 200 at once) runs in a worker thread so that it does not
 // share the event loop with the worker or the baseline under test. The backlog is written in bulk with the same
 // rows the outbox writes (src/events/outbox.ts: an invoice.created event and its pending delivery), due 30 s in
-// the future so that the running worker leaves it alone; POST /api/sandbox/clock/advance {"minutes": 1} then makes
-// all of it due at once and wakes the worker, and the clock starts. The run ends when the database has every
+// the future so that the running worker leaves it alone; POST /api/sandbox/clock/advance {"minutes": 1} for every
+// merchant (each has its own test clock) then makes all of it due at once and wakes the worker, and the clock starts. The run ends when the database has every
 // delivery of the backlog delivered.
 //
 //   npx tsx bench/webhooks.ts           (BENCH_PG_URL overrides postgresql://postgres@127.0.0.1:5432/postgres)
@@ -261,7 +261,7 @@ async function api(app: App, method: string, p: string, token: string, json?: un
 // ---------------------------------------------------------------------------------------------------------------
 // The two measurements
 
-/** The worker drains `jobs`: inserted due in 30 s, made due by a 1-minute clock advance, timed until all delivered. */
+/** The worker drains `jobs`: inserted due in 30 s, made due by 1-minute clock advances, timed until all delivered. */
 async function drain(app: App, sql: pg.Client, receiver: Receiver, merchants: CompanyCredentials[], jobs: Job[], limitMs: number): Promise<DrainResult> {
   await receiver.reset();
   const clock = await api(app, 'GET', '/api/sandbox/clock', merchants[0]!.publicToken);
@@ -270,8 +270,9 @@ async function drain(app: App, sql: pg.Client, receiver: Receiver, merchants: Co
   const deliveredCount = async () =>
     (await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM "WebhookDelivery" WHERE "eventId" = ANY($1::text[]) AND "status" = 'delivered'`, [ids])).rows[0]!.n;
 
+  // Every merchant has its own test clock: advance them all (each advance also wakes the worker).
   const started = now();
-  await api(app, 'POST', '/api/sandbox/clock/advance', merchants[0]!.publicToken, { minutes: 1 });
+  await Promise.all(merchants.map((m) => api(app, 'POST', '/api/sandbox/clock/advance', m.publicToken, { minutes: 1 })));
   const deadline = started + limitMs;
   while (receiver.count() < jobs.length && now() < deadline) await sleep(20);
   let delivered = await deliveredCount();
