@@ -105,6 +105,7 @@ async function readInvoice(db: SqlBackend, id: string, restShape: boolean) {
 
 async function createInvoice(db: SqlBackend, companyId: string, body: CreateBody) {
   const id = newInvoiceId();
+  await db.query(SQL.selectSandboxClock, [companyId, '1', OFFSET_0]);
   const now = sqlTimestamp(new Date());
   const total = body.items.reduce((sum, i) => sum + i.price, 0).toFixed(2);
   const invoice = await db.transaction(async (q) => {

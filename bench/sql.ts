@@ -6,6 +6,7 @@
 // and warns when the service drifts from this list.
 //
 // REST/GraphQL create (createInvoice builds its answer from what it wrote; no read-back):
+//   selectSandboxClock (the merchant's test clock: createdAt is on its time; sandbox mode only), then
 //   on one pooled connection:  BEGIN; insertInvoice (RETURNING the row); insertItems (one multi-row INSERT);
 //                              insertEvent; COMMIT
 // REST read (getInvoiceRecord):  selectInvoice; then selectCompany, selectItems, selectAddress, selectTransfers,
@@ -16,7 +17,7 @@
 const INVOICE_COLUMNS = [
   'id', 'companyId', 'status"::text', 'invoiceCurrency', 'fixedPaymentCurrency', 'paymentCurrency', 'isMerchantPaysFee',
   'requestedRedirectUrl', 'redirectUrl', 'total', 'clientEmail', 'rate', 'invoiceFee', 'paymentAmount', 'paidAmount',
-  'overpaidAmount', 'feeCharged', 'settledAt', 'expiredAt', 'proceededAt', 'createdAt', 'updatedAt',
+  'overpaidAmount', 'feeCharged', 'settledAt', 'acceptedAt', 'expiredAt', 'proceededAt', 'createdAt', 'updatedAt',
 ]
   .map((c) => (c.endsWith('::text') ? `"public"."Invoice"."${c}` : `"public"."Invoice"."${c}"`))
   .join(', ');
@@ -32,6 +33,9 @@ const ADDRESS_COLUMNS = ['id', 'companyId', 'invoiceId', 'asset', 'address', 'ta
   .join(', ');
 
 export const SQL = {
+  // $1 companyId, $2 LIMIT '1', $3 OFFSET '0'
+  selectSandboxClock:
+    'SELECT "public"."SandboxClock"."companyId", "public"."SandboxClock"."offsetMs" FROM "public"."SandboxClock" WHERE ("public"."SandboxClock"."companyId" = $1 AND 1=1) LIMIT $2 OFFSET $3',
   begin: 'BEGIN',
   commit: 'COMMIT',
   // $1 id, $2 companyId, $3 'created', $4 currency, $5 fixedPaymentCurrency, $6 isMerchantPaysFee,
@@ -65,7 +69,7 @@ export function insertItemsSql(count: number): string {
 
 /** Statement texts per operation in issue order (the concurrent tail may arrive in any order). */
 export const EXPECTED_STATEMENTS = {
-  create: [SQL.begin, SQL.insertInvoice, insertItemsSql(2), SQL.insertEvent, SQL.commit],
+  create: [SQL.selectSandboxClock, SQL.begin, SQL.insertInvoice, insertItemsSql(2), SQL.insertEvent, SQL.commit],
   restRead: [SQL.selectInvoice, SQL.selectCompany, SQL.selectItems, SQL.selectAddress, SQL.selectTransfers, SQL.selectRefund],
   graphqlRead: [SQL.selectInvoice, SQL.selectCompany, SQL.selectItems],
 };
