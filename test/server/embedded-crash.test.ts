@@ -9,6 +9,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/client.ts';
+import { currentLock } from '../../src/db/pglite-lock.ts';
 import { verifyLedger } from '../../src/ledger/verify.ts';
 import { copyPgliteTemplate } from '../support/databases.ts';
 import { killServer, launch, runCli, sleep, startServerProcess, stopAllChildren, tempDir, waitForExit, type ServerProcess } from '../support/processes.ts';
@@ -86,7 +87,8 @@ describe('the embedded database under kill -9', { timeout: 60_000 + ROUNDS * 30_
       server.proc.child.kill('SIGKILL');
       const exit = await waitForExit(server.proc);
       // Unclean unless the SIGTERM's shutdown had closed the database (and dropped its lock) before the kill.
-      unclean = exit.signal === 'SIGKILL' && fs.existsSync(path.join(dataDir, 'pglite', 'payrail.lock'));
+      const lock = currentLock(path.join(dataDir, 'pglite'));
+      unclean = exit.signal === 'SIGKILL' && lock !== null && !lock.released;
       await stop();
       kills.push(`${round % 2 === 1 ? 'term+kill' : 'kill'}${unclean ? '' : ' (closed first)'}`);
     }
