@@ -25,7 +25,6 @@ import { loadConfig } from '../src/config.ts';
 import { invoiceWebhookPayload } from '../src/invoices/status.ts';
 import { newInvoiceId } from '../src/invoices/ids.ts';
 import { createLogger } from '../src/logger.ts';
-import { webhookBody } from '../src/webhooks/payloads.ts';
 import { WebhookSender } from '../src/webhooks/sender.ts';
 import { createBenchDatabase } from './common.ts';
 
@@ -209,7 +208,7 @@ interface Job {
 function makeJobs(count: number, lanes: number[]): Job[] {
   return Array.from({ length: count }, (_, i) => {
     const invoiceId = newInvoiceId();
-    return { eventId: randomUUID(), lane: lanes[i % lanes.length]!, invoiceId, body: webhookBody('invoice.created', invoiceWebhookPayload(invoiceId, 'created')) };
+    return { eventId: randomUUID(), lane: lanes[i % lanes.length]!, invoiceId, body: JSON.stringify(invoiceWebhookPayload(invoiceId, 'created')) };
   });
 }
 

@@ -1,6 +1,6 @@
 // Writes schema.graphql (lexicographically sorted SDL). With --check: exit 1 if the file is stale.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { printedSchema } from '../src/graphql/schema.ts';
+import { printedSchema } from '../src/features.ts';
 
 const file = new URL('../schema.graphql', import.meta.url);
 const sdl = printedSchema() + '\n';

@@ -1,45 +1,40 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { sandboxRegistry } from './chains/sandbox.ts';
-import { Clock } from './clock.ts';
-import { companyRoutes, type CompanyRestContext } from './companies/rest.ts';
-import { dispatchQueuedRefunds } from './payments/decisions.ts';
-import { applyTransferReport, sweepExpired, type PaymentDeps } from './payments/processor.ts';
-import { sandboxRoutes, type SandboxRestContext } from './sandbox/rest.ts';
-import type { SandboxDeps } from './sandbox/service.ts';
-import { webhookRoutes, type WebhookRestContext } from './webhooks/rest.ts';
-import { createWebhookRuntime } from './webhooks/runtime.ts';
-import { pruneDeliveries } from './webhooks/service.ts';
-import { verifyLedger } from './ledger/verify.ts';
-import { TokenAuthenticator } from './companies/service.ts';
 import type { Config } from './config.ts';
-import { openDatabase, type Database } from './db/client.ts';
-import { AppError } from './errors/app-error.ts';
+import { TokenAuthenticator } from './core/auth.ts';
+import type { Platform, Services } from './core/feature.ts';
+import { pruneIdempotencyKeys } from './core/idempotency.ts';
+import { intervalJob, JobRunner } from './core/jobs.ts';
+import type { Database } from './db/client.ts';
+import { assemble, graphqlSchema } from './features.ts';
 import { buildYoga } from './graphql/yoga.ts';
+import { checkDeclaredLength, clientError, errorHeaders } from './http/edge.ts';
 import { errorBody, sendJson } from './http/io.ts';
 import { createRestHandler } from './http/rest.ts';
-import { Router, type Route } from './http/router.ts';
-import { invoiceRoutes, type InvoiceRestContext } from './invoices/rest.ts';
-import type { InvoiceDeps } from './invoices/service.ts';
+import { Router } from './http/router.ts';
+import { verifyLedger } from './ledger/verify.ts';
 import type { Logger } from './logger.ts';
+import { openPlatform } from './platform.ts';
 import { DRAIN_SHARE } from './shutdown.ts';
-import { defaultFeeTable, loadFeeTable } from './pricing/fees.ts';
-import { StaticRateSource } from './pricing/rates.ts';
 
 export interface App {
   config: Config;
   logger: Logger;
   db: Database;
-  invoices: InvoiceDeps;
-  payments: PaymentDeps;
+  platform: Platform;
+  services: Services;
+  jobs: JobRunner;
   auth: TokenAuthenticator;
   server: Server;
   url: string;
   stop(): Promise<void>;
 }
 
+export { apiRoutes } from './features.ts';
+
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
+const IDEMPOTENCY_PRUNE_INTERVAL_MS = 3_600_000;
 
 // The public API is called from checkout pages on other origins; tokens travel in headers, never cookies.
 const CORS_HEADERS = {
@@ -50,50 +45,35 @@ const CORS_HEADERS = {
   'access-control-max-age': '600',
 };
 
-/** Opens the database, wires services and starts listening. */
 export interface StartOptions {
   /** Runs on the open database before the server accepts connections. */
   beforeListen?: (db: Database['prisma']) => Promise<void>;
 }
 
+/** Opens the platform, assembles the features, starts their jobs and listens. */
 export async function startApp(config: Config, logger: Logger, options: StartOptions = {}): Promise<App> {
-  const db = await openDatabase({
-    url: config.databaseUrl,
-    poolSize: config.dbPoolSize,
-    role: 'server',
-    onPoolError: (e) => logger.warn({ err: e }, 'database connection lost; the pool reconnects'),
-  });
-  const clock = new Clock(db.prisma, config.sandbox);
-  const chains = sandboxRegistry({ sendFailures: config.sandboxSendFailures });
-  const webhooks = createWebhookRuntime(config, db.prisma, clock, logger, config.webhooks.inProcess);
-  const notify = webhooks.deps.wake;
-  const payments: PaymentDeps = { db: db.prisma, clock, chains, notify };
-  chains.onTransfer((report) => applyTransferReport(payments, report));
-  const sandbox: SandboxDeps = { ...payments, sandbox: config.sandbox ? chains : null };
-  const invoices: InvoiceDeps = {
-    db: db.prisma,
-    rates: config.ratesFile ? StaticRateSource.fromFile(config.ratesFile) : new StaticRateSource(),
-    fees: config.feesFile ? loadFeeTable(config.feesFile) : defaultFeeTable(),
-    chains,
-    clock,
-    notify,
-  };
-  const auth = new TokenAuthenticator(db.prisma);
-  const authenticate = (token: string) => auth.authenticate(token);
-  const jobs = startJobs(config, logger, payments, webhooks);
+  const platform = await openPlatform(config, logger, { role: 'server' });
+  const assembled = assemble(config, platform);
+  const { services } = assembled;
+  const jobs = new JobRunner([
+    ...assembled.jobs,
+    intervalJob('idempotency-pruner', IDEMPOTENCY_PRUNE_INTERVAL_MS, () => pruneIdempotencyKeys(platform), logger),
+  ]);
+  jobs.start();
+  const auth = new TokenAuthenticator(platform.db);
+  const caller = (authorization: string | undefined) => auth.caller(authorization);
 
   const yoga = buildYoga({
-    base: { prisma: db.prisma, invoices, payments, sandbox, webhooks: webhooks.deps, payUrl: config.payUrl, logger },
-    authenticate,
+    schema: graphqlSchema(),
+    services,
+    caller,
     graphiql: config.graphiql,
-    introspection: config.introspection,
+    introspection: config.graphqlIntrospection,
     logger,
   });
-  const restContext: RestContext = { invoices, payments, sandbox, logger, db: db.prisma, webhooks: webhooks.deps };
-  const router = new Router<RestContext>().add(...apiRoutes);
-  const rest = createRestHandler(router, restContext, {
+  const rest = createRestHandler(new Router<Services>().add(...assembled.routes), services, {
     bodyLimitBytes: config.bodyLimitBytes,
-    authenticate,
+    caller,
     logger,
     headers: CORS_HEADERS,
   });
@@ -108,13 +88,11 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     });
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname === '/graphql') {
-      const declared = Number(req.headers['content-length'] ?? 0);
-      if (declared > config.bodyLimitBytes) {
-        res.setHeader('connection', 'close');
-        return sendJson(res, 413, errorBody(new AppError('PAYLOAD_TOO_LARGE', `The request body exceeds ${config.bodyLimitBytes} bytes`), requestId));
-      }
-      if (req.method === 'POST' && req.headers['content-length'] === undefined) {
-        return sendJson(res, 411, errorBody(new AppError('LENGTH_REQUIRED', 'Send a Content-Length header with GraphQL POST requests'), requestId));
+      try {
+        checkDeclaredLength(req.headers, config.bodyLimitBytes, { required: req.method === 'POST' });
+      } catch (e) {
+        const error = clientError(e, (err) => logger.error({ err }, 'graphql edge failed'));
+        return sendJson(res, error.status, errorBody(error, requestId), errorHeaders(error));
       }
       return yoga(req, res, { req, requestId });
     }
@@ -129,7 +107,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
   const server = createServer((req, res) => {
     handle(req, res).catch((e) => {
       logger.error({ err: e }, 'request failed');
-      if (!res.headersSent) sendJson(res, 500, errorBody(new AppError('INTERNAL', 'Internal error'), ''));
+      if (!res.headersSent) sendJson(res, 500, errorBody(clientError(e, () => {}), ''));
       else res.destroy();
     });
   });
@@ -137,8 +115,14 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
   server.headersTimeout = 15_000;
   server.keepAliveTimeout = 5_000;
 
+  const shutDown = async () => {
+    await jobs.stop();
+    await assembled.close();
+    await yoga.dispose();
+    await platform.close();
+  };
   try {
-    await options.beforeListen?.(db.prisma);
+    await options.beforeListen?.(platform.db);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(config.port, config.host, () => {
@@ -147,29 +131,26 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       });
     });
   } catch (e) {
-    await jobs.stop();
-    await db.close();
+    await shutDown();
     throw e;
   }
-  if (db.uncleanShutdown) checkAfterUncleanShutdown(db, logger);
+  if (platform.database.uncleanShutdown) checkAfterUncleanShutdown(platform.database, logger);
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
 
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= (async () => {
-      // Stop accepting, let in-flight requests finish (bounded), then close the database.
+      // Stop accepting, let in-flight requests finish (bounded), then the jobs, then the database.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const timer = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs * DRAIN_SHARE);
       await closed;
       clearTimeout(timer);
-      await jobs.stop();
-      await yoga.dispose();
-      await db.close();
+      await shutDown();
     })());
 
-  return { config, logger, db, invoices, payments, auth, server, url, stop };
+  return { config, logger, db: platform.database, platform, services, jobs, auth, server, url, stop };
 }
 
 /**
@@ -191,49 +172,4 @@ function checkAfterUncleanShutdown(db: Database, logger: Logger): void {
           ),
     (e: unknown) => logger.error({ err: e }, 'could not verify the ledger after the unclean shutdown'),
   );
-}
-
-type RestContext = InvoiceRestContext & CompanyRestContext & SandboxRestContext & WebhookRestContext;
-
-/** Every REST route of the public API listener. */
-export const apiRoutes: Route<RestContext>[] = [...invoiceRoutes, ...companyRoutes, ...sandboxRoutes, ...webhookRoutes];
-
-/**
- * Background work inside the server process: the expiry sweeper and the refund sender. Both keep their
- * state in the database, so a restart resumes them; runs never overlap.
- */
-function startJobs(config: Config, logger: Logger, payments: PaymentDeps, webhooks: { stop(): Promise<void> }) {
-  const running = new Set<Promise<unknown>>();
-  const every = (ms: number, name: string, job: () => Promise<unknown>) => {
-    let busy = false;
-    const tick = () => {
-      if (busy) return;
-      busy = true;
-      const run = job()
-        .catch((e: unknown) => logger.error({ err: e, job: name }, 'background job failed'))
-        .finally(() => {
-          busy = false;
-          running.delete(run);
-        });
-      running.add(run);
-    };
-    const timer = setInterval(tick, ms);
-    timer.unref();
-    tick();
-    return timer;
-  };
-  const timers = [
-    every(config.sweepIntervalMs, 'expiry-sweeper', () => sweepExpired(payments)),
-    every(config.refundRetryIntervalMs, 'refund-sender', () => dispatchQueuedRefunds(payments, logger)),
-    every(config.webhooks.pruneIntervalMs, 'webhook-pruner', () =>
-      pruneDeliveries(payments.db, new Date(Date.now() - config.webhooks.retentionDays * 86_400_000)),
-    ),
-  ];
-  return {
-    async stop() {
-      timers.forEach(clearInterval);
-      await Promise.allSettled([...running]);
-      await webhooks.stop();
-    },
-  };
 }

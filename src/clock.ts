@@ -9,6 +9,8 @@ import { AppError } from './errors/app-error.ts';
  * Leases, timeouts, signatures and retention always use real time.
  */
 export class Clock {
+  private readonly advanced: ((companyId: string) => void)[] = [];
+
   constructor(
     private readonly db: Db,
     readonly sandbox: boolean,
@@ -50,6 +52,12 @@ export class Clock {
       create: { companyId, offsetMs: ms },
       update: { offsetMs: { increment: ms } },
     });
+    for (const listener of this.advanced) listener(companyId);
     return Number(row.offsetMs);
+  }
+
+  /** Called after a company's test clock moved (what was scheduled on it may be due now). */
+  onAdvance(listener: (companyId: string) => void): void {
+    this.advanced.push(listener);
   }
 }

@@ -2,7 +2,8 @@
 import type { Db } from '../db/client.ts';
 import type { Route } from '../http/router.ts';
 import { verifyLedger } from '../ledger/verify.ts';
-import { createCompany, listCompanies, rotatePublicToken, rotateSecretKey, type TokenAuthenticator } from '../companies/service.ts';
+import { createCompany, listCompanies, rotatePublicToken, rotateSecretKey } from '../companies/service.ts';
+import type { TokenAuthenticator } from '../core/auth.ts';
 
 export interface AdminContext {
   db: Db;

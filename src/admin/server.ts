@@ -39,7 +39,7 @@ export async function startAdminServer(app: App): Promise<AdminServer> {
   const expected = sha(token);
   const rest = createRestHandler(new Router<AdminContext>().add(...adminRoutes), { db: app.db.prisma, auth: app.auth }, {
     bodyLimitBytes: 65_536,
-    authenticate: async () => null,
+    caller: async () => null,
     logger,
   });
   const database = databaseLabel(config.databaseUrl);

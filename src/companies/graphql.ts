@@ -2,8 +2,9 @@ import { builder } from '../graphql/builder.ts';
 import { CompanyAssetEnum, PaymentCurrencyEnum } from '../graphql/enums.ts';
 import { ValidationError } from '../errors/app-error.ts';
 import { companyBalances, type AssetBalance } from '../ledger/balances.ts';
-import { getUnderpaymentLimits, setUnderpaymentLimits } from '../payments/underpayment.ts';
-import { presentCompanyAssets } from './service.ts';
+import { parseInput } from '../core/validation.ts';
+import { presentCompanyAssets } from '../domain/assets.ts';
+import { getUnderpaymentLimits, setUnderpaymentLimits, underpaymentLimitsSchema } from '../invoices/underpayment.ts';
 
 const CompanyAssetSetting = builder
   .objectRef<ReturnType<typeof presentCompanyAssets>[number]>('CompanyAssetSetting')
@@ -41,7 +42,7 @@ builder.queryField('balances', (t) =>
   t.field({
     type: [BalanceType],
     authScopes: { merchant: true },
-    resolve: (_root, _args, ctx) => companyBalances(ctx.prisma, ctx.company!.id),
+    resolve: (_root, _args, ctx) => companyBalances(ctx.db, ctx.company!.id),
   }),
 );
 
@@ -67,7 +68,7 @@ builder.queryField('underpaymentLimits', (t) =>
   t.field({
     type: [UnderpaymentLimitType],
     authScopes: { merchant: true },
-    resolve: async (_root, _args, ctx) => toRows(await getUnderpaymentLimits(ctx.prisma, ctx.company!.id)),
+    resolve: async (_root, _args, ctx) => toRows(await getUnderpaymentLimits(ctx.db, ctx.company!.id)),
   }),
 );
 
@@ -88,7 +89,7 @@ builder.mutationField('setUnderpaymentLimits', (t) =>
     args: { limits: t.arg({ type: [UnderpaymentLimitInput], required: true }) },
     resolve: async (_root, { limits }, ctx) => {
       const body = { limits: Object.fromEntries(limits.map((l) => [l.asset, { fixed: l.fixed, percent: l.percent }])) };
-      return toRows(await setUnderpaymentLimits(ctx.prisma, ctx.company!.id, body));
+      return toRows(await setUnderpaymentLimits(ctx.db, ctx.company!.id, parseInput(underpaymentLimitsSchema, body)));
     },
   }),
 );

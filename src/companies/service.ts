@@ -1,13 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { Company } from '../../generated/prisma/client.ts';
 import type { Db } from '../db/client.ts';
-import { COMPANY_ASSETS, DEFAULT_ACCEPTED_ASSETS, type CompanyAsset } from '../domain/assets.ts';
+import { COMPANY_ASSETS, DEFAULT_ACCEPTED_ASSETS } from '../domain/assets.ts';
 import { NotFoundError } from '../errors/app-error.ts';
-import { httpUrl, parseInput } from '../validation.ts';
-import { digestsEqual, hashToken, newPublicToken, newSecretKey } from './tokens.ts';
+import { httpUrl, parseInput } from '../core/validation.ts';
+import { hashToken, newPublicToken, newSecretKey } from '../core/tokens.ts';
 
-export type { Company };
 
 export interface CompanyCredentials {
   companyId: string;
@@ -80,37 +78,3 @@ export async function rotateSecretKey(db: Db, rawInput: unknown): Promise<{ comp
   return { companyId, secretKey };
 }
 
-/** company.assets: every spec asset with whether this company accepts it. */
-export const presentCompanyAssets = (acceptedAssets: string[]): { asset: CompanyAsset; isAllowed: boolean }[] =>
-  COMPANY_ASSETS.map((asset) => ({ asset, isAllowed: acceptedAssets.includes(asset) }));
-
-/**
- * Resolves bearer tokens to companies. Lookups are cached briefly because every merchant call needs one;
- * rotations through this process drop the cache at once.
- */
-export class TokenAuthenticator {
-  private readonly cache = new Map<string, { company: Company; until: number }>();
-  constructor(
-    private readonly db: Db,
-    private readonly ttlMs = 10_000,
-    private readonly maxEntries = 10_000,
-  ) {}
-
-  async authenticate(token: string): Promise<Company | null> {
-    if (token.length === 0 || token.length > 200) return null;
-    const digest = hashToken(token);
-    const now = Date.now();
-    const hit = this.cache.get(digest);
-    if (hit && hit.until > now) return hit.company;
-    const company = await this.db.company.findUnique({ where: { publicTokenHash: digest } });
-    // The index lookup already matched; compare again in constant time so no code path leaks timing.
-    if (!company || !digestsEqual(company.publicTokenHash, digest)) return null;
-    if (this.cache.size >= this.maxEntries) this.cache.clear();
-    this.cache.set(digest, { company, until: now + this.ttlMs });
-    return company;
-  }
-
-  invalidate(): void {
-    this.cache.clear();
-  }
-}

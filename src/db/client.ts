@@ -9,6 +9,7 @@ import {
 } from './adapters.ts';
 import { applyMigrations, migrationsUpToDate } from './migrate.ts';
 import type { LockOwner } from './pglite-lock.ts';
+import { inProcessNotifications, postgresNotifications, type Notifications } from './notifications.ts';
 
 export type Db = PrismaClient;
 export type { Prisma } from '../../generated/prisma/client.ts';
@@ -19,6 +20,8 @@ const TRANSACTION_OPTIONS = { maxWait: 15_000, timeout: 30_000 };
 export interface Database {
   prisma: PrismaClient;
   kind: 'postgres' | 'pglite';
+  /** Change signals between the processes on this database. */
+  notifications: Notifications;
   /** Embedded only: the previous process left without closing it (PGlite recovered it from its WAL). */
   uncleanShutdown?: LockOwner | null;
   close(): Promise<void>;
@@ -79,10 +82,13 @@ export async function openDatabase({ url, migrate = true, poolSize = 10, onPoolE
         });
     }
     const prisma = new PrismaClient({ adapter: postgresAdapter(pool), errorFormat: 'minimal', transactionOptions: TRANSACTION_OPTIONS });
+    const notifications = postgresNotifications(url, pool, (e) => onPoolError?.(e));
     return {
       prisma,
       kind: 'postgres',
+      notifications,
       close: async () => {
+        await notifications.close();
         await prisma.$disconnect();
         await pool.end();
       },
@@ -100,6 +106,7 @@ export async function openDatabase({ url, migrate = true, poolSize = 10, onPoolE
   return {
     prisma,
     kind: 'pglite',
+    notifications: inProcessNotifications(),
     uncleanShutdown: pglite.uncleanShutdown,
     close: async () => {
       await prisma.$disconnect();

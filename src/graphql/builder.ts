@@ -6,29 +6,17 @@ import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import { GraphQLError, Kind } from 'graphql';
 import type PrismaTypes from '../../generated/pothos-types.ts';
 import { getDatamodel } from '../../generated/pothos-types.ts';
-import type { Company } from '../companies/service.ts';
-import type { Db } from '../db/client.ts';
+import type { Company } from '../core/auth.ts';
+import type { Services } from '../core/feature.ts';
 import { readDecimal } from '../domain/money.ts';
-import { AppError, UnauthenticatedError, type ErrorDetail } from '../errors/app-error.ts';
-import type { InvoiceDeps } from '../invoices/service.ts';
-import type { Logger } from '../logger.ts';
-import type { PaymentDeps } from '../payments/processor.ts';
-import type { SandboxDeps } from '../sandbox/service.ts';
-import type { WebhookDeps } from '../webhooks/service.ts';
-import { INSTANT_MESSAGE, parseInstant } from '../validation.ts';
+import { AppError, ConflictError, NotFoundError, UnauthenticatedError, ValidationError, type ErrorDetail } from '../errors/app-error.ts';
+import { INSTANT_MESSAGE, parseInstant } from '../core/validation.ts';
 
-export interface GraphQLContext {
-  prisma: Db;
-  invoices: InvoiceDeps;
-  payments: PaymentDeps;
-  sandbox: SandboxDeps;
-  webhooks: WebhookDeps;
-  logger: Logger;
+/** Every feature's services (as in REST handlers), the caller and the request id. */
+export type GraphQLContext = Services & {
   company: Company | null;
   requestId: string;
-  /** {pay_url}: the checkout page base. */
-  payUrl: string;
-}
+};
 
 const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
@@ -54,7 +42,7 @@ export const builder = new SchemaBuilder<{
     defaultUnionOptions: { name: ({ fieldName }) => `${capitalize(fieldName)}Result` },
   },
   prisma: {
-    client: (ctx) => ctx.prisma,
+    client: (ctx) => ctx.db,
     dmmf: getDatamodel(),
     filterConnectionTotalCount: true,
     onUnusedQuery: null,
@@ -124,3 +112,7 @@ export function errorObject<T extends AppError>(cls: new (...args: never[]) => T
     isTypeOf: (value: unknown) => value instanceof cls,
   });
 }
+
+errorObject(ValidationError, 'ValidationError', 'The input is invalid; `details` names each offending field.');
+errorObject(NotFoundError, 'NotFoundError', 'The object does not exist (or is not visible to the caller).');
+errorObject(ConflictError, 'ConflictError', 'The object is in a state that does not allow this operation.');

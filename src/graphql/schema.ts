@@ -1,15 +1,12 @@
-import { lexicographicSortSchema, printSchema } from 'graphql';
-import { builder, errorObject } from './builder.ts';
-import { ConflictError, NotFoundError, ValidationError } from '../errors/app-error.ts';
-import '../companies/graphql.ts';
-import '../invoices/graphql.ts';
-import '../sandbox/graphql.ts';
-import '../webhooks/graphql.ts';
+import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
+import { builder } from './builder.ts';
 
-errorObject(ValidationError, 'ValidationError', 'The input is invalid; `details` names each offending field.');
-errorObject(NotFoundError, 'NotFoundError', 'The object does not exist (or is not visible to the caller).');
-errorObject(ConflictError, 'ConflictError', 'The object is in a state that does not allow this operation.');
+let built: GraphQLSchema | null = null;
 
-export const schema = builder.toSchema();
+/** The schema of every GraphQL type registered so far: build it after the features' modules are imported. */
+export function graphqlSchema(): GraphQLSchema {
+  built ??= builder.toSchema();
+  return built;
+}
 
-export const printedSchema = (): string => printSchema(lexicographicSortSchema(schema));
+export const printedSchema = (): string => printSchema(lexicographicSortSchema(graphqlSchema()));

@@ -1,20 +1,29 @@
 import { PothosValidationError } from '@pothos/core';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
-import { GraphQLError, NoSchemaIntrospectionCustomRule, type ASTVisitor, type StringValueNode, type ValidationContext, type ValidationRule } from 'graphql';
+import {
+  GraphQLError,
+  NoSchemaIntrospectionCustomRule,
+  type ASTVisitor,
+  type GraphQLSchema,
+  type StringValueNode,
+  type ValidationContext,
+  type ValidationRule,
+} from 'graphql';
 import { findInputProblem, textProblem } from '../http/input-guard.ts';
 import { graphqlLimits } from './limits.ts';
 import type { IncomingMessage } from 'node:http';
-import { isTransientTransactionError } from '../db/client.ts';
+import type { Company } from '../core/auth.ts';
+import type { Services } from '../core/feature.ts';
 import { AppError } from '../errors/app-error.ts';
-import { bearerToken } from '../http/rest.ts';
-import type { Company } from '../companies/service.ts';
+import { clientError, errorHeaders } from '../http/edge.ts';
 import type { Logger } from '../logger.ts';
 import type { GraphQLContext } from './builder.ts';
-import { schema } from './schema.ts';
 
 export interface YogaDeps {
-  base: Omit<GraphQLContext, 'company' | 'requestId'>;
-  authenticate: (token: string) => Promise<Company | null>;
+  schema: GraphQLSchema;
+  services: Services;
+  /** The caller from the Authorization header: null without one, 401 with a bad one (as for REST). */
+  caller: (authorization: string | undefined) => Promise<Company | null>;
   graphiql: boolean;
   introspection: boolean;
   logger: Logger;
@@ -58,7 +67,7 @@ const inputGuard: Plugin = {
 
 export function buildYoga(deps: YogaDeps): YogaServerInstance<ServerContext, GraphQLContext> {
   return createYoga<ServerContext, GraphQLContext>({
-    schema,
+    schema: deps.schema,
     graphiql: deps.graphiql ? { title: 'Payrail GraphQL' } : false,
     landingPage: false,
     logging: {
@@ -78,24 +87,15 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<ServerContext, Gra
       ...(deps.introspection ? [] : [validationRule(NoSchemaIntrospectionCustomRule)]),
     ],
     context: async ({ request, requestId }) => {
-      let token: string | null;
       try {
-        token = bearerToken(request.headers.get('authorization') ?? undefined);
+        const company = await deps.caller(request.headers.get('authorization') ?? undefined);
+        return { ...deps.services, company, requestId: requestId ?? '' };
       } catch (e) {
-        throw new GraphQLError((e as Error).message, {
-          extensions: { code: 'UNAUTHENTICATED', details: [], http: { status: 401, headers: { 'www-authenticate': 'Bearer' } } },
+        const error = clientError(e, (err) => deps.logger.error({ err }, 'graphql authentication failed'));
+        throw new GraphQLError(error.message, {
+          extensions: { code: error.code, details: error.details, http: { status: error.status, headers: errorHeaders(error) } },
         });
       }
-      let company: Company | null = null;
-      if (token !== null) {
-        company = await deps.authenticate(token);
-        if (!company) {
-          throw new GraphQLError('The bearer token is not valid', {
-            extensions: { code: 'UNAUTHENTICATED', details: [], http: { status: 401, headers: { 'www-authenticate': 'Bearer' } } },
-          });
-        }
-      }
-      return { ...deps.base, company, requestId: requestId ?? '' };
     },
     maskedErrors: {
       // AppErrors are meant for the client; anything else is a bug and stays masked (and logged).
@@ -116,11 +116,8 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<ServerContext, Gra
         }
         // graphql-js's own errors (syntax, validation, variable coercion) describe the request, not us.
         if (error instanceof GraphQLError && (!original || original instanceof GraphQLError)) return error;
-        deps.logger.error({ err: original ?? error }, 'graphql internal error');
-        if (isTransientTransactionError(original)) {
-          return new GraphQLError('The database is busy; retry the request', { extensions: { code: 'SERVICE_UNAVAILABLE' } });
-        }
-        return new GraphQLError(message, { extensions: { code: 'INTERNAL' } });
+        const mapped = clientError(original ?? error, (err) => deps.logger.error({ err }, 'graphql internal error'));
+        return new GraphQLError(mapped.code === 'INTERNAL' ? message : mapped.message, { extensions: { code: mapped.code } });
       },
     },
   });

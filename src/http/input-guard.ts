@@ -1,7 +1,7 @@
 // The edge check every untrusted value passes before any feature sees it (REST bodies, path and query
 // parameters, GraphQL variables and literals): text PostgreSQL cannot store or that is not valid Unicode, and
 // nesting deeper than any request of ours needs. Features validate meaning; this validates that it is text.
-import { DecimalLiteral } from './json-body.ts';
+import { DecimalLiteral } from '../core/json.ts';
 import type { ErrorDetail } from '../errors/app-error.ts';
 
 /** Deeper JSON than this is never a valid request here; walking it is refused early. */

@@ -1,22 +1,21 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError, type ErrorDetail } from '../errors/app-error.ts';
-import { parseJsonExact } from './json-body.ts';
+import { parseJsonExact } from '../core/json.ts';
+import { bodyTooLarge, checkDeclaredLength } from './edge.ts';
 
 /** Reads the whole body, refusing more than `limit` bytes (413) without buffering the excess. */
 export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const declared = Number(req.headers['content-length'] ?? NaN);
-  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
+  checkDeclaredLength(req.headers, limit);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > limit) throw tooLarge(limit);
+    if (size > limit) throw bodyTooLarge(limit);
     chunks.push(chunk);
   }
   return Buffer.concat(chunks, size);
 }
 
-const tooLarge = (limit: number) => new AppError('PAYLOAD_TOO_LARGE', `The request body exceeds ${limit} bytes`);
 
 /** JSON bodies only; an empty body is `undefined` so validation can name the missing fields. */
 export function parseJsonBody(req: IncomingMessage, raw: Buffer): unknown {

@@ -1,11 +1,13 @@
 import type { IncomingMessage } from 'node:http';
-import type { Company } from '../companies/service.ts';
+import type { z } from 'zod';
+import type { Company } from '../core/auth.ts';
 
-export interface RestRequest {
+export interface RestRequest<Body = unknown, Query = URLSearchParams> {
   params: Record<string, string>;
-  query: URLSearchParams;
-  /** Parsed JSON body (undefined when empty). */
-  body: unknown;
+  /** The query string, or what the route's `query` schema made of it. */
+  query: Query;
+  /** The JSON body (undefined when empty), or what the route's `body` schema made of it. */
+  body: Body;
   headers: IncomingMessage['headers'];
   /** The authenticated company, when the route's auth allowed or required one and a valid token came. */
   company: Company | null;
@@ -25,7 +27,25 @@ export interface Route<Ctx> {
   /** e.g. `/api/invoices/v1/regular/:id/proceed` */
   path: string;
   auth: AuthMode;
-  handler: (req: RestRequest, ctx: Ctx) => Promise<RestResponse>;
+  /** Validates the JSON body at the edge; the handler gets the typed result (422 listing every problem otherwise). */
+  body?: z.ZodType;
+  /** Validates the query parameters (an object of strings) likewise. */
+  query?: z.ZodType;
+  handler: (req: RestRequest<any, any>, ctx: Ctx) => Promise<RestResponse>;
+}
+
+/** A route whose handler sees its body and query as its schemas typed them. */
+export function route<Ctx, B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined>(
+  r: Omit<Route<Ctx>, 'handler' | 'body' | 'query'> & {
+    body?: B;
+    query?: Q;
+    handler: (
+      req: RestRequest<B extends z.ZodType ? z.output<B> : unknown, Q extends z.ZodType ? z.output<Q> : URLSearchParams>,
+      ctx: Ctx,
+    ) => Promise<RestResponse>;
+  },
+): Route<Ctx> {
+  return r as Route<Ctx>;
 }
 
 interface CompiledRoute<Ctx> extends Route<Ctx> {

@@ -1,8 +1,7 @@
 // Spec shapes of an invoice, shared by REST (whole object) and GraphQL (field by field).
-import { presentCompanyAssets } from '../companies/service.ts';
-import { isInvoiceCurrency, PRICE_PRECISION } from '../domain/assets.ts';
+import { isInvoiceCurrency, presentCompanyAssets, PRICE_PRECISION } from '../domain/assets.ts';
 import { formatFixed, formatPlain } from '../domain/money.ts';
-import type { InvoiceRecord } from './service.ts';
+import type { InvoiceRecord } from './queries.ts';
 
 type Items = Pick<InvoiceRecord, 'invoiceCurrency' | 'items'>;
 

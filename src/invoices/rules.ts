@@ -10,7 +10,7 @@ import {
   type PaymentCurrency,
 } from '../domain/assets.ts';
 import { Money, roundPrice, roundUpToUnit } from '../domain/money.ts';
-import { decimal, email, httpUrl, MAX_EMAIL_LENGTH, MAX_URL_LENGTH } from '../validation.ts';
+import { decimal, email, httpUrl, MAX_EMAIL_LENGTH, MAX_URL_LENGTH, tag } from '../core/validation.ts';
 import type { FeeRule } from '../pricing/fees.ts';
 
 export const LIMITS = {
@@ -60,14 +60,21 @@ export const createInvoiceSchema = z
 
 export type CreateInvoiceInput = z.output<typeof createInvoiceSchema>;
 
-/** The client's payment currency is only required when the merchant did not fix one at creation. */
-export const proceedInvoiceSchema = (merchantFixed: boolean) =>
-  z.object({
-    clientEmail: email,
-    paymentCurrency: merchantFixed
-      ? z.unknown().optional()
-      : z.enum(PAYMENT_CURRENCIES, enumMessage(PAYMENT_CURRENCIES)),
-  });
+/** The client's payment currency is required only when the merchant fixed none (checked against the invoice). */
+export const proceedInvoiceSchema = z.object({
+  clientEmail: email,
+  paymentCurrency: z.enum(PAYMENT_CURRENCIES, enumMessage(PAYMENT_CURRENCIES)).nullish().transform((c) => c ?? null),
+});
+
+export type ProceedInvoiceInput = z.output<typeof proceedInvoiceSchema>;
+
+export const refundInvoiceSchema = z.object({
+  address: z.string().trim().min(1, 'must not be empty').max(128),
+  // An empty tag is no tag (the spec's withdrawal rule, kept alike here).
+  tag: z.union([z.literal(''), tag]).nullish().transform((t) => t || null),
+});
+
+export type RefundInvoiceInput = z.output<typeof refundInvoiceSchema>;
 
 export interface PaymentQuote {
   rate: Decimal;

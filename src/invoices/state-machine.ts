@@ -16,10 +16,11 @@ export interface PaymentFacts {
 }
 
 /**
+ * proceed: the client chose how to pay (the quote and address are ready);
  * payment: a transfer to the invoice address was seen, confirmed or dropped (facts already include it);
  * expire: the payment window closed; accept / refund: the merchant's decision on a short payment.
  */
-export type Trigger = 'payment' | 'expire' | 'accept' | 'refund';
+export type Trigger = 'proceed' | 'payment' | 'expire' | 'accept' | 'refund';
 
 export type Decision =
   | { kind: 'move'; to: InvoiceStatus }
@@ -32,6 +33,9 @@ const isPaidInFull = (f: PaymentFacts) => f.confirmedTotal.gt(0) && f.confirmedT
 export function decide(facts: PaymentFacts, trigger: Trigger): Decision {
   const move = (to: InvoiceStatus): Decision => (to === facts.status ? { kind: 'stay' } : { kind: 'move', to });
   switch (trigger) {
+    case 'proceed':
+      if (facts.status === 'created') return move('pending');
+      return { kind: 'reject', reason: `only an invoice in status created can be filled (status is ${facts.status})` };
     case 'payment':
       switch (facts.status) {
         case 'pending':

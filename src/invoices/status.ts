@@ -1,4 +1,5 @@
 // Invoice statuses and their webhook messages, verbatim from the spec.
+import type { NewEvent } from '../core/events.ts';
 
 export const INVOICE_STATUSES = ['created', 'pending', 'processing', 'done', 'wrong', 'refunded', 'closed'] as const;
 export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
@@ -19,8 +20,17 @@ export interface InvoiceWebhookPayload {
   message: string;
 }
 
+/** The spec's invoice webhook, in the spec's key order. */
 export const invoiceWebhookPayload = (invoiceId: string, status: InvoiceStatus): InvoiceWebhookPayload => ({
   invoiceId,
   status,
   message: INVOICE_STATUS_MESSAGES[status],
+});
+
+/** The event of an invoice entering `status`. */
+export const invoiceStatusEvent = (companyId: string, invoiceId: string, status: InvoiceStatus): NewEvent => ({
+  type: `invoice.${status}`,
+  companyId,
+  subject: { type: 'invoice', id: invoiceId },
+  payload: { ...invoiceWebhookPayload(invoiceId, status) },
 });

@@ -1,38 +1,20 @@
-// Applies what chains report to invoices: each report, expiry and merchant decision is one transaction that
-// locks the invoice, records the transfer, moves the status (state-machine.ts), books the ledger and writes
-// the events. Replaying a report changes nothing.
+// Applies what chains report to invoices: each report is one transaction that locks the invoice, records the
+// transfer, books the ledger and lets the invoice lifecycle move the status and write the events. Replaying a
+// report changes nothing.
 import { randomUUID } from 'node:crypto';
-import type { Decimal } from 'decimal.js';
-import { Prisma, type ChainTransfer, type Invoice } from '../../generated/prisma/client.ts';
-import type { ChainRegistry, TransferReport } from '../chains/adapter.ts';
-import type { Clock } from '../clock.ts';
-import { transactionWithRetry, type Db } from '../db/client.ts';
+import type { ChainTransfer } from '../../generated/prisma/client.ts';
+import type { TransferReport } from '../chains/adapter.ts';
+import type { Prisma } from '../db/client.ts';
+import { commitWithEvents, recordEvent } from '../core/events.ts';
 import { PAYMENT_CURRENCY_INFO, isPaymentCurrency } from '../domain/assets.ts';
-import { Money, toMoney } from '../domain/money.ts';
+import { toMoney } from '../domain/money.ts';
 import { ConflictError, NotFoundError } from '../errors/app-error.ts';
-import { recordEvent, recordInvoiceEvent } from '../events/outbox.ts';
-import { decide, type Trigger } from '../invoices/state-machine.ts';
-import type { InvoiceStatus } from '../invoices/status.ts';
+import { closeIfExpired, lockInvoice, reevaluate, type LifecycleDeps } from '../invoices/lifecycle.ts';
 import { ACCOUNTS, postJournal } from '../ledger/ledger.ts';
-import { toleranceFor } from './underpayment.ts';
 
 type Tx = Prisma.TransactionClient;
 
-export interface PaymentDeps {
-  db: Db;
-  clock: Clock;
-  chains: ChainRegistry;
-  /** Called after a transaction that wrote events commits (wakes the webhook worker). */
-  notify?: () => void;
-}
-
-/** Serialises everything that touches one invoice (reports, expiry, decisions) across connections. */
-export async function lockInvoice(tx: Tx, invoiceId: string): Promise<Invoice> {
-  await tx.$queryRaw`SELECT 1 FROM "Invoice" WHERE "id" = ${invoiceId} FOR UPDATE`;
-  const invoice = await tx.invoice.findUnique({ where: { id: invoiceId } });
-  if (!invoice) throw new NotFoundError(`No invoice with id ${invoiceId}`);
-  return invoice;
-}
+export type PaymentDeps = LifecycleDeps;
 
 const requiredConfirmations = (asset: string) => (isPaymentCurrency(asset) ? PAYMENT_CURRENCY_INFO[asset].confirmations : 1);
 
@@ -43,12 +25,9 @@ export async function applyTransferReport(deps: PaymentDeps, report: TransferRep
   const invoiceId = address.invoiceId;
   const now = await deps.clock.now(address.companyId);
 
-  const applied = await transactionWithRetry(deps.db, async (tx) => {
-    let invoice = await lockInvoice(tx, invoiceId);
-    // A report after the window closed: close first (the sweeper may not have run yet), then it is late.
-    if ((invoice.status === 'pending' || invoice.status === 'processing') && invoice.expiredAt && invoice.expiredAt <= now) {
-      invoice = await reevaluate(tx, invoice, 'expire', now);
-    }
+  return commitWithEvents(deps, async (tx) => {
+    // A report after the window closed: close first, then it is late.
+    let invoice = await closeIfExpired(tx, await lockInvoice(tx, invoiceId), now);
 
     const where = { network_txHash_outputIndex: { network: report.network, txHash: report.txHash, outputIndex: report.outputIndex } };
     const existing = await tx.chainTransfer.findUnique({ where });
@@ -115,19 +94,17 @@ export async function applyTransferReport(deps: PaymentDeps, report: TransferRep
           : null;
     if (notice) {
       const [type, message] = notice;
-      await recordEvent(tx, invoice.companyId, invoiceId, type, {
-        invoiceId,
-        status: invoice.status,
-        message,
-        asset: transfer.asset,
-        amount: toMoney(transfer.amount).toFixed(),
-        txHash: transfer.txHash,
+      // Outside the spec's webhook table: recorded for the events feed and the bus, not pushed.
+      await recordEvent(tx, {
+        type,
+        companyId: invoice.companyId,
+        subject: { type: 'invoice', id: invoiceId },
+        payload: { invoiceId, status: invoice.status, message, asset: transfer.asset, amount: toMoney(transfer.amount).toFixed(), txHash: transfer.txHash },
+        deliver: false,
       });
     }
     return transfer;
   });
-  deps.notify?.();
-  return applied;
 }
 
 /** Books a transfer that just became final: the merchant's money (or suspense for an unexpected asset). */
@@ -145,87 +122,4 @@ async function creditTransfer(tx: Tx, transfer: ChainTransfer): Promise<void> {
     invoiceId: transfer.invoiceId,
     transferId: transfer.id,
   });
-}
-
-interface Facts {
-  confirmedTotal: Decimal;
-  unconfirmedCount: number;
-  expected: Decimal;
-  tolerance: Decimal;
-}
-
-async function gatherFacts(tx: Tx, invoice: Invoice): Promise<Facts> {
-  const transfers = await tx.chainTransfer.findMany({
-    where: { invoiceId: invoice.id, role: { in: ['payment', 'late'] }, state: { in: ['seen', 'confirmed'] } },
-    select: { amount: true, state: true, role: true },
-  });
-  const confirmedTotal = transfers.filter((t) => t.state === 'confirmed').reduce((s, t) => s.plus(toMoney(t.amount)), new Money(0));
-  const unconfirmedCount = transfers.filter((t) => t.state === 'seen' && t.role === 'payment').length;
-  const expected = invoice.paymentAmount === null ? new Money(0) : toMoney(invoice.paymentAmount);
-  const tolerance = await toleranceFor(tx, invoice.companyId, invoice.paymentCurrency ?? '', expected);
-  return { confirmedTotal, unconfirmedCount, expected, tolerance };
-}
-
-/**
- * Recomputes the payment totals and applies the state machine's decision for `trigger`: status, events
- * and, on `done`, the fee. Throws a conflict when the machine rejects a merchant decision.
- */
-export async function reevaluate(tx: Tx, invoice: Invoice, trigger: Trigger, now: Date): Promise<Invoice> {
-  const facts = await gatherFacts(tx, invoice);
-  const decision = decide({ status: invoice.status as InvoiceStatus, ...facts }, trigger);
-  if (decision.kind === 'reject') throw new ConflictError('CONFLICT', `Invoice ${invoice.id}: ${decision.reason}`);
-  const overpaid = Money.max(facts.confirmedTotal.minus(facts.expected), 0);
-  const data: Prisma.InvoiceUpdateInput = { paidAmount: facts.confirmedTotal.toFixed(), overpaidAmount: overpaid.toFixed() };
-  if (decision.kind === 'move') {
-    data.status = decision.to;
-    if (decision.to === 'done') {
-      if (trigger === 'accept') data.acceptedAt = now;
-      // The fee was quoted at proceed; a short payment the merchant accepted pays at most what arrived.
-      const fee = Money.min(toMoney(invoice.invoiceFee ?? 0), facts.confirmedTotal);
-      data.feeCharged = fee.toFixed();
-      data.settledAt = now;
-      await postJournal(tx, {
-        companyId: invoice.companyId,
-        asset: invoice.paymentCurrency!,
-        kind: 'fee',
-        postings: [
-          { account: ACCOUNTS.merchantAvailable, amount: fee.neg() },
-          { account: ACCOUNTS.platformFees, amount: fee },
-        ],
-        invoiceId: invoice.id,
-      });
-    }
-    if (decision.to === 'wrong' || decision.to === 'closed' || decision.to === 'refunded') data.settledAt = now;
-  }
-  const updated = await tx.invoice.update({ where: { id: invoice.id }, data });
-  if (decision.kind === 'move') await recordInvoiceEvent(tx, invoice.companyId, invoice.id, decision.to);
-  return updated;
-}
-
-/** Closes (or settles as wrong) every invoice whose payment window has passed; returns how many moved. */
-export async function sweepExpired(deps: PaymentDeps, options: { companyId?: string; batch?: number } = {}): Promise<number> {
-  const batch = options.batch ?? 200;
-  const onlyCompany = options.companyId ? Prisma.sql`AND i."companyId" = ${options.companyId}::uuid` : Prisma.empty;
-  let moved = 0;
-  for (;;) {
-    // Due on each company's own clock (its sandbox test clock's offset; none in production).
-    const due = await deps.db.$queryRaw<{ id: string; companyId: string }[]>`
-      SELECT i."id", i."companyId"::text AS "companyId" FROM "Invoice" i
-      WHERE i."status" IN ('pending', 'processing') ${onlyCompany}
-        AND i."expiredAt" <= ${deps.clock.companyNowSql('i."companyId"')}
-      ORDER BY i."expiredAt" LIMIT ${batch}`;
-    for (const { id, companyId } of due) {
-      const now = await deps.clock.now(companyId);
-      const changed = await transactionWithRetry(deps.db, async (tx) => {
-        const invoice = await lockInvoice(tx, id);
-        // Re-checked under the lock: a report or another sweeper may have moved it meanwhile.
-        if ((invoice.status !== 'pending' && invoice.status !== 'processing') || !invoice.expiredAt || invoice.expiredAt > now) return false;
-        const after = await reevaluate(tx, invoice, 'expire', now);
-        return after.status !== invoice.status;
-      });
-      if (changed) moved++;
-    }
-    if (moved > 0) deps.notify?.();
-    if (due.length < batch) return moved;
-  }
 }

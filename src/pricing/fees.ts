@@ -2,7 +2,7 @@ import type { Decimal } from 'decimal.js';
 import { z } from 'zod';
 import { PAYMENT_CURRENCIES, type PaymentCurrency } from '../domain/assets.ts';
 import { Money } from '../domain/money.ts';
-import { decimal, readConfigFile } from '../validation.ts';
+import { decimal, readConfigFile } from '../core/validation.ts';
 
 /** Gateway fee for one payment currency: `percent` of the converted total plus a `fixed` amount. */
 export interface FeeRule {

@@ -2,7 +2,7 @@ import type { Decimal } from 'decimal.js';
 import { z } from 'zod';
 import { COMPANY_ASSETS, INVOICE_CURRENCIES, PAYMENT_CURRENCY_INFO, type InvoiceCurrency, type PaymentCurrency } from '../domain/assets.ts';
 import { Money } from '../domain/money.ts';
-import { decimal, readConfigFile } from '../validation.ts';
+import { decimal, readConfigFile } from '../core/validation.ts';
 
 /** Where exchange rates come from. The built-in source is a static table; a live feed can replace it. */
 export interface RateSource {

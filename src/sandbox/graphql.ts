@@ -1,8 +1,12 @@
 import { ConflictError, NotFoundError, ValidationError } from '../errors/app-error.ts';
 import { builder } from '../graphql/builder.ts';
 import { PaymentCurrencyEnum } from '../graphql/enums.ts';
+import { parseInput } from '../core/validation.ts';
 import {
+  advanceClockSchema,
   advanceSandboxClock,
+  confirmSandboxSchema,
+  sandboxTransferSchema,
   confirmSandboxTransfer,
   createSandboxTransfer,
   dropSandboxTransfer,
@@ -48,7 +52,9 @@ builder.mutationField('sandboxTransfer', (t) =>
     errors,
     args: { input: t.arg({ type: SandboxTransferInput, required: true }) },
     resolve: async (_root, { input }, ctx) =>
-      presentSandboxTransfer(await createSandboxTransfer(ctx.sandbox, ctx.company!, { ...input, invoiceId: input.invoiceId ? String(input.invoiceId) : null })),
+      presentSandboxTransfer(
+        await createSandboxTransfer(ctx.sandbox, ctx.company!, parseInput(sandboxTransferSchema, { ...input, invoiceId: input.invoiceId ? String(input.invoiceId) : null })),
+      ),
   }),
 );
 
@@ -59,7 +65,7 @@ builder.mutationField('confirmSandboxTransfer', (t) =>
     errors,
     args: { id: t.arg.id({ required: true }), confirmations: t.arg.int({ required: false }) },
     resolve: async (_root, { id, confirmations }, ctx) =>
-      presentSandboxTransfer(await confirmSandboxTransfer(ctx.sandbox, ctx.company!, String(id), { confirmations })),
+      presentSandboxTransfer(await confirmSandboxTransfer(ctx.sandbox, ctx.company!, String(id), parseInput(confirmSandboxSchema, { confirmations }))),
   }),
 );
 
@@ -87,6 +93,6 @@ builder.mutationField('advanceSandboxClock', (t) =>
     authScopes: { merchant: true },
     errors: { types: [ValidationError, NotFoundError] },
     args: { minutes: t.arg.float({ required: true }) },
-    resolve: (_root, { minutes }, ctx) => advanceSandboxClock(ctx.sandbox, ctx.company!, { minutes }),
+    resolve: (_root, { minutes }, ctx) => advanceSandboxClock(ctx.sandbox, ctx.company!, parseInput(advanceClockSchema, { minutes })),
   }),
 );

@@ -3,15 +3,15 @@
 import { z } from 'zod';
 import type { ChainTransfer } from '../../generated/prisma/client.ts';
 import { sandboxTxHash, type SandboxRegistry } from '../chains/sandbox.ts';
-import type { Company } from '../companies/service.ts';
+import type { Company } from '../core/auth.ts';
 import { PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO, isPaymentCurrency, type PaymentCurrency } from '../domain/assets.ts';
 import { formatPlain, toMoney } from '../domain/money.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/app-error.ts';
-import { sweepExpired, type PaymentDeps } from '../payments/processor.ts';
-import { decimal, parseInput, quantity, tag } from '../validation.ts';
+import { decimal, quantity, tag } from '../core/validation.ts';
 import { INVOICE_ID_PATTERN } from '../invoices/ids.ts';
+import { sweepExpired, type LifecycleDeps } from '../invoices/lifecycle.ts';
 
-export interface SandboxDeps extends PaymentDeps {
+export interface SandboxDeps extends LifecycleDeps {
   /** null when sandbox mode is off: every sandbox operation then answers 404. */
   sandbox: SandboxRegistry | null;
 }
@@ -32,8 +32,8 @@ export const sandboxTransferSchema = z
   })
   .refine((v) => Boolean(v.invoiceId) !== Boolean(v.address), { message: 'give exactly one of invoiceId and address', path: ['invoiceId'] });
 
-const confirmSchema = z.object({ confirmations: z.number().int().min(1).max(MAX_CONFIRMATIONS).nullish() }).nullish();
-const advanceSchema = z.object({ minutes: quantity().pipe(z.number().positive().max(60 * 24 * 366)) });
+export const confirmSandboxSchema = z.object({ confirmations: z.number().int().min(1).max(MAX_CONFIRMATIONS).nullish() }).nullish();
+export const advanceClockSchema = z.object({ minutes: quantity().pipe(z.number().positive().max(60 * 24 * 366)) });
 
 function requireSandbox(deps: SandboxDeps): SandboxRegistry {
   if (!deps.sandbox) throw new NotFoundError('Sandbox endpoints exist only in sandbox mode');
@@ -64,9 +64,8 @@ export const presentSandboxTransfer = (t: ChainTransfer): SandboxTransferView =>
   state: t.state,
 });
 
-export async function createSandboxTransfer(deps: SandboxDeps, company: Company, rawInput: unknown): Promise<ChainTransfer> {
+export async function createSandboxTransfer(deps: SandboxDeps, company: Company, input: z.output<typeof sandboxTransferSchema>): Promise<ChainTransfer> {
   const sandbox = requireSandbox(deps);
-  const input = parseInput(sandboxTransferSchema, rawInput);
   const address = input.invoiceId
     ? INVOICE_ID_PATTERN.test(input.invoiceId)
       ? await deps.db.paymentAddress.findUnique({ where: { invoiceId: input.invoiceId } })
@@ -108,9 +107,13 @@ async function ownTransfer(deps: SandboxDeps, company: Company, id: string): Pro
   return transfer;
 }
 
-export async function confirmSandboxTransfer(deps: SandboxDeps, company: Company, id: string, rawInput: unknown): Promise<ChainTransfer> {
+export async function confirmSandboxTransfer(
+  deps: SandboxDeps,
+  company: Company,
+  id: string,
+  input: z.output<typeof confirmSandboxSchema>,
+): Promise<ChainTransfer> {
   const sandbox = requireSandbox(deps);
-  const input = parseInput(confirmSchema, rawInput);
   const transfer = await ownTransfer(deps, company, id);
   if (transfer.state === 'dropped') throw new ConflictError('CONFLICT', `Transfer ${id} was dropped from the chain`);
   const required = isPaymentCurrency(transfer.asset) ? PAYMENT_CURRENCY_INFO[transfer.asset].confirmations : 1;
@@ -151,13 +154,10 @@ export interface ClockView {
  * Moves the merchant's test clock forward and runs the expiry sweep for that merchant at once, so tests need
  * not wait for the job. Other merchants' clocks and invoices are untouched.
  */
-export async function advanceSandboxClock(deps: SandboxDeps, company: Company, rawInput: unknown): Promise<ClockView> {
+export async function advanceSandboxClock(deps: SandboxDeps, company: Company, { minutes }: z.output<typeof advanceClockSchema>): Promise<ClockView> {
   requireSandbox(deps);
-  const { minutes } = parseInput(advanceSchema, rawInput);
   const offsetMs = await deps.clock.advance(company.id, minutes);
   const expired = await sweepExpired(deps, { companyId: company.id });
-  // Webhook retries may have come due.
-  deps.notify?.();
   return { ...clockView(offsetMs), expired };
 }
 

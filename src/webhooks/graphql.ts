@@ -1,7 +1,18 @@
 import { NotFoundError, ValidationError } from '../errors/app-error.ts';
 import { builder } from '../graphql/builder.ts';
 import { presentAttempt, presentDelivery } from './presenter.ts';
-import { getWebhookUrl, listDeliveries, redeliverEvent, redeliverFailed, sendTestWebhook, setWebhookUrl, type TestWebhookResult } from './service.ts';
+import { parseInput } from '../core/validation.ts';
+import {
+  deliveryListSchema,
+  getWebhookUrl,
+  listDeliveries,
+  redeliverEvent,
+  redeliverFailed,
+  sendTestWebhook,
+  setWebhookUrl,
+  webhookUrlSchema,
+  type TestWebhookResult,
+} from './service.ts';
 
 const AttemptType = builder.objectRef<ReturnType<typeof presentAttempt>>('WebhookAttempt').implement({
   fields: (t) => ({
@@ -55,12 +66,13 @@ builder.queryField('webhookDeliveries', (t) =>
       after: t.arg.string({ required: false }),
     },
     resolve: async (_root, args, ctx) => {
-      const page = await listDeliveries(ctx.webhooks, ctx.company!, {
+      const query = parseInput(deliveryListSchema, {
         status: args.status ?? undefined,
         eventId: args.eventId ? String(args.eventId) : undefined,
         limit: args.first ?? undefined,
         after: args.after ?? undefined,
       });
+      const page = await listDeliveries(ctx.webhooks, ctx.company!, query);
       return { deliveries: page.deliveries.map(presentDelivery), nextCursor: page.nextCursor };
     },
   }),
@@ -77,7 +89,7 @@ builder.mutationField('setWebhookUrl', (t) =>
     description: 'http(s) URL that receives webhooks; null removes it.',
     errors: { types: [ValidationError] },
     args: { webHookUrl: t.arg.string({ required: false }) },
-    resolve: async (_r, { webHookUrl }, ctx) => (await setWebhookUrl(ctx.webhooks, ctx.company!, { webHookUrl: webHookUrl ?? null })).webHookUrl,
+    resolve: async (_r, { webHookUrl }, ctx) => (await setWebhookUrl(ctx.webhooks, ctx.company!, parseInput(webhookUrlSchema, { webHookUrl: webHookUrl ?? null }))).webHookUrl,
   }),
 );
 
@@ -97,7 +109,7 @@ builder.mutationField('redeliverFailed', (t) =>
     description: 'Redelivers every event whose delivery failed since then; answers how many.',
     errors: { types: [ValidationError] },
     args: { since: t.arg({ type: 'DateTime', required: true }) },
-    resolve: async (_r, { since }, ctx) => (await redeliverFailed(ctx.webhooks, ctx.company!, { since: since.toISOString() })).redelivered,
+    resolve: async (_r, { since }, ctx) => (await redeliverFailed(ctx.webhooks, ctx.company!, { since })).redelivered,
   }),
 );
 

@@ -1,9 +1,8 @@
 // npm run webhooks:worker — delivers webhooks from a process of its own (run the server with WEBHOOK_WORKER=0).
 // PostgreSQL only: an embedded PGlite database belongs to the server process.
-import { Clock } from '../clock.ts';
 import { loadConfigOrExit } from '../config.ts';
-import { openDatabase } from '../db/client.ts';
 import { createLogger } from '../logger.ts';
+import { openPlatform } from '../platform.ts';
 import { exitOnSignals } from '../shutdown.ts';
 import { createWebhookRuntime } from './runtime.ts';
 
@@ -13,15 +12,16 @@ if (config.embedded) {
   process.exit(1);
 }
 const logger = createLogger(config.logLevel);
-const db = await openDatabase({ url: config.databaseUrl, poolSize: Math.min(config.dbPoolSize, config.webhooks.concurrency + 2) });
-const clock = new Clock(db.prisma, config.sandbox);
-const runtime = createWebhookRuntime(config, db.prisma, clock, logger, true);
+const platform = await openPlatform(config, logger, { role: 'webhook worker', poolSize: Math.min(config.dbPoolSize, config.webhooks.concurrency + 2) });
+const runtime = createWebhookRuntime(config.webhooks, platform);
+runtime.workerJob.start();
 logger.info({ concurrency: config.webhooks.concurrency }, 'webhook worker running');
 
 exitOnSignals(
   async () => {
-    await runtime.stop();
-    await db.close();
+    await runtime.workerJob.stop();
+    runtime.close();
+    await platform.close();
   },
   { timeoutMs: config.shutdownTimeoutMs, logger, name: 'webhook worker' },
 );

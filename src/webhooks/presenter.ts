@@ -1,4 +1,3 @@
-import { webhookPayload } from './payloads.ts';
 import type { DeliveryRecord } from './service.ts';
 
 export const presentAttempt = (a: DeliveryRecord['attemptLog'][number]) => ({
@@ -22,6 +21,6 @@ export const presentDelivery = (d: DeliveryRecord) => ({
   lastStatusCode: d.lastStatusCode,
   lastError: d.lastError,
   createdAt: d.createdAt.toISOString(),
-  payload: webhookPayload(d.event.type, d.event.payload),
+  payload: d.event.payload,
   attemptLog: d.attemptLog.map(presentAttempt),
 });

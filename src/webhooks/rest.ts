@@ -1,71 +1,75 @@
-import type { Route } from '../http/router.ts';
+import type { Services } from '../core/feature.ts';
+import { route, type Route } from '../http/router.ts';
 import { presentDelivery } from './presenter.ts';
 import {
+  deliveryListSchema,
+  eventsQuerySchema,
   getDelivery,
   getWebhookUrl,
   listDeliveries,
   listEvents,
   redeliverEvent,
   redeliverFailed,
+  redeliverFailedSchema,
   sendTestWebhook,
   setWebhookUrl,
-  type WebhookDeps,
+  webhookUrlSchema,
 } from './service.ts';
 
-export interface WebhookRestContext {
-  webhooks: WebhookDeps;
-}
-
-export const webhookRoutes: Route<WebhookRestContext>[] = [
-  {
+export const webhookRoutes: Route<Services>[] = [
+  route({
     method: 'PUT',
     path: '/api/company/settings/webhook-url',
     auth: 'required',
+    body: webhookUrlSchema,
     handler: async (req, ctx) => ({ status: 200, body: await setWebhookUrl(ctx.webhooks, req.company!, req.body) }),
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/api/company/settings/webhook-url',
     auth: 'required',
     handler: async (req, ctx) => ({ status: 200, body: await getWebhookUrl(ctx.webhooks, req.company!) }),
-  },
-  {
+  }),
+  route({
     method: 'POST',
     path: '/api/company/settings/webhook-url/test',
     auth: 'required',
     handler: async (req, ctx) => ({ status: 200, body: await sendTestWebhook(ctx.webhooks, req.company!) }),
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/api/company/webhooks/deliveries',
     auth: 'required',
+    query: deliveryListSchema,
     handler: async (req, ctx) => {
-      const page = await listDeliveries(ctx.webhooks, req.company!, Object.fromEntries(req.query));
+      const page = await listDeliveries(ctx.webhooks, req.company!, req.query);
       return { status: 200, body: { deliveries: page.deliveries.map(presentDelivery), nextCursor: page.nextCursor } };
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/api/company/webhooks/deliveries/:id',
     auth: 'required',
     handler: async (req, ctx) => ({ status: 200, body: presentDelivery(await getDelivery(ctx.webhooks, req.company!, req.params['id']!)) }),
-  },
-  {
+  }),
+  route({
     method: 'POST',
     path: '/api/company/webhooks/events/:eventId/redeliver',
     auth: 'required',
     handler: async (req, ctx) => ({ status: 202, body: presentDelivery(await redeliverEvent(ctx.webhooks, req.company!, req.params['eventId']!)) }),
-  },
-  {
+  }),
+  route({
     method: 'POST',
     path: '/api/company/webhooks/redeliver-failed',
     auth: 'required',
+    body: redeliverFailedSchema,
     handler: async (req, ctx) => ({ status: 202, body: await redeliverFailed(ctx.webhooks, req.company!, req.body) }),
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/api/company/events',
     auth: 'required',
-    handler: async (req, ctx) => ({ status: 200, body: await listEvents(ctx.webhooks, req.company!, Object.fromEntries(req.query)) }),
-  },
+    query: eventsQuerySchema,
+    handler: async (req, ctx) => ({ status: 200, body: await listEvents(ctx.webhooks, req.company!, req.query) }),
+  }),
 ];

@@ -2,12 +2,11 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Prisma } from '../../generated/prisma/client.ts';
-import type { Company } from '../companies/service.ts';
+import type { Company } from '../core/auth.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/client.ts';
 import { NotFoundError, ValidationError } from '../errors/app-error.ts';
-import { httpUrl, instant, parseInput, sequenceCursor } from '../validation.ts';
-import { webhookPayload } from './payloads.ts';
+import { httpUrl, instant, sequenceCursor } from '../core/validation.ts';
 import { literalHostBlocked } from './ssrf.ts';
 import type { SendResult, WebhookSender } from './sender.ts';
 
@@ -20,10 +19,13 @@ export interface WebhookDeps {
   wake: () => void;
 }
 
-const webhookUrlSchema = z.object({ webHookUrl: httpUrl.nullable() });
+export const webhookUrlSchema = z.object({ webHookUrl: httpUrl.nullable() });
 
-export async function setWebhookUrl(deps: WebhookDeps, company: Company, rawInput: unknown): Promise<{ webHookUrl: string | null }> {
-  const { webHookUrl } = parseInput(webhookUrlSchema, rawInput);
+export async function setWebhookUrl(
+  deps: WebhookDeps,
+  company: Company,
+  { webHookUrl }: z.output<typeof webhookUrlSchema>,
+): Promise<{ webHookUrl: string | null }> {
   if (webHookUrl && literalHostBlocked(new URL(webHookUrl), deps.allowPrivate)) {
     throw new ValidationError([{ path: 'webHookUrl', message: 'must not point at a private, loopback or link-local address' }]);
   }
@@ -58,7 +60,7 @@ export async function sendTestWebhook(deps: WebhookDeps, company: Company): Prom
   return { ...result, eventId, url: webhookUrl };
 }
 
-const deliveryListSchema = z.object({
+export const deliveryListSchema = z.object({
   status: z.enum(['pending', 'delivered', 'failed']).optional(),
   eventId: z.string().max(64).optional(),
   after: z.uuid({ message: 'must be a delivery id from a previous page' }).optional(),
@@ -73,8 +75,7 @@ export const deliveryInclude = {
 export type DeliveryRecord = Prisma.WebhookDeliveryGetPayload<{ include: typeof deliveryInclude }>;
 
 /** Newest first; `after` is the last id of the previous page. */
-export async function listDeliveries(deps: WebhookDeps, company: Company, rawQuery: unknown) {
-  const q = parseInput(deliveryListSchema, rawQuery);
+export async function listDeliveries(deps: WebhookDeps, company: Company, q: z.output<typeof deliveryListSchema>) {
   const where: Prisma.WebhookDeliveryWhereInput = { companyId: company.id, ...(q.status ? { status: q.status } : {}), ...(q.eventId ? { eventId: q.eventId } : {}) };
   const rows = await deps.db.webhookDelivery.findMany({
     where,
@@ -106,11 +107,14 @@ export async function redeliverEvent(deps: WebhookDeps, company: Company, eventI
   return delivery;
 }
 
-const redeliverFailedSchema = z.object({ since: instant });
+export const redeliverFailedSchema = z.object({ since: instant });
 
 /** Redelivers every event whose latest delivery failed since the given time. */
-export async function redeliverFailed(deps: WebhookDeps, company: Company, rawInput: unknown): Promise<{ redelivered: number }> {
-  const { since } = parseInput(redeliverFailedSchema, rawInput);
+export async function redeliverFailed(
+  deps: WebhookDeps,
+  company: Company,
+  { since }: z.output<typeof redeliverFailedSchema>,
+): Promise<{ redelivered: number }> {
   const { webhookUrl } = await requireEndpoint(deps, company);
   const failed = await deps.db.webhookDelivery.findMany({
     where: { companyId: company.id, status: 'failed', updatedAt: { gte: since } },
@@ -132,21 +136,20 @@ export async function redeliverFailed(deps: WebhookDeps, company: Company, rawIn
   return { redelivered: events.size };
 }
 
-const eventsQuerySchema = z.object({
+export const eventsQuerySchema = z.object({
   after: sequenceCursor.optional(),
   limit: z.coerce.number().int().min(1).max(500).default(100),
 });
 
 /** Catch-up feed: every event of the company in order, after a cursor (exclusive). */
-export async function listEvents(deps: WebhookDeps, company: Company, rawQuery: unknown) {
-  const q = parseInput(eventsQuerySchema, rawQuery);
+export async function listEvents(deps: WebhookDeps, company: Company, q: z.output<typeof eventsQuerySchema>) {
   const rows = await deps.db.event.findMany({
     where: { companyId: company.id, ...(q.after !== undefined ? { seq: { gt: q.after } } : {}) },
     orderBy: { seq: 'asc' },
     take: q.limit,
   });
   return {
-    events: rows.map((e) => ({ id: e.id, cursor: e.seq.toString(), type: e.type, createdAt: e.createdAt.toISOString(), payload: webhookPayload(e.type, e.payload) })),
+    events: rows.map((e) => ({ id: e.id, cursor: e.seq.toString(), type: e.type, createdAt: e.createdAt.toISOString(), payload: e.payload })),
     nextCursor: rows.at(-1)?.seq.toString() ?? q.after?.toString() ?? null,
   };
 }

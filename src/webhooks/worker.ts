@@ -9,7 +9,6 @@ import type { Clock } from '../clock.ts';
 import type { Db } from '../db/client.ts';
 import type { Logger } from '../logger.ts';
 import { nextAttemptAt } from './schedule.ts';
-import { webhookBody } from './payloads.ts';
 import type { WebhookSender } from './sender.ts';
 
 const MIN_CLAIM_GAP_MS = 10;
@@ -153,7 +152,7 @@ export class WebhookWorker {
         continue;
       }
       const lane = byLane.get(c.companyId) ?? [];
-      lane.push({ ...c, url: company.webhookUrl, body: webhookBody(event.type, event.payload), secretKey: company.secretKey });
+      lane.push({ ...c, url: company.webhookUrl, body: JSON.stringify(event.payload), secretKey: company.secretKey });
       byLane.set(c.companyId, lane);
     }
     if (orphaned.length) {

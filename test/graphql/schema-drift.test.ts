@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { printedSchema } from '../../src/graphql/schema.ts';
+import { printedSchema } from '../../src/features.ts';
 
 describe('schema.graphql', () => {
   it('matches the Pothos schema (run `npm run schema:print` after changing it)', () => {

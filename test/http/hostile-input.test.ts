@@ -243,7 +243,7 @@ describe.each(DATABASES)('hostile input on %s', { timeout: 180_000 }, (kind) => 
     const invoice = created.body.id as string;
     await server.request('POST', `/api/invoices/v1/regular/${invoice}/proceed`, { json: { clientEmail: 'a@b.co', paymentCurrency: 'trc20usdt' } });
     const transfer = (await server.request('POST', '/api/sandbox/transfers', { token, json: { invoiceId: invoice, amount: '1' } })).body.id as string;
-    const event = (await server.app.db.prisma.event.findFirstOrThrow({ where: { invoiceId: invoice } })).id;
+    const event = (await server.app.db.prisma.event.findFirstOrThrow({ where: { subjectId: invoice } })).id;
     return { token, ids: { invoice, transfer, event } };
   }
 

@@ -37,7 +37,7 @@ describe.each(DATABASES)('POST /api/invoices/v1/regular on %s', (kind) => {
     for (const absent of ['clientEmail', 'address', 'paymentDetails', 'expiredAt', 'redirectURL', 'invoiceTransactions']) {
       expect(inv).not.toHaveProperty(absent);
     }
-    const events = await server.app.db.prisma.event.findMany({ where: { invoiceId: inv.id } });
+    const events = await server.app.db.prisma.event.findMany({ where: { subjectId: inv.id } });
     expect(events.map((e) => e.payload)).toEqual([{ invoiceId: inv.id, status: 'created', message: 'Invoice created' }]);
     expect(events[0]!.type).toBe('invoice.created');
   });

@@ -38,7 +38,7 @@ describe.each(DATABASES)('POST /api/invoices/v1/regular/{id}/proceed on %s', (ki
     const minutes = (Date.parse(inv.expiredAt) - before) / 60_000;
     expect(minutes).toBeGreaterThan(29.9);
     expect(minutes).toBeLessThan(30.1);
-    const events = await server.app.db.prisma.event.findMany({ where: { invoiceId: invoice.id }, orderBy: { seq: 'asc' } });
+    const events = await server.app.db.prisma.event.findMany({ where: { subjectId: invoice.id }, orderBy: { seq: 'asc' } });
     expect(events.map((e) => e.payload)).toEqual([
       { invoiceId: invoice.id, status: 'created', message: 'Invoice created' },
       { invoiceId: invoice.id, status: 'pending', message: "User started payment process, but hasn't paid yet" },
@@ -105,7 +105,7 @@ describe.each(DATABASES)('POST /api/invoices/v1/regular/{id}/proceed on %s', (ki
     expect(other.status).toBe(409);
     expect(other.body.error.code).toBe('INVOICE_NOT_PROCEEDABLE');
     expect(other.body.error.message).toContain('pending');
-    expect(await server.app.db.prisma.event.count({ where: { invoiceId: invoice.id, type: 'invoice.pending' } })).toBe(1);
+    expect(await server.app.db.prisma.event.count({ where: { subjectId: invoice.id, type: 'invoice.pending' } })).toBe(1);
   });
 
   it('assigns exactly one address and one pending event under concurrent fills', async () => {
@@ -117,7 +117,7 @@ describe.each(DATABASES)('POST /api/invoices/v1/regular/{id}/proceed on %s', (ki
     expect(new Set(winners.map((r) => r.body.address.address)).size).toBe(1);
     for (const r of fills) expect([200, 409]).toContain(r.status);
     expect(await server.app.db.prisma.paymentAddress.count({ where: { invoiceId: invoice.id } })).toBe(1);
-    expect(await server.app.db.prisma.event.count({ where: { invoiceId: invoice.id, type: 'invoice.pending' } })).toBe(1);
+    expect(await server.app.db.prisma.event.count({ where: { subjectId: invoice.id, type: 'invoice.pending' } })).toBe(1);
   });
 
   it('takes an optional token: none is fine, an invalid one is 401, another merchant’s is 404', async () => {

@@ -135,10 +135,10 @@ describe.each(DATABASES)('concurrent transfer reports on %s', { timeout: 240_000
     for (const id of invoiceIds) expect(transfers.filter((t) => t.invoiceId === id), id).toHaveLength(2);
 
     // Events per invoice, in seq order: created, pending, wrong (first half confirmed), done (second half).
-    const events = await prisma.event.findMany({ where, orderBy: { seq: 'asc' } });
+    const events = await prisma.event.findMany({ where: { subjectId: { in: invoiceIds } }, orderBy: { seq: 'asc' } });
     expect(events).toHaveLength(4 * INVOICES);
     for (const id of invoiceIds) {
-      const mine = events.filter((e) => e.invoiceId === id);
+      const mine = events.filter((e) => e.subjectId === id);
       expect(mine.map((e) => e.type), id).toEqual(['invoice.created', 'invoice.pending', 'invoice.wrong', 'invoice.done']);
       expect(mine.map((e) => e.payload)).toEqual(
         (['created', 'pending', 'wrong', 'done'] as const).map((status) => ({ invoiceId: id, status, message: MESSAGES[status] })),

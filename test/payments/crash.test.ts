@@ -226,7 +226,7 @@ describe.each(DATABASES)('kill -9 and restart on %s', { timeout: 300_000 }, (kin
 
     await withDb(async (prisma) => {
       const events = async (invoiceId: string) =>
-        (await prisma.event.findMany({ where: { invoiceId }, orderBy: { seq: 'asc' } })).map((e) => e.type);
+        (await prisma.event.findMany({ where: { subjectId: invoiceId }, orderBy: { seq: 'asc' } })).map((e) => e.type);
       expect(await events(paid.id)).toEqual(['invoice.created', 'invoice.pending', 'invoice.processing', 'invoice.done']);
       expect(await events(expiring)).toEqual(['invoice.created', 'invoice.pending', 'invoice.closed']);
       for (const id of interrupted) expect(await events(id), id).toEqual(['invoice.created', 'invoice.pending', 'invoice.processing', 'invoice.done']);

@@ -24,7 +24,7 @@ function helpers(server: TestServer, token: string) {
     read: async (id: string) => (await server.request('GET', `/api/invoices/v1/regular/${id}`)).body,
     balances: async () => (await server.request('GET', '/api/company/balances', { token })).body.balances,
     events: async (invoiceId: string) =>
-      (await server.app.db.prisma.event.findMany({ where: { invoiceId }, orderBy: { seq: 'asc' } })).map((e) => e.payload as Record<string, string>),
+      (await server.app.db.prisma.event.findMany({ where: { subjectId: invoiceId }, orderBy: { seq: 'asc' } })).map((e) => e.payload as Record<string, string>),
   };
 }
 
@@ -84,7 +84,7 @@ describe.each(DATABASES)('payment lifecycle on %s', (kind) => {
     );
     // Further confirmations change nothing.
     await h.confirm(seen.body.id, { confirmations: 40 });
-    expect(await server.app.db.prisma.event.count({ where: { invoiceId: id, type: 'invoice.done' } })).toBe(1);
+    expect(await server.app.db.prisma.event.count({ where: { subjectId: id, type: 'invoice.done' } })).toBe(1);
     expect(await server.app.db.prisma.ledgerEntry.count({ where: { invoiceId: id } })).toBe(4);
   });
 
@@ -187,7 +187,7 @@ describe.each(DATABASES)('payment lifecycle on %s', (kind) => {
     expect((await h.events(pending.id)).at(-1)).toEqual({ invoiceId: pending.id, status: 'closed', message: 'Invoice closed' });
     // No double close.
     await h.advance(60);
-    expect(await server.app.db.prisma.event.count({ where: { invoiceId: pending.id, type: 'invoice.closed' } })).toBe(1);
+    expect(await server.app.db.prisma.event.count({ where: { subjectId: pending.id, type: 'invoice.closed' } })).toBe(1);
     expect((await server.request('POST', `/api/invoices/v1/regular/${pending.id}/proceed`, { json: { clientEmail: 'client@example.com', paymentCurrency: 'trc20usdt' } })).status).toBe(200);
   });
 
@@ -202,7 +202,7 @@ describe.each(DATABASES)('payment lifecycle on %s', (kind) => {
     expect(inv.status).toBe('closed');
     expect(inv.invoiceTransactions).toEqual([expect.objectContaining({ kind: 'late', status: 'confirmed', amount: '101' })]);
     expect(inv.paymentDetails.paidAmount).toBe('101');
-    const late = await server.app.db.prisma.event.findMany({ where: { invoiceId: id, type: 'invoice.late_payment' } });
+    const late = await server.app.db.prisma.event.findMany({ where: { subjectId: id, type: 'invoice.late_payment' } });
     expect(late.map((e) => e.payload)).toEqual([
       { invoiceId: id, status: 'closed', message: 'Payment received after the invoice closed', asset: 'trc20usdt', amount: '101', txHash: t.body.txHash },
     ]);
@@ -254,7 +254,7 @@ describe.each(DATABASES)('payment lifecycle on %s', (kind) => {
     expect(inv.paymentDetails.paidAmount).toBe('0');
     expect(inv.invoiceTransactions).toEqual([expect.objectContaining({ kind: 'wrong_asset', from: 'usdterc20' })]);
     expect(await h.balances()).toEqual([{ asset: 'usdterc20', available: '0', pending: '0', suspense: '30' }]);
-    const events = await server.app.db.prisma.event.findMany({ where: { invoiceId: id, type: 'invoice.unexpected_asset' } });
+    const events = await server.app.db.prisma.event.findMany({ where: { subjectId: id, type: 'invoice.unexpected_asset' } });
     expect(events).toHaveLength(1);
   });
 

@@ -38,7 +38,7 @@ describe.each(DATABASES)('background jobs on %s', (kind) => {
   it('prunes finished deliveries older than the retention period, and only those', async () => {
     const m = await server.merchant();
     const db = server.app.db.prisma;
-    const event = await db.event.create({ data: { id: randomUUID(), companyId: m.companyId, type: 'invoice.created', payload: {} } });
+    const event = await db.event.create({ data: { id: randomUUID(), companyId: m.companyId, type: 'invoice.created', subjectType: 'invoice', payload: {} } });
     const old = new Date(Date.now() - 2 * 86_400_000);
     const delivery = (status: string, updatedAt: Date) => ({
       id: randomUUID(), eventId: event.id, companyId: m.companyId, url: 'https://merchant.example/h', seq: event.seq, status,

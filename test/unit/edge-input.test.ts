@@ -2,9 +2,9 @@
 // text guard (NUL, lone surrogates, nesting) and the SSRF address classifier.
 import { describe, expect, it } from 'vitest';
 import { AMOUNT_COLUMN, readDecimal } from '../../src/domain/money.ts';
-import { DecimalLiteral } from '../../src/http/json-body.ts';
+import { DecimalLiteral } from '../../src/core/json.ts';
 import { findInputProblem, MAX_INPUT_DEPTH, textProblem } from '../../src/http/input-guard.ts';
-import { parseInstant, sequenceCursor, TAG_PATTERN } from '../../src/validation.ts';
+import { parseInstant, sequenceCursor, TAG_PATTERN } from '../../src/core/validation.ts';
 import { isNonPublicAddress } from '../../src/webhooks/ssrf.ts';
 
 const timed = <T>(fn: () => T): [T, number] => {

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { Money, formatFixed, formatPlain, roundPrice, roundUpToUnit } from '../../src/domain/money.ts';
 import { ValidationError } from '../../src/errors/app-error.ts';
-import { DecimalLiteral, parseJsonExact } from '../../src/http/json-body.ts';
+import { DecimalLiteral, parseJsonExact } from '../../src/core/json.ts';
 import { createInvoiceSchema, expiryFor, proceedInvoiceSchema, quotePayment } from '../../src/invoices/rules.ts';
 import { defaultFeeTable } from '../../src/pricing/fees.ts';
 import { StaticRateSource } from '../../src/pricing/rates.ts';
-import { parseInput } from '../../src/validation.ts';
+import { parseInput } from '../../src/core/validation.ts';
 
 describe('price rounding', () => {
   it('rounds half away from zero to the given places', () => {
@@ -72,10 +72,10 @@ describe('createInvoiceSchema', () => {
     }
   });
 
-  it('requires the client currency only when the merchant fixed none', () => {
-    expect(proceedInvoiceSchema(false).safeParse({ clientEmail: 'a@b.co' }).success).toBe(false);
-    expect(proceedInvoiceSchema(true).safeParse({ clientEmail: 'a@b.co' }).success).toBe(true);
-    expect(proceedInvoiceSchema(true).safeParse({ clientEmail: 'a@b' }).success).toBe(false);
+  it('takes a known client currency or none (the invoice decides whether it is needed)', () => {
+    expect(proceedInvoiceSchema.parse({ clientEmail: 'a@b.co' })).toEqual({ clientEmail: 'a@b.co', paymentCurrency: null });
+    expect(proceedInvoiceSchema.safeParse({ clientEmail: 'a@b.co', paymentCurrency: 'doge' }).success).toBe(false);
+    expect(proceedInvoiceSchema.safeParse({ clientEmail: 'a@b' }).success).toBe(false);
   });
 });
 

@@ -3,7 +3,7 @@ import { Money } from '../../src/domain/money.ts';
 import { decide, type Decision, type PaymentFacts, type Trigger } from '../../src/invoices/state-machine.ts';
 import { INVOICE_STATUSES, type InvoiceStatus } from '../../src/invoices/status.ts';
 
-const TRIGGERS: Trigger[] = ['payment', 'expire', 'accept', 'refund'];
+const TRIGGERS: Trigger[] = ['proceed', 'payment', 'expire', 'accept', 'refund'];
 
 type Paid = 'none' | 'short' | 'withinTolerance' | 'full' | 'over';
 const PAID: Record<Paid, string> = { none: '0', short: '50', withinTolerance: '100.5', full: '101', over: '150' };
@@ -23,6 +23,8 @@ const stay: Decision = { kind: 'stay' };
 function expected(status: InvoiceStatus, trigger: Trigger, paid: Paid, unconfirmed: number): Decision | 'reject' {
   const inFull = paid === 'withinTolerance' || paid === 'full' || paid === 'over';
   switch (trigger) {
+    case 'proceed':
+      return status === 'created' ? to('pending') : 'reject';
     case 'payment':
       if (status === 'pending' || status === 'processing' || status === 'wrong') {
         if (inFull) return to('done');

@@ -196,7 +196,7 @@ describe.each(DATABASES)('webhooks survive kill -9 on %s', { timeout: 120_000 },
     expect((await stopServer(server)).code).toBe(0);
 
     const events = await query<{ id: string; companyId: string; type: string; invoiceId: string }>(
-      `SELECT "id", "companyId"::text AS "companyId", "type", "invoiceId" FROM "Event" ORDER BY "seq"`,
+      `SELECT "id", "companyId"::text AS "companyId", "type", "subjectId" AS "invoiceId" FROM "Event" ORDER BY "seq"`,
     );
     expect(events).toHaveLength(TOTAL);
     expect(new Set(events.map((e) => e.type))).toEqual(new Set(['invoice.created']));

@@ -3,9 +3,9 @@
 import fs from 'node:fs';
 import type { Decimal } from 'decimal.js';
 import { z } from 'zod';
-import { AMOUNT_COLUMN, readDecimal, type DecimalShape } from './domain/money.ts';
-import { ValidationError, type ErrorDetail } from './errors/app-error.ts';
-import { DecimalLiteral, parseJsonExact } from './http/json-body.ts';
+import { AMOUNT_COLUMN, readDecimal, type DecimalShape } from '../domain/money.ts';
+import { ValidationError, type ErrorDetail } from '../errors/app-error.ts';
+import { DecimalLiteral, parseJsonExact } from './json.ts';
 
 export const zodIssuesToDetails = (issues: z.core.$ZodIssue[]): ErrorDetail[] =>
   issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message }));

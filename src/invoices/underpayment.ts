@@ -5,7 +5,7 @@ import type { Db } from '../db/client.ts';
 import { COMPANY_ASSETS, PAYMENT_CURRENCY_INFO, isPaymentCurrency } from '../domain/assets.ts';
 import { Money, formatPlain, toMoney } from '../domain/money.ts';
 import { MAX_UNDERPAYMENT_PERCENT } from '../domain/settlement.ts';
-import { decimal, parseInput } from '../validation.ts';
+import { decimal } from '../core/validation.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -13,7 +13,6 @@ export interface UnderpaymentLimitView {
   fixed: string | null;
   percent: string | null;
 }
-
 
 /** The percent column is Decimal(9,4). */
 const PERCENT_SHAPE = { integerDigits: 5, scale: 4 };
@@ -38,8 +37,9 @@ export async function getUnderpaymentLimits(db: Db, companyId: string): Promise<
 }
 
 /** Sets (or, with null, removes) the limits of the assets named; others stay as they are. */
-export async function setUnderpaymentLimits(db: Db, companyId: string, rawInput: unknown) {
-  const { limits } = parseInput(underpaymentLimitsSchema, rawInput);
+export type UnderpaymentLimitsInput = z.output<typeof underpaymentLimitsSchema>;
+
+export async function setUnderpaymentLimits(db: Db, companyId: string, { limits }: UnderpaymentLimitsInput) {
   await db.$transaction(async (tx) => {
     for (const [asset, limit] of Object.entries(limits)) {
       if (!limit || (limit.fixed == null && limit.percent == null)) {

@@ -1,0 +1,58 @@
+// Who is calling: the merchant behind a bearer token, resolved the same way for REST and GraphQL.
+import type { Company } from '../../generated/prisma/client.ts';
+import type { Db } from '../db/client.ts';
+import { UnauthenticatedError } from '../errors/app-error.ts';
+import { digestsEqual, hashToken } from './tokens.ts';
+
+export type { Company };
+
+/** `Authorization: Bearer <token>` -> token; null when absent; 401 when present but not Bearer. */
+export function bearerToken(header: string | null | undefined): string | null {
+  if (header == null || header === '') return null;
+  const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
+  if (!m) throw new UnauthenticatedError('The Authorization header must be `Bearer <public token>`');
+  return m[1]!;
+}
+
+/**
+ * Resolves bearer tokens to companies. Lookups are cached briefly because every merchant call needs one;
+ * rotations through this process drop the cache at once.
+ */
+export class TokenAuthenticator {
+  private readonly cache = new Map<string, { company: Company; until: number }>();
+  constructor(
+    private readonly db: Db,
+    private readonly ttlMs = 10_000,
+    private readonly maxEntries = 10_000,
+  ) {}
+
+  async authenticate(token: string): Promise<Company | null> {
+    if (token.length === 0 || token.length > 200) return null;
+    const digest = hashToken(token);
+    const now = Date.now();
+    const hit = this.cache.get(digest);
+    if (hit && hit.until > now) return hit.company;
+    const company = await this.db.company.findUnique({ where: { publicTokenHash: digest } });
+    // The index lookup already matched; compare again in constant time so no code path leaks timing.
+    if (!company || !digestsEqual(company.publicTokenHash, digest)) return null;
+    if (this.cache.size >= this.maxEntries) this.cache.clear();
+    this.cache.set(digest, { company, until: now + this.ttlMs });
+    return company;
+  }
+
+  /**
+   * The caller of a request from its Authorization header: null without one, 401 with a bad one. The one path
+   * both API surfaces authenticate through.
+   */
+  async caller(authorization: string | null | undefined): Promise<Company | null> {
+    const token = bearerToken(authorization);
+    if (token === null) return null;
+    const company = await this.authenticate(token);
+    if (!company) throw new UnauthenticatedError('The bearer token is not valid');
+    return company;
+  }
+
+  invalidate(): void {
+    this.cache.clear();
+  }
+}

@@ -1,0 +1,69 @@
+// The transactional outbox for every kind of event: a state change records its event (and, when the merchant has a
+// webhook URL, the event's delivery) in its own transaction, so both commit together or not at all. Payload
+// builders live with their feature; this module knows no event type.
+import { randomUUID } from 'node:crypto';
+import { transactionWithRetry, type Db, type Prisma } from '../db/client.ts';
+
+type Tx = Prisma.TransactionClient;
+
+/** What an event is about, e.g. `{ type: 'invoice', id }`. */
+export interface EventSubject {
+  type: string;
+  id: string | null;
+}
+
+export interface NewEvent {
+  /** e.g. `invoice.done`, `withdrawal.processing`, `invoice.late_payment`. */
+  type: string;
+  companyId: string;
+  subject: EventSubject;
+  /** Exactly the webhook body; its key order is kept. */
+  payload: Record<string, unknown>;
+  /**
+   * Queue a webhook delivery when the company has a URL (default). Events outside the spec's webhook table pass
+   * false: they are recorded for the polling feed and the event bus, not pushed.
+   */
+  deliver?: boolean;
+}
+
+/** Records an event in the caller's transaction; one statement with its delivery. */
+export async function recordEvent(tx: Tx, event: NewEvent): Promise<void> {
+  const id = randomUUID();
+  const payload = JSON.stringify(event.payload);
+  if (event.deliver === false) {
+    await tx.$executeRaw`
+      INSERT INTO "Event" ("id", "companyId", "type", "subjectType", "subjectId", "payload")
+      VALUES (${id}, ${event.companyId}::uuid, ${event.type}, ${event.subject.type}, ${event.subject.id}, ${payload}::json)`;
+    return;
+  }
+  await tx.$executeRaw`
+    WITH e AS (
+      INSERT INTO "Event" ("id", "companyId", "type", "subjectType", "subjectId", "payload")
+      VALUES (${id}, ${event.companyId}::uuid, ${event.type}, ${event.subject.type}, ${event.subject.id}, ${payload}::json)
+      RETURNING "id", "seq", "companyId"
+    )
+    INSERT INTO "WebhookDelivery" ("id", "eventId", "companyId", "url", "seq", "status", "nextAttemptAt")
+    SELECT gen_random_uuid(), e."id", e."companyId", c."webhookUrl", e."seq", 'pending', now()
+    FROM e JOIN "Company" c ON c."id" = e."companyId"
+    WHERE c."webhookUrl" IS NOT NULL`;
+}
+
+/** Told after a transaction that recorded events committed, so they are published at once (the event bus). */
+export interface CommitSignal {
+  committed(): void;
+}
+
+export interface EventDeps {
+  db: Db;
+  events: CommitSignal;
+}
+
+/**
+ * Runs a state change that records events (retried on deadlock or serialization failure) and signals the bus
+ * once it committed. `fn` must only touch the database: it may run again.
+ */
+export async function commitWithEvents<T>(deps: EventDeps, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  const result = await transactionWithRetry(deps.db, fn);
+  deps.events.committed();
+  return result;
+}

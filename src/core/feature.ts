@@ -1,0 +1,43 @@
+// What a capability plugs into the service with: its services, REST routes, GraphQL types and jobs. The wiring
+// point (src/features.ts) lists the features; nothing else needs to know them.
+import type { ChainRegistry } from '../chains/adapter.ts';
+import type { Clock } from '../clock.ts';
+import type { Database, Db } from '../db/client.ts';
+import type { Route } from '../http/router.ts';
+import type { Logger } from '../logger.ts';
+import type { EventBus } from './bus.ts';
+import type { CoreConfig } from './settings.ts';
+import type { Job } from './jobs.ts';
+
+/**
+ * The services API handlers reach through their context (`ctx.invoices`, ...). Each feature adds its own
+ * member by declaration merging:
+ *   declare module '../core/feature.ts' { interface Services { invoices: InvoiceDeps } }
+ */
+export interface Services {
+  db: Db;
+  logger: Logger;
+}
+
+/** What every feature builds on. */
+export interface Platform {
+  config: CoreConfig;
+  database: Database;
+  db: Db;
+  clock: Clock;
+  chains: ChainRegistry;
+  bus: EventBus;
+  logger: Logger;
+}
+
+export interface Feature {
+  name: string;
+  /** Its services, built from the platform and the services of the features listed before it. */
+  services?(platform: Platform, services: Services): Partial<Services>;
+  /** Its REST routes (the GraphQL types register when the feature's module is imported). */
+  routes?: Route<Services>[];
+  /** Its background jobs in the server process. */
+  jobs?(platform: Platform, services: Services): Job[];
+  /** Releases what its services hold (after the jobs stopped). */
+  close?(): Promise<void>;
+}

@@ -1,0 +1,64 @@
+// Background work of a process: the expiry sweeper, the refund sender, pruners, the webhook worker. State lives in
+// the database, so a restart resumes every job; runs of one job never overlap.
+import type { Logger } from '../logger.ts';
+
+export interface Job {
+  name: string;
+  start(): void;
+  /** Stops and waits for a run in progress. */
+  stop(): Promise<void>;
+  /** One run now (tests, operators); waits for a run in progress first. */
+  runOnce(): Promise<unknown>;
+}
+
+/** A job that runs `run` every `everyMs` (and once at start). */
+export function intervalJob(name: string, everyMs: number, run: () => Promise<unknown>, logger: Logger): Job {
+  let timer: NodeJS.Timeout | null = null;
+  let current: Promise<unknown> | null = null;
+  const once = (): Promise<unknown> => {
+    current ??= run()
+      .catch((e: unknown) => logger.error({ err: e, job: name }, 'background job failed'))
+      .finally(() => {
+        current = null;
+      });
+    return current;
+  };
+  return {
+    name,
+    start() {
+      timer ??= setInterval(() => void once(), everyMs);
+      timer.unref();
+      void once();
+    },
+    async stop() {
+      if (timer) clearInterval(timer);
+      timer = null;
+      await current;
+    },
+    async runOnce() {
+      await current;
+      return once();
+    },
+  };
+}
+
+export class JobRunner {
+  private started = false;
+  constructor(readonly jobs: Job[]) {}
+
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    for (const job of this.jobs) job.start();
+  }
+
+  async stop(): Promise<void> {
+    await Promise.allSettled(this.jobs.map((j) => j.stop()));
+  }
+
+  get(name: string): Job {
+    const job = this.jobs.find((j) => j.name === name);
+    if (!job) throw new Error(`no job ${name}`);
+    return job;
+  }
+}

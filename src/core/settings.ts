@@ -1,0 +1,56 @@
+// The settings every part of the service shares (listeners, database, limits, sandbox). Feature settings live
+// with their feature.
+import path from 'node:path';
+import { z } from 'zod';
+import { configSection, flag, milliseconds, type ConfigOf } from './config-section.ts';
+
+const port = z.coerce.number().int().min(0).max(65535);
+const url = z.url({ protocol: /^https?$/ });
+
+export const coreConfig = configSection(
+  '',
+  {
+    PORT: port.default(4000),
+    HOST: z.string().min(1).default('0.0.0.0'),
+    DATABASE_URL: z
+      .string()
+      .regex(/^(postgres(ql)?:\/\/|pglite:)/, 'must be a postgresql:// URL or pglite:<data dir>')
+      .optional(),
+    DATA_DIR: z.string().min(1).default('./data'),
+    PUBLIC_BASE_URL: url.optional(),
+    PAY_URL: url.optional(),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+    /** Largest accepted request body, in bytes. */
+    BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(10_000_000).default(262_144),
+    GRAPHIQL: flag('1'),
+    GRAPHQL_INTROSPECTION: flag('1'),
+    ADMIN_HOST: z.string().min(1).default('127.0.0.1'),
+    ADMIN_PORT: port.default(0),
+    /** Guards the admin API; generated per start and written to the admin state file when unset. */
+    ADMIN_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
+    SHUTDOWN_TIMEOUT_MS: milliseconds(0, 600_000, 10_000),
+    /** Simulated chain + test clock. On unless set to 0 (no real chain node is configurable yet). */
+    SANDBOX: flag('1'),
+    /** Sends the sandbox chain refuses before it accepts one (a node outage, to see queued refunds retried). */
+    SANDBOX_SEND_FAILURES: z.coerce.number().int().min(0).max(1_000_000).default(0),
+    /** The event bus reads the event table at least this often (signals between processes may be lost). */
+    EVENT_POLL_MS: milliseconds(10, 60_000, 1_000),
+    /** How long an Idempotency-Key answers with its first response. */
+    IDEMPOTENCY_KEY_TTL_HOURS: z.coerce.number().int().min(24).max(24 * 365).default(24),
+  },
+  (c) => {
+    const dataDir = path.resolve(c.dataDir);
+    const publicBaseUrl = (c.publicBaseUrl ?? `http://localhost:${c.port}`).replace(/\/+$/, '');
+    return {
+      dataDir,
+      publicBaseUrl,
+      databaseUrl: c.databaseUrl ?? `pglite:${path.join(dataDir, 'pglite')}`,
+      embedded: !c.databaseUrl || c.databaseUrl.startsWith('pglite:'),
+      payUrl: (c.payUrl ?? `${publicBaseUrl}/pay`).replace(/\/+$/, ''),
+      adminStateFile: path.join(dataDir, 'admin.json'),
+    };
+  },
+);
+
+export type CoreConfig = ConfigOf<typeof coreConfig>;

@@ -1,0 +1,43 @@
+// Invoices: create, proceed, read, the lifecycle (expiry, accept, refund) and its jobs.
+import type { ConfigOf } from '../core/config-section.ts';
+import type { Feature } from '../core/feature.ts';
+import { intervalJob } from '../core/jobs.ts';
+import { defaultFeeTable, loadFeeTable } from '../pricing/fees.ts';
+import { StaticRateSource } from '../pricing/rates.ts';
+import type { invoiceConfig } from './config.ts';
+import './graphql/types.ts';
+import './graphql/queries.ts';
+import './graphql/mutations.ts';
+import { sweepExpired, type InvoiceDeps } from './lifecycle.ts';
+import { dispatchQueuedRefunds } from './refunds.ts';
+import { invoiceRoutes } from './rest.ts';
+
+declare module '../core/feature.ts' {
+  interface Services {
+    invoices: InvoiceDeps;
+  }
+}
+
+export function invoicesFeature(config: ConfigOf<typeof invoiceConfig>): Feature {
+  return {
+    name: 'invoices',
+    services: (p) => ({
+      invoices: {
+        db: p.db,
+        events: p.bus,
+        clock: p.clock,
+        chains: p.chains,
+        logger: p.logger,
+        rates: config.ratesFile ? StaticRateSource.fromFile(config.ratesFile) : new StaticRateSource(),
+        fees: config.feesFile ? loadFeeTable(config.feesFile) : defaultFeeTable(),
+        idempotencyTtlMs: p.config.idempotencyKeyTtlHours * 3_600_000,
+        payUrl: p.config.payUrl,
+      },
+    }),
+    routes: invoiceRoutes,
+    jobs: (p, s) => [
+      intervalJob('expiry-sweeper', config.sweepIntervalMs, () => sweepExpired(s.invoices), p.logger),
+      intervalJob('refund-sender', config.refundRetryIntervalMs, () => dispatchQueuedRefunds(s.invoices), p.logger),
+    ],
+  };
+}

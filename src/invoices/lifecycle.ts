@@ -1,0 +1,280 @@
+// The invoice lifecycle in one place. Every move (proceed, payment, expiry, the merchant's accept or refund) is
+// one transaction that locks the invoice, gathers the facts, asks the state machine (state-machine.ts) and
+// writes the new status, the ledger and the event together.
+import { randomUUID } from 'node:crypto';
+import type { Decimal } from 'decimal.js';
+import { Prisma, type Invoice, type Refund } from '../../generated/prisma/client.ts';
+import type { ChainRegistry } from '../chains/adapter.ts';
+import type { Clock } from '../clock.ts';
+import type { Company } from '../core/auth.ts';
+import { commitWithEvents, recordEvent, type EventDeps } from '../core/events.ts';
+import { PAYMENT_CURRENCY_INFO, isInvoiceCurrency, isPaymentCurrency, type PaymentCurrency } from '../domain/assets.ts';
+import { Money, fitsColumn, toMoney } from '../domain/money.ts';
+import { AppError, ConflictError, NotFoundError, ValidationError } from '../errors/app-error.ts';
+import { ACCOUNTS, postJournal } from '../ledger/ledger.ts';
+import type { FeeTable } from '../pricing/fees.ts';
+import type { RateSource } from '../pricing/rates.ts';
+import type { Logger } from '../logger.ts';
+import { INVOICE_ID_PATTERN } from './ids.ts';
+import { expiryFor, quotePayment, type ProceedInvoiceInput, type RefundInvoiceInput } from './rules.ts';
+import { decide, type Trigger } from './state-machine.ts';
+import { invoiceStatusEvent, type InvoiceStatus } from './status.ts';
+import { toleranceFor } from './underpayment.ts';
+import { dispatchRefund } from './refunds.ts';
+import { getInvoiceRecord, type InvoiceRecord } from './queries.ts';
+
+type Tx = Prisma.TransactionClient;
+
+export interface LifecycleDeps extends EventDeps {
+  clock: Clock;
+  chains: ChainRegistry;
+  logger?: Logger;
+}
+
+export interface InvoiceDeps extends LifecycleDeps {
+  rates: RateSource;
+  fees: FeeTable;
+  /** How long an Idempotency-Key answers with its first response. */
+  idempotencyTtlMs: number;
+  /** {pay_url}: the checkout page base. */
+  payUrl: string;
+}
+
+/** Serialises everything that touches one invoice (reports, expiry, decisions) across connections. */
+export async function lockInvoice(tx: Tx, invoiceId: string): Promise<Invoice> {
+  const [invoice] = await tx.$queryRaw<Invoice[]>`SELECT * FROM "Invoice" WHERE "id" = ${invoiceId} FOR UPDATE`;
+  if (!invoice) throw new NotFoundError(`No invoice with id ${invoiceId}`);
+  return invoice;
+}
+
+interface Facts {
+  confirmedTotal: Decimal;
+  unconfirmedCount: number;
+  expected: Decimal;
+  tolerance: Decimal;
+}
+
+async function gatherFacts(tx: Tx, invoice: Invoice): Promise<Facts> {
+  const expected = invoice.paymentAmount === null ? new Money(0) : toMoney(invoice.paymentAmount);
+  // Nothing can have been paid before the invoice has an address.
+  if (invoice.status === 'created') return { confirmedTotal: new Money(0), unconfirmedCount: 0, expected, tolerance: new Money(0) };
+  const transfers = await tx.chainTransfer.findMany({
+    where: { invoiceId: invoice.id, role: { in: ['payment', 'late'] }, state: { in: ['seen', 'confirmed'] } },
+    select: { amount: true, state: true, role: true },
+  });
+  const confirmedTotal = transfers.filter((t) => t.state === 'confirmed').reduce((s, t) => s.plus(toMoney(t.amount)), new Money(0));
+  const unconfirmedCount = transfers.filter((t) => t.state === 'seen' && t.role === 'payment').length;
+  const tolerance = await toleranceFor(tx, invoice.companyId, invoice.paymentCurrency ?? '', expected);
+  return { confirmedTotal, unconfirmedCount, expected, tolerance };
+}
+
+/**
+ * Recomputes the payment totals and applies the state machine's decision for `trigger`: status, events and, on
+ * `done`, the fee. `fill` is written with the move (proceed's quote). Throws a conflict when the machine rejects.
+ */
+export async function reevaluate(tx: Tx, invoice: Invoice, trigger: Trigger, now: Date, fill: Prisma.InvoiceUpdateInput = {}): Promise<Invoice> {
+  const facts = await gatherFacts(tx, invoice);
+  const decision = decide({ status: invoice.status as InvoiceStatus, ...facts }, trigger);
+  if (decision.kind === 'reject') {
+    throw new ConflictError(trigger === 'proceed' ? 'INVOICE_NOT_PROCEEDABLE' : 'CONFLICT', `Invoice ${invoice.id}: ${decision.reason}`);
+  }
+  const overpaid = Money.max(facts.confirmedTotal.minus(facts.expected), 0);
+  const data: Prisma.InvoiceUpdateInput = { ...fill, paidAmount: facts.confirmedTotal.toFixed(), overpaidAmount: overpaid.toFixed() };
+  if (decision.kind === 'move') {
+    data.status = decision.to;
+    if (decision.to === 'done') {
+      if (trigger === 'accept') data.acceptedAt = now;
+      // The fee was quoted at proceed; a short payment the merchant accepted pays at most what arrived.
+      const fee = Money.min(toMoney(invoice.invoiceFee ?? 0), facts.confirmedTotal);
+      data.feeCharged = fee.toFixed();
+      data.settledAt = now;
+      await postJournal(tx, {
+        companyId: invoice.companyId,
+        asset: invoice.paymentCurrency!,
+        kind: 'fee',
+        postings: [
+          { account: ACCOUNTS.merchantAvailable, amount: fee.neg() },
+          { account: ACCOUNTS.platformFees, amount: fee },
+        ],
+        invoiceId: invoice.id,
+      });
+    }
+    if (decision.to === 'wrong' || decision.to === 'closed' || decision.to === 'refunded') data.settledAt = now;
+  }
+  const updated = await tx.invoice.update({ where: { id: invoice.id }, data });
+  if (decision.kind === 'move') await recordEvent(tx, invoiceStatusEvent(invoice.companyId, invoice.id, decision.to));
+  return updated;
+}
+
+/** A report that comes after the payment window closed: close first (the sweeper may not have run yet). */
+export async function closeIfExpired(tx: Tx, invoice: Invoice, now: Date): Promise<Invoice> {
+  const open = invoice.status === 'pending' || invoice.status === 'processing';
+  return open && invoice.expiredAt && invoice.expiredAt <= now ? reevaluate(tx, invoice, 'expire', now) : invoice;
+}
+
+/** The caller's invoice, or 404 (another merchant's invoice does not exist for it). */
+async function ownInvoice(deps: LifecycleDeps, company: Company, invoiceId: string) {
+  const invoice = INVOICE_ID_PATTERN.test(invoiceId)
+    ? await deps.db.invoice.findUnique({ where: { id: invoiceId }, select: { companyId: true, paymentCurrency: true } })
+    : null;
+  if (!invoice || invoice.companyId !== company.id) throw new NotFoundError(`No invoice with id ${invoiceId}`);
+  return invoice;
+}
+
+/**
+ * Fills a `created` invoice with the client's e-mail and payment currency, assigns a payment address and
+ * quotes the amount. Repeating the same call is answered with the same invoice; any other call on an
+ * invoice that is no longer `created` is a conflict.
+ */
+export async function proceedInvoice(
+  deps: InvoiceDeps,
+  invoiceId: string,
+  input: ProceedInvoiceInput,
+  actingCompany: Company | null,
+): Promise<InvoiceRecord> {
+  const current = await getInvoiceRecord(deps.db, invoiceId);
+  if (actingCompany && actingCompany.id !== current.companyId) throw new NotFoundError(`No invoice with id ${invoiceId}`);
+  // The merchant's fixed currency wins over the client's choice.
+  const paymentCurrency = (current.fixedPaymentCurrency ?? input.paymentCurrency) as PaymentCurrency | null;
+  if (!paymentCurrency) throw new ValidationError([{ path: 'paymentCurrency', message: 'is required: the merchant fixed no payment currency' }]);
+  if (!isPaymentCurrency(paymentCurrency)) throw new Error(`stored payment currency ${paymentCurrency} is unknown`);
+  const info = PAYMENT_CURRENCY_INFO[paymentCurrency];
+  if (!current.company.acceptedAssets.includes(info.asset)) {
+    throw new ValidationError([{ path: 'paymentCurrency', message: `this merchant does not accept ${paymentCurrency}` }]);
+  }
+  if (current.status !== 'created') return sameFillOrConflict(current, input.clientEmail, paymentCurrency);
+
+  if (!isInvoiceCurrency(current.invoiceCurrency)) throw new Error(`stored invoice currency ${current.invoiceCurrency} is unknown`);
+  const rate = await deps.rates.rate(current.invoiceCurrency, paymentCurrency);
+  const quote = quotePayment({
+    total: toMoney(current.total),
+    rate,
+    fee: deps.fees[paymentCurrency],
+    paymentCurrency,
+    isMerchantPaysFee: current.isMerchantPaysFee,
+  });
+  if (!fitsColumn(quote.paymentAmount)) {
+    throw new ValidationError([{ path: 'paymentCurrency', message: `the invoice total is too large to be paid in ${paymentCurrency}` }]);
+  }
+  const allocated = await deps.chains.forNetwork(info.network).allocateAddress({ companyId: current.companyId, invoiceId, paymentCurrency });
+  const now = await deps.clock.now(current.companyId);
+  const filled = await commitWithEvents(deps, async (tx) => {
+    const invoice = await lockInvoice(tx, invoiceId);
+    // Of two racing fills exactly one finds the invoice still `created`.
+    if (invoice.status !== 'created') return false;
+    await tx.paymentAddress.create({
+      data: { id: randomUUID(), companyId: current.companyId, invoiceId, asset: paymentCurrency, address: allocated.address, tag: allocated.tag },
+    });
+    await reevaluate(tx, invoice, 'proceed', now, {
+      clientEmail: input.clientEmail,
+      paymentCurrency,
+      rate: quote.rate.toFixed(),
+      invoiceFee: quote.invoiceFee.toFixed(),
+      paymentAmount: quote.paymentAmount.toFixed(),
+      expiredAt: expiryFor(paymentCurrency, now),
+      proceededAt: now,
+    });
+    return true;
+  });
+  const after = await getInvoiceRecord(deps.db, invoiceId);
+  return filled ? after : sameFillOrConflict(after, input.clientEmail, paymentCurrency);
+}
+
+function sameFillOrConflict(invoice: InvoiceRecord, clientEmail: string, paymentCurrency: string): InvoiceRecord {
+  const sameFill =
+    invoice.status !== 'created' &&
+    invoice.clientEmail?.toLowerCase() === clientEmail.toLowerCase() &&
+    invoice.paymentCurrency === paymentCurrency;
+  if (sameFill) return invoice;
+  throw new ConflictError(
+    'INVOICE_NOT_PROCEEDABLE',
+    `Invoice ${invoice.id} has status ${invoice.status}; only an invoice in status created can be filled`,
+  );
+}
+
+/** wrong (or closed with a late payment) -> done: the merchant keeps what arrived and treats it as paid. */
+export async function acceptInvoice(deps: LifecycleDeps, company: Company, invoiceId: string): Promise<void> {
+  await ownInvoice(deps, company, invoiceId);
+  const now = await deps.clock.now(company.id);
+  await commitWithEvents(deps, async (tx) => reevaluate(tx, await lockInvoice(tx, invoiceId), 'accept', now));
+}
+
+/**
+ * wrong (or closed with a late payment) -> refunded: everything that arrived goes back to the client's address,
+ * less the network fee of the send. Booked and queued in one transaction, then handed to the chain adapter.
+ */
+export async function refundInvoice(deps: LifecycleDeps, company: Company, invoiceId: string, input: RefundInvoiceInput): Promise<Refund> {
+  const { paymentCurrency } = await ownInvoice(deps, company, invoiceId);
+  if (!paymentCurrency || !isPaymentCurrency(paymentCurrency)) throw new AppError('CONFLICT', `Invoice ${invoiceId} has received no payment`);
+  const info = PAYMENT_CURRENCY_INFO[paymentCurrency];
+  if (!deps.chains.forNetwork(info.network).isValidAddress(input.address)) {
+    throw new ValidationError([{ path: 'address', message: `is not a valid ${info.network} address` }]);
+  }
+  if (info.tagged && !input.tag) throw new ValidationError([{ path: 'tag', message: `is required for ${paymentCurrency}` }]);
+  if (!info.tagged && input.tag) throw new ValidationError([{ path: 'tag', message: `must be empty: ${paymentCurrency} has no tags` }]);
+
+  const now = await deps.clock.now(company.id);
+  const refund = await commitWithEvents(deps, async (tx) => {
+    const invoice = await lockInvoice(tx, invoiceId);
+    const received = toMoney(invoice.paidAmount);
+    const networkFee = new Money(info.withdrawalFee);
+    const amount = received.minus(networkFee);
+    await reevaluate(tx, invoice, 'refund', now);
+    if (!amount.gt(0)) {
+      throw new ValidationError([], `The ${received.toFixed()} ${paymentCurrency} received do not cover the ${networkFee.toFixed()} network fee of a refund`);
+    }
+    const row = await tx.refund.create({
+      data: {
+        id: randomUUID(),
+        invoiceId,
+        companyId: invoice.companyId,
+        asset: paymentCurrency,
+        amount: amount.toFixed(),
+        networkFee: networkFee.toFixed(),
+        toAddress: input.address,
+        tag: input.tag,
+        status: 'queued',
+      },
+    });
+    await postJournal(tx, {
+      companyId: invoice.companyId,
+      asset: paymentCurrency,
+      kind: 'refund',
+      postings: [
+        { account: ACCOUNTS.merchantAvailable, amount: received.neg() },
+        { account: ACCOUNTS.chainExternal, amount },
+        { account: ACCOUNTS.networkFees, amount: networkFee },
+      ],
+      invoiceId,
+      refundId: row.id,
+    });
+    return row;
+  });
+  return (await dispatchRefund(deps, refund)) ?? refund;
+}
+
+/** Closes (or settles as wrong) every invoice whose payment window has passed; returns how many moved. */
+export async function sweepExpired(deps: LifecycleDeps, options: { companyId?: string; batch?: number } = {}): Promise<number> {
+  const batch = options.batch ?? 200;
+  const onlyCompany = options.companyId ? Prisma.sql`AND i."companyId" = ${options.companyId}::uuid` : Prisma.empty;
+  let moved = 0;
+  for (;;) {
+    // Due on each company's own clock (its sandbox test clock's offset; none in production).
+    const due = await deps.db.$queryRaw<{ id: string; companyId: string }[]>`
+      SELECT i."id", i."companyId"::text AS "companyId" FROM "Invoice" i
+      WHERE i."status" IN ('pending', 'processing') ${onlyCompany}
+        AND i."expiredAt" <= ${deps.clock.companyNowSql('i."companyId"')}
+      ORDER BY i."expiredAt" LIMIT ${batch}`;
+    for (const { id, companyId } of due) {
+      const now = await deps.clock.now(companyId);
+      // Re-checked under the lock: a report or another sweeper may have moved it meanwhile.
+      const changed = await commitWithEvents(deps, async (tx) => {
+        const invoice = await lockInvoice(tx, id);
+        const after = await closeIfExpired(tx, invoice, now);
+        return after.status !== invoice.status;
+      });
+      if (changed) moved++;
+    }
+    if (due.length < batch) return moved;
+  }
+}

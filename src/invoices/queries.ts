@@ -1,0 +1,48 @@
+// Invoice reads, for both API surfaces: one tenant filter, one shape of what is loaded.
+import type { Prisma } from '../../generated/prisma/client.ts';
+import type { Company } from '../core/auth.ts';
+import type { Db } from '../db/client.ts';
+import { NotFoundError } from '../errors/app-error.ts';
+import { INVOICE_ID_PATTERN } from './ids.ts';
+import type { InvoiceStatus } from './status.ts';
+
+/** Everything the API surfaces present about an invoice. */
+export const invoiceInclude = {
+  company: true,
+  items: { orderBy: { position: 'asc' } },
+  address: true,
+  transfers: { orderBy: [{ seenAt: 'asc' }, { id: 'asc' }] },
+  refund: true,
+} satisfies Prisma.InvoiceInclude;
+
+export type InvoiceRecord = Prisma.InvoiceGetPayload<{ include: typeof invoiceInclude }>;
+
+/** By its public id: anyone holding the unguessable id may read the invoice (the spec's public GET). */
+export async function getInvoiceRecord(db: Db, id: string): Promise<InvoiceRecord> {
+  const invoice = INVOICE_ID_PATTERN.test(id) ? await db.invoice.findUnique({ where: { id }, include: invoiceInclude }) : null;
+  if (!invoice) throw new NotFoundError(`No invoice with id ${id}`);
+  return invoice;
+}
+
+/** Where clause of a public read by id; null when the id cannot be one. */
+export const publicInvoiceWhere = (id: string): Prisma.InvoiceWhereUniqueInput | null => (INVOICE_ID_PATTERN.test(id) ? { id } : null);
+
+export interface InvoiceListFilter {
+  status?: readonly InvoiceStatus[] | null;
+  createdFrom?: Date | null;
+  createdBefore?: Date | null;
+}
+
+/** The merchant's invoices matching the filter: the one tenant filter of invoice lists. */
+export function merchantInvoicesWhere(company: Company, filter: InvoiceListFilter = {}): Prisma.InvoiceWhereInput {
+  return {
+    companyId: company.id,
+    ...(filter.status?.length ? { status: { in: [...filter.status] } } : {}),
+    ...(filter.createdFrom || filter.createdBefore
+      ? { createdAt: { ...(filter.createdFrom ? { gte: filter.createdFrom } : {}), ...(filter.createdBefore ? { lt: filter.createdBefore } : {}) } }
+      : {}),
+  };
+}
+
+/** Newest first; the id breaks ties so pages never overlap. */
+export const invoiceListOrder: Prisma.InvoiceOrderByWithRelationInput[] = [{ createdAt: 'desc' }, { id: 'desc' }];
