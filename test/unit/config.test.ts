@@ -1,12 +1,26 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.ts';
+import { CONFIG_VARIABLES, ConfigError, loadConfig } from '../../src/config.ts';
 import { loadFeeTable } from '../../src/pricing/fees.ts';
 import { StaticRateSource } from '../../src/pricing/rates.ts';
 
 describe('loadConfig', () => {
+  it('defines each variable once, and the README documents every one', () => {
+    expect(new Set(CONFIG_VARIABLES).size).toBe(CONFIG_VARIABLES.length);
+    expect(CONFIG_VARIABLES).toEqual(expect.arrayContaining(['PORT', 'WEBHOOK_TIMEOUT_MS', 'SWEEP_INTERVAL_MS', 'IDEMPOTENCY_KEY_TTL_HOURS']));
+    const readme = readFileSync('README.md', 'utf8');
+    expect(CONFIG_VARIABLES.filter((name) => !readme.includes(`\`${name}\``))).toEqual([]);
+  });
+
+  it('gives each feature its section, named by the variable without the prefix', () => {
+    const c = loadConfig({ WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_WORKER: '0', SWEEP_INTERVAL_MS: '250' });
+    expect(c.webhooks).toMatchObject({ timeoutMs: 2000, worker: false, leaseMs: 22_000, allowPrivate: false });
+    expect(c.invoices).toMatchObject({ sweepIntervalMs: 250, refundRetryIntervalMs: 30_000 });
+    expect(() => loadConfig({ WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_LEASE_MS: '1000' })).toThrow('WEBHOOK_LEASE_MS: must be longer than WEBHOOK_TIMEOUT_MS');
+  });
+
   it('has working defaults for a bare machine', () => {
     const c = loadConfig({});
     expect(c.port).toBe(4000);
