@@ -186,6 +186,13 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
   });
 
   it('statuses that disagree with the money: invoice-status, exit 1', async () => {
+    const onPaidInvoice = (name: string, column: string, bad: string, good: string, problem: string, status: string) => ({
+      name,
+      tamper: `UPDATE "Invoice" SET ${column} = ${bad} WHERE "id" = $1`,
+      restore: `UPDATE "Invoice" SET ${column} = ${good} WHERE "id" = $1`,
+      problem,
+      status,
+    });
     const cases: { name: string; tamper: string; restore: string; problem: string; status: string }[] = [
       {
         // What an unconfirmed transfer inside a 100% tolerance once did: done with nothing final and no fee.
@@ -195,27 +202,17 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
         problem: 'done without confirmed money (paid 0, confirmed 0)',
         status: 'done',
       },
-      {
-        name: 'done with a fee of zero',
-        tamper: `UPDATE "Invoice" SET "feeCharged" = 0 WHERE "id" = $1`,
-        restore: `UPDATE "Invoice" SET "feeCharged" = 1 WHERE "id" = $1`,
-        problem: 'done without its fee journal (paid 101, confirmed 101)',
-        status: 'done',
-      },
-      {
-        name: 'a pending invoice holding a fee',
-        tamper: `UPDATE "Invoice" SET "status" = 'pending' WHERE "id" = $1`,
-        restore: `UPDATE "Invoice" SET "status" = 'done' WHERE "id" = $1`,
-        problem: 'a fee on an invoice that is not done (paid 101, confirmed 101)',
-        status: 'pending',
-      },
-      {
-        name: 'done, not accepted, with far less than the amount',
-        tamper: `UPDATE "Invoice" SET "paymentAmount" = 1000 WHERE "id" = $1`,
-        restore: `UPDATE "Invoice" SET "paymentAmount" = 101 WHERE "id" = $1`,
-        problem: 'done with less than the tolerated share of the amount, not accepted by the merchant (paid 101, confirmed 101)',
-        status: 'done',
-      },
+      // One column of the paid invoice set wrong, then back.
+      onPaidInvoice('done with a fee of zero', '"feeCharged"', '0', '1', 'done without its fee journal (paid 101, confirmed 101)', 'done'),
+      onPaidInvoice('a pending invoice holding a fee', '"status"', "'pending'", "'done'", 'a fee on an invoice that is not done (paid 101, confirmed 101)', 'pending'),
+      onPaidInvoice(
+        'done, not accepted, with far less than the amount',
+        '"paymentAmount"',
+        '1000',
+        '101',
+        'done with less than the tolerated share of the amount, not accepted by the merchant (paid 101, confirmed 101)',
+        'done',
+      ),
     ];
     const invoiceId = await withDb(async (db) => (await db.invoice.findFirstOrThrow({ where: { status: 'done' } })).id);
     for (const c of cases) {
