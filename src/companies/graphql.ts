@@ -15,7 +15,7 @@ const CompanyAssetSetting = builder
     }),
   });
 
-export const CompanyType = builder.prismaObject('Company', {
+builder.prismaObject('Company', {
   description: 'The merchant as a paying client sees it.',
   fields: (t) => ({
     name: t.exposeString('name'),

@@ -67,8 +67,6 @@ export const DEFAULT_ACCEPTED_ASSETS: CompanyAsset[] = COMPANY_ASSETS.filter((a)
 
 export const isInvoiceCurrency = (v: string): v is InvoiceCurrency => (INVOICE_CURRENCIES as readonly string[]).includes(v);
 export const isPaymentCurrency = (v: string): v is PaymentCurrency => (PAYMENT_CURRENCIES as readonly string[]).includes(v);
-export const isCompanyAsset = (v: string): v is CompanyAsset => (COMPANY_ASSETS as readonly string[]).includes(v);
-
 /** company.assets: every spec asset with whether this company accepts it. */
 export const presentCompanyAssets = (acceptedAssets: string[]): { asset: CompanyAsset; isAllowed: boolean }[] =>
   COMPANY_ASSETS.map((asset) => ({ asset, isAllowed: acceptedAssets.includes(asset) }));

@@ -6,7 +6,6 @@ import {
   PAYMENT_CURRENCIES,
   PAYMENT_CURRENCY_INFO,
   PRICE_PRECISION,
-  type InvoiceCurrency,
   type PaymentCurrency,
 } from '../domain/assets.ts';
 import { Money, roundPrice, roundUpToUnit } from '../domain/money.ts';
@@ -107,4 +106,3 @@ export function quotePayment(args: {
 export const expiryFor = (paymentCurrency: PaymentCurrency, from: Date): Date =>
   new Date(from.getTime() + PAYMENT_CURRENCY_INFO[paymentCurrency].expiryMinutes * 60_000);
 
-export const priceScale = (currency: InvoiceCurrency): number => PRICE_PRECISION[currency];

@@ -14,11 +14,9 @@ import { ACCOUNTS, postJournal } from '../ledger/ledger.ts';
 
 type Tx = Prisma.TransactionClient;
 
-export type PaymentDeps = LifecycleDeps;
-
 const requiredConfirmations = (asset: string) => (isPaymentCurrency(asset) ? PAYMENT_CURRENCY_INFO[asset].confirmations : 1);
 
-export async function applyTransferReport(deps: PaymentDeps, report: TransferReport): Promise<ChainTransfer> {
+export async function applyTransferReport(deps: LifecycleDeps, report: TransferReport): Promise<ChainTransfer> {
   const candidates = await deps.db.paymentAddress.findMany({ where: { address: report.to, tag: report.tag } });
   const address = candidates.find((a) => isPaymentCurrency(a.asset) && PAYMENT_CURRENCY_INFO[a.asset].network === report.network);
   if (!address?.invoiceId) throw new NotFoundError(`No payment address ${report.to}${report.tag ? ` (tag ${report.tag})` : ''} on ${report.network}`);
