@@ -112,7 +112,7 @@ async function createInvoice(db: SqlBackend, companyId: string, body: CreateBody
     const [row] = await q(SQL.insertInvoice, [id, companyId, 'created', body.invoiceCurrency, null, false, null, null, total, '0', '0', now, now]);
     await q(insertItemsSql(body.items.length), body.items.flatMap((item, position) => [id, position, item.name, String(item.price)]));
     const payload = JSON.stringify({ invoiceId: id, status: 'created', message: 'Invoice created' });
-    await q(SQL.insertEvent, [randomUUID(), companyId, 'invoice.created', id, payload]);
+    await q(SQL.insertEvent, [randomUUID(), companyId, 'invoice.created', 'invoice', id, payload]);
     return row;
   });
   return { id, status: 'created', invoice, items: body.items };

@@ -42,10 +42,9 @@ export const SQL = {
   // $7 requestedRedirectUrl, $8 redirectUrl, $9 total (text), $10 createdAt, $11 updatedAt
   insertInvoice:
     `INSERT INTO "public"."Invoice" ("id","companyId","status","invoiceCurrency","fixedPaymentCurrency","isMerchantPaysFee","requestedRedirectUrl","redirectUrl","total","paidAmount","overpaidAmount","createdAt","updatedAt") VALUES ($1,$2,CAST($3::text AS "public"."InvoiceStatus"),$4,$5,$6,$7,$8,$9,$10,$11,$12,$13) RETURNING ${INVOICE_COLUMNS}`,
-  // $1 id, $2 companyId, $3 type, $4 invoiceId, $5 payload (JSON text), $6 createdAt
-  // The event and, when the company has a webhook URL, its delivery: one statement (src/events/outbox.ts).
-  // $1 id, $2 companyId, $3 type, $4 invoiceId, $5 payload (JSON text)
-  insertEvent: '\n    WITH e AS (\n      INSERT INTO "Event" ("id", "companyId", "type", "invoiceId", "payload")\n      VALUES ($1, $2::uuid, $3, $4, $5::jsonb)\n      RETURNING "id", "seq", "companyId"\n    )\n    INSERT INTO "WebhookDelivery" ("id", "eventId", "companyId", "url", "seq", "status", "nextAttemptAt")\n    SELECT gen_random_uuid(), e."id", e."companyId", c."webhookUrl", e."seq", \'pending\', now()\n    FROM e JOIN "Company" c ON c."id" = e."companyId"\n    WHERE c."webhookUrl" IS NOT NULL',
+  // The event and, when the company has a webhook URL, its delivery: one statement (src/core/events.ts).
+  // $1 id, $2 companyId, $3 type, $4 subjectType, $5 subjectId, $6 payload (JSON text)
+  insertEvent: '\n    WITH e AS (\n      INSERT INTO "Event" ("id", "companyId", "type", "subjectType", "subjectId", "payload")\n      VALUES ($1, $2::uuid, $3, $4, $5, $6::json)\n      RETURNING "id", "seq", "companyId"\n    )\n    INSERT INTO "WebhookDelivery" ("id", "eventId", "companyId", "url", "seq", "status", "nextAttemptAt")\n    SELECT gen_random_uuid(), e."id", e."companyId", c."webhookUrl", e."seq", \'pending\', now()\n    FROM e JOIN "Company" c ON c."id" = e."companyId"\n    WHERE c."webhookUrl" IS NOT NULL',
   // $1 id, $2 LIMIT '1', $3 OFFSET '0'
   selectInvoice: `SELECT ${INVOICE_COLUMNS} FROM "public"."Invoice" WHERE ("public"."Invoice"."id" = $1 AND 1=1) LIMIT $2 OFFSET $3`,
   // $1 companyId, $2 OFFSET '0'

@@ -223,8 +223,8 @@ async function insertBacklog(sql: pg.Client, jobs: Job[], merchants: CompanyCred
       `WITH input AS (
          SELECT * FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[]) WITH ORDINALITY AS t(id, company, invoice, payload, ord)
        ), e AS (
-         INSERT INTO "Event" ("id", "companyId", "type", "invoiceId", "payload")
-         SELECT id, company, 'invoice.created', invoice, payload::jsonb FROM input ORDER BY ord
+         INSERT INTO "Event" ("id", "companyId", "type", "subjectType", "subjectId", "payload")
+         SELECT id, company, 'invoice.created', 'invoice', invoice, payload::json FROM input ORDER BY ord
          RETURNING "id", "seq", "companyId"
        )
        INSERT INTO "WebhookDelivery" ("id", "eventId", "companyId", "url", "seq", "status", "nextAttemptAt")
