@@ -2,7 +2,8 @@
 //                     list | rotate-token --company-id ID | rotate-secret --company-id ID
 // Talks to the running server's admin API when one holds the database, else opens the database itself.
 import { parseArgs } from 'node:util';
-import { createCompany, listCompanies, rotatePublicToken, rotateSecretKey } from '../companies/service.ts';
+import { companyIdSchema, createCompany, listCompanies, rotatePublicToken, rotateSecretKey, type CreateCompanyInput } from '../companies/service.ts';
+import { parseInput } from '../core/validation.ts';
 import type { Db } from '../db/client.ts';
 import { fail, runAdminRequest, type AdminRequest } from './run.ts';
 
@@ -60,9 +61,10 @@ function plan(argv: string[]): AdminRequest {
 /** The same operation as the admin route, on a database this process opened. */
 function direct(request: AdminRequest): (db: Db) => Promise<unknown> {
   const id = decodeURIComponent(/\/admin\/companies\/([^/]+)\//.exec(request.path)?.[1] ?? '');
-  if (request.path.endsWith('/rotate-token')) return (db) => rotatePublicToken(db, { companyId: id });
-  if (request.path.endsWith('/rotate-secret')) return (db) => rotateSecretKey(db, { companyId: id });
-  if (request.method === 'POST') return (db) => createCompany(db, request.body);
+  const ref = () => parseInput(companyIdSchema, { companyId: id });
+  if (request.path.endsWith('/rotate-token')) return (db) => rotatePublicToken(db, ref());
+  if (request.path.endsWith('/rotate-secret')) return (db) => rotateSecretKey(db, ref());
+  if (request.method === 'POST') return (db) => createCompany(db, (request.body ?? {}) as CreateCompanyInput);
   return (db) => listCompanies(db);
 }
 

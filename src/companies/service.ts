@@ -20,8 +20,11 @@ export const createCompanySchema = z.object({
   acceptedAssets: z.array(z.enum(COMPANY_ASSETS)).max(COMPANY_ASSETS.length).nullish(),
 });
 
-export async function createCompany(db: Db, rawInput: unknown): Promise<CompanyCredentials> {
-  const input = parseInput(createCompanySchema, rawInput);
+export type CreateCompanyInput = z.input<typeof createCompanySchema>;
+
+/** A new merchant; the input is checked here too, since operators reach this from a CLI as well as the admin API. */
+export async function createCompany(db: Db, fields: CreateCompanyInput): Promise<CompanyCredentials> {
+  const input = parseInput(createCompanySchema, fields);
   const publicToken = newPublicToken();
   const secretKey = newSecretKey();
   const company = await db.company.create({
@@ -59,19 +62,18 @@ export async function listCompanies(db: Db): Promise<CompanySummary[]> {
   }));
 }
 
-const companyIdSchema = z.object({ companyId: z.uuid({ message: 'must be a company id (uuid)' }) });
+export const companyIdSchema = z.object({ companyId: z.uuid({ message: 'must be a company id (uuid)' }) });
+type CompanyRef = z.output<typeof companyIdSchema>;
 
 /** Issues a new public token; the old one stops working at once (in this process) or within the cache TTL. */
-export async function rotatePublicToken(db: Db, rawInput: unknown): Promise<{ companyId: string; publicToken: string }> {
-  const { companyId } = parseInput(companyIdSchema, rawInput);
+export async function rotatePublicToken(db: Db, { companyId }: CompanyRef): Promise<{ companyId: string; publicToken: string }> {
   const publicToken = newPublicToken();
   const updated = await db.company.updateMany({ where: { id: companyId }, data: { publicTokenHash: hashToken(publicToken) } });
   if (updated.count === 0) throw new NotFoundError(`No company with id ${companyId}`);
   return { companyId, publicToken };
 }
 
-export async function rotateSecretKey(db: Db, rawInput: unknown): Promise<{ companyId: string; secretKey: string }> {
-  const { companyId } = parseInput(companyIdSchema, rawInput);
+export async function rotateSecretKey(db: Db, { companyId }: CompanyRef): Promise<{ companyId: string; secretKey: string }> {
   const secretKey = newSecretKey();
   const updated = await db.company.updateMany({ where: { id: companyId }, data: { secretKey } });
   if (updated.count === 0) throw new NotFoundError(`No company with id ${companyId}`);
