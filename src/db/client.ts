@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { PrismaClient, type Prisma as PrismaNs } from '../../generated/prisma/client.ts';
 import {
   PGliteAdapterFactory,
@@ -9,6 +11,7 @@ import {
 } from './adapters.ts';
 import { applyMigrations, migrationsUpToDate } from './migrate.ts';
 import type { LockOwner } from './pglite-lock.ts';
+import { currentTemplate, isLockFile, templateKey, TEMPLATES_DIR } from './pglite-template.ts';
 
 export type Db = PrismaClient;
 export type { Prisma } from '../../generated/prisma/client.ts';
@@ -58,13 +61,18 @@ export interface OpenDatabaseOptions {
   onPoolError?: (error: Error) => void;
   /** Who opens it, named in the embedded database's lock (`server`, `merchant CLI`, ...). */
   role?: string;
+  /**
+   * Embedded, with `migrate`: the migrated data directory a new database is copied from. Default: this install's,
+   * if built (pglite-template.ts); null: always initdb and migrate.
+   */
+  pgliteTemplate?: string | null;
 }
 
 /**
  * postgresql://... -> PostgreSQL through a pg pool; pglite:<dir> -> embedded PGlite in <dir>
  * (pglite:memory:// keeps it in memory). Only one process may open a PGlite data directory.
  */
-export async function openDatabase({ url, migrate = true, poolSize = 10, onPoolError, role = 'payrail' }: OpenDatabaseOptions): Promise<Database> {
+export async function openDatabase({ url, migrate = true, poolSize = 10, onPoolError, role = 'payrail', pgliteTemplate }: OpenDatabaseOptions): Promise<Database> {
   if (isPostgresUrl(url)) {
     const pool = postgresPool(url, poolSize);
     // Without a listener an idle client's error would crash the process; pg replaces the client itself.
@@ -88,7 +96,7 @@ export async function openDatabase({ url, migrate = true, poolSize = 10, onPoolE
       },
     };
   }
-  const pglite = await openPGlite(url, role);
+  const pglite = await openPGlite(url, role, () => (!migrate ? null : pgliteTemplate === undefined ? currentTemplate() : pgliteTemplate));
   const factory = new PGliteAdapterFactory(pglite.client);
   try {
     if (migrate && !(await migrationsUpToDate(async (sql) => (await pglite.client.query<Record<string, unknown>>(sql)).rows))) await applyMigrations(factory);
@@ -107,4 +115,34 @@ export async function openDatabase({ url, migrate = true, poolSize = 10, onPoolE
       await pglite.close();
     },
   };
+}
+
+/**
+ * Builds this install's template for new embedded databases (pglite-template.ts): initdb and the migrations in a
+ * scratch directory, renamed into place once complete. An existing template of the same key is kept.
+ */
+export async function buildPgliteTemplate(templatesDir = TEMPLATES_DIR): Promise<{ dir: string; built: boolean }> {
+  const key = templateKey();
+  const dir = path.join(templatesDir, key);
+  if (fs.existsSync(path.join(dir, 'PG_VERSION'))) return { dir, built: false };
+  fs.mkdirSync(templatesDir, { recursive: true });
+  const scratch = fs.mkdtempSync(path.join(templatesDir, '.scratch-'));
+  try {
+    const db = await openDatabase({ url: `pglite:${scratch}`, role: 'template build', pgliteTemplate: null });
+    await db.close();
+    for (const name of fs.readdirSync(scratch)) if (isLockFile(name)) fs.rmSync(path.join(scratch, name), { force: true });
+    try {
+      fs.renameSync(scratch, dir);
+    } catch (e) {
+      // Another build finished first: keep its copy.
+      if (!fs.existsSync(path.join(dir, 'PG_VERSION'))) throw e;
+    }
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+  // Templates of other migrations or another PGlite are never used again.
+  for (const name of fs.readdirSync(templatesDir)) {
+    if (name !== key && !name.startsWith('.')) fs.rmSync(path.join(templatesDir, name), { recursive: true, force: true });
+  }
+  return { dir, built: true };
 }
