@@ -132,6 +132,8 @@ export async function buildPgliteTemplate(templatesDir = TEMPLATES_DIR): Promise
     await db.close();
     for (const name of fs.readdirSync(scratch)) if (isLockFile(name)) fs.rmSync(path.join(scratch, name), { force: true });
     try {
+      // Whatever is there without PG_VERSION is no template (a removal cut short).
+      if (!fs.existsSync(path.join(dir, 'PG_VERSION'))) fs.rmSync(dir, { recursive: true, force: true });
       fs.renameSync(scratch, dir);
     } catch (e) {
       // Another build finished first: keep its copy.
@@ -140,9 +142,12 @@ export async function buildPgliteTemplate(templatesDir = TEMPLATES_DIR): Promise
   } finally {
     fs.rmSync(scratch, { recursive: true, force: true });
   }
-  // Templates of other migrations or another PGlite are never used again.
+  // Templates of other migrations or another PGlite are never used again; nor are scratch directories of builds
+  // killed an hour ago or more.
   for (const name of fs.readdirSync(templatesDir)) {
-    if (name !== key && !name.startsWith('.')) fs.rmSync(path.join(templatesDir, name), { recursive: true, force: true });
+    const file = path.join(templatesDir, name);
+    const abandoned = name.startsWith('.scratch-') && Date.now() - fs.statSync(file).mtimeMs > 3_600_000;
+    if ((name !== key && !name.startsWith('.')) || abandoned) fs.rmSync(file, { recursive: true, force: true });
   }
   return { dir, built: true };
 }
