@@ -130,7 +130,7 @@ export async function openPGlite(url: string, role: string, template: () => stri
   try {
     if (!existed) {
       const from = template();
-      if (from) seedFromTemplate(from, dir);
+      if (from) seedFromTemplate(from, dir); // when it fails, PGlite runs initdb as without a template
     }
     const client = await PGlite.create(dir);
     return {

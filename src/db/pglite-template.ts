@@ -38,20 +38,31 @@ export function templateKey(migrationsDir = MIGRATIONS_DIR): string {
   return hash.digest('hex').slice(0, 16);
 }
 
-/** The template directory for the current PGlite and migrations, or null when none was built. */
+/** The template directory for the current PGlite and migrations, or null when none was built (or none can be named). */
 export function currentTemplate(templatesDir = TEMPLATES_DIR): string | null {
-  const dir = path.join(templatesDir, templateKey());
-  return fs.existsSync(path.join(dir, 'PG_VERSION')) ? dir : null;
+  try {
+    const dir = path.join(templatesDir, templateKey());
+    return fs.existsSync(path.join(dir, 'PG_VERSION')) ? dir : null;
+  } catch {
+    return null; // only speed depends on a template
+  }
 }
 
 /**
  * Copies a template into a data directory that holds no database (its lock file may already be there). PG_VERSION
- * goes last: PGlite takes a directory without it for empty, so a copy cut short is simply made again next time.
+ * goes last: PGlite takes a directory without it for empty, so a copy cut short by a crash is simply made again.
+ * A copy that fails is removed and false returned: the caller creates the database as without a template.
  */
-export function seedFromTemplate(template: string, dataDir: string): void {
-  const clone = { recursive: true, force: true, mode: fs.constants.COPYFILE_FICLONE };
-  for (const name of fs.readdirSync(template)) {
-    if (name !== 'PG_VERSION') fs.cpSync(path.join(template, name), path.join(dataDir, name), clone);
+export function seedFromTemplate(template: string, dataDir: string): boolean {
+  const names = fs.readdirSync(template).filter((n) => n !== 'PG_VERSION' && !isLockFile(n));
+  try {
+    for (const name of names) {
+      fs.cpSync(path.join(template, name), path.join(dataDir, name), { recursive: true, force: true, mode: fs.constants.COPYFILE_FICLONE });
+    }
+    fs.copyFileSync(path.join(template, 'PG_VERSION'), path.join(dataDir, 'PG_VERSION'));
+    return true;
+  } catch {
+    for (const name of [...names, 'PG_VERSION']) fs.rmSync(path.join(dataDir, name), { recursive: true, force: true });
+    return false;
   }
-  fs.copyFileSync(path.join(template, 'PG_VERSION'), path.join(dataDir, 'PG_VERSION'));
 }

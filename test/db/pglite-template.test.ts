@@ -84,6 +84,21 @@ describe('the embedded database template', { timeout: 180_000 }, () => {
     }
   });
 
+  it('a template that cannot be copied costs only speed: initdb and the migrations as without one', async () => {
+    const broken = path.join(tempDir('payrail-templates-'), 'broken');
+    fs.cpSync(template, broken, { recursive: true });
+    fs.rmSync(path.join(broken, 'PG_VERSION'));
+    fs.mkdirSync(path.join(broken, 'PG_VERSION')); // copied last, and fails
+    const dir = path.join(tempDir(), 'pglite');
+    const db = await openDatabase({ url: `pglite:${dir}`, pgliteTemplate: broken, role: 'test' });
+    try {
+      expect(await migrationsUpToDate(rows(db))).toBe(true);
+      expect(await db.prisma.company.count()).toBe(0);
+    } finally {
+      await db.close();
+    }
+  });
+
   it('is not used without migrations (migrate: false) nor when its key does not match', async () => {
     const db = await openDatabase({ url: `pglite:${path.join(tempDir(), 'pglite')}`, migrate: false, pgliteTemplate: template, role: 'test' });
     try {
