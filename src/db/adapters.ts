@@ -6,6 +6,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory, Transaction } from '@prisma/driver-adapter-utils';
 import { acquireLock, type LockOwner } from './pglite-lock.ts';
+import { seedFromTemplate } from './pglite-template.ts';
 
 export const isPostgresUrl = (url: string): boolean => /^postgres(ql)?:\/\//i.test(url);
 
@@ -114,8 +115,11 @@ export class DamagedDatabaseError extends Error {
   }
 }
 
-/** Opens (creating if needed) a PGlite database, holding its directory's lock until closed. */
-export async function openPGlite(url: string, role: string): Promise<OpenedPGlite> {
+/**
+ * Opens (creating if needed) a PGlite database, holding its directory's lock until closed. A new directory starts
+ * as a copy of `template` (a migrated database, see pglite-template.ts) when one is given.
+ */
+export async function openPGlite(url: string, role: string, template: () => string | null = () => null): Promise<OpenedPGlite> {
   if (isInMemory(url)) {
     const client = await PGlite.create();
     return { client, uncleanShutdown: null, close: () => client.close() };
@@ -124,6 +128,10 @@ export async function openPGlite(url: string, role: string): Promise<OpenedPGlit
   const lock = acquireLock(dir, role);
   const existed = fs.existsSync(path.join(dir, 'PG_VERSION'));
   try {
+    if (!existed) {
+      const from = template();
+      if (from) seedFromTemplate(from, dir); // when it fails, PGlite runs initdb as without a template
+    }
     const client = await PGlite.create(dir);
     return {
       client,

@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { PrismaClient, type Prisma as PrismaNs } from '../../generated/prisma/client.ts';
 import {
   PGliteAdapterFactory,
@@ -10,6 +12,7 @@ import {
 import { applyMigrations, migrationsUpToDate } from './migrate.ts';
 import type { LockOwner } from './pglite-lock.ts';
 import { inProcessNotifications, postgresNotifications, type Notifications } from './notifications.ts';
+import { currentTemplate, isLockFile, templateKey, TEMPLATES_DIR } from './pglite-template.ts';
 
 export type Db = PrismaClient;
 export type { Prisma } from '../../generated/prisma/client.ts';
@@ -61,13 +64,18 @@ export interface OpenDatabaseOptions {
   onPoolError?: (error: Error) => void;
   /** Who opens it, named in the embedded database's lock (`server`, `merchant CLI`, ...). */
   role?: string;
+  /**
+   * Embedded, with `migrate`: the migrated data directory a new database is copied from. Default: this install's,
+   * if built (pglite-template.ts); null: always initdb and migrate.
+   */
+  pgliteTemplate?: string | null;
 }
 
 /**
  * postgresql://... -> PostgreSQL through a pg pool; pglite:<dir> -> embedded PGlite in <dir>
  * (pglite:memory:// keeps it in memory). Only one process may open a PGlite data directory.
  */
-export async function openDatabase({ url, migrate = true, poolSize = 10, onPoolError, role = 'payrail' }: OpenDatabaseOptions): Promise<Database> {
+export async function openDatabase({ url, migrate = true, poolSize = 10, onPoolError, role = 'payrail', pgliteTemplate }: OpenDatabaseOptions): Promise<Database> {
   if (isPostgresUrl(url)) {
     const pool = postgresPool(url, poolSize);
     // Without a listener an idle client's error would crash the process; pg replaces the client itself.
@@ -94,7 +102,7 @@ export async function openDatabase({ url, migrate = true, poolSize = 10, onPoolE
       },
     };
   }
-  const pglite = await openPGlite(url, role);
+  const pglite = await openPGlite(url, role, () => (!migrate ? null : pgliteTemplate === undefined ? currentTemplate() : pgliteTemplate));
   const factory = new PGliteAdapterFactory(pglite.client);
   try {
     if (migrate && !(await migrationsUpToDate(async (sql) => (await pglite.client.query<Record<string, unknown>>(sql)).rows))) await applyMigrations(factory);
@@ -114,4 +122,39 @@ export async function openDatabase({ url, migrate = true, poolSize = 10, onPoolE
       await pglite.close();
     },
   };
+}
+
+/**
+ * Builds this install's template for new embedded databases (pglite-template.ts): initdb and the migrations in a
+ * scratch directory, renamed into place once complete. An existing template of the same key is kept.
+ */
+export async function buildPgliteTemplate(templatesDir = TEMPLATES_DIR): Promise<{ dir: string; built: boolean }> {
+  const key = templateKey();
+  const dir = path.join(templatesDir, key);
+  if (fs.existsSync(path.join(dir, 'PG_VERSION'))) return { dir, built: false };
+  fs.mkdirSync(templatesDir, { recursive: true });
+  const scratch = fs.mkdtempSync(path.join(templatesDir, '.scratch-'));
+  try {
+    const db = await openDatabase({ url: `pglite:${scratch}`, role: 'template build', pgliteTemplate: null });
+    await db.close();
+    for (const name of fs.readdirSync(scratch)) if (isLockFile(name)) fs.rmSync(path.join(scratch, name), { force: true });
+    try {
+      // Whatever is there without PG_VERSION is no template (a removal cut short).
+      if (!fs.existsSync(path.join(dir, 'PG_VERSION'))) fs.rmSync(dir, { recursive: true, force: true });
+      fs.renameSync(scratch, dir);
+    } catch (e) {
+      // Another build finished first: keep its copy.
+      if (!fs.existsSync(path.join(dir, 'PG_VERSION'))) throw e;
+    }
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+  // Templates of other migrations or another PGlite are never used again; nor are scratch directories of builds
+  // killed an hour ago or more.
+  for (const name of fs.readdirSync(templatesDir)) {
+    const file = path.join(templatesDir, name);
+    const abandoned = name.startsWith('.scratch-') && Date.now() - fs.statSync(file).mtimeMs > 3_600_000;
+    if ((name !== key && !name.startsWith('.')) || abandoned) fs.rmSync(file, { recursive: true, force: true });
+  }
+  return { dir, built: true };
 }

@@ -11,14 +11,14 @@ import { loadSchemaEngineWasm } from '../../scripts/schema-engine-wasm.mjs';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../prisma/migrations', import.meta.url));
 
-function readMigrationsList(dir: string) {
-  const names = fs.existsSync(dir)
-    ? fs
-        .readdirSync(dir, { withFileTypes: true })
-        .filter((d) => d.isDirectory())
-        .map((d) => d.name)
-        .sort()
-    : [];
+export function readMigrationsList(dir: string) {
+  // A missing directory (a build placed where ../../prisma does not resolve) must not pass for "no migrations".
+  if (!fs.existsSync(dir)) throw new Error(`the migrations directory ${dir} does not exist`);
+  const names = fs
+    .readdirSync(dir, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .sort();
   const lock = path.join(dir, 'migration_lock.toml');
   return {
     baseDir: dir,

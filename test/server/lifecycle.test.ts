@@ -27,8 +27,8 @@ describe.each(DATABASES)('server lifecycle on %s', { timeout: 120_000 }, (kind) 
 
   it('first start: a demo merchant on the embedded database (printed once), none on PostgreSQL; JSON logs without credentials', async () => {
     env = await environment(kind, databases, true);
-    // As `npm start` runs it (the other black-box tests start a prebuilt bundle of the same entry point).
-    first = await startServerProcess(env, { viaTsx: true });
+    // As `npm start` runs it (the other black-box tests start the run's own bundle of the same entry point).
+    first = await startServerProcess(env, { npmStart: true });
     const { demo: printed, banners, otherLines } = splitDemoBanner(first.proc.stdout);
     if (kind === 'pglite') {
       expect(banners).toBe(1);

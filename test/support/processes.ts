@@ -53,13 +53,29 @@ function childEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, ...vars };
 }
 
+export interface LaunchOptions {
+  /** `node --import tsx <script>`, as the npm scripts of the CLIs run it. */
+  viaTsx?: boolean;
+  /** The `start` script's own command from package.json (src/main.ts only). */
+  npmStart?: boolean;
+}
+
+/** `npm start` without npm: the arguments package.json's start script gives node. */
+function npmStartArgs(): string[] {
+  const script = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts['start']!;
+  const [bin, ...args] = script.split(/\s+/);
+  if (bin !== 'node') throw new Error(`the start script does not run node: ${script}`);
+  return args;
+}
+
 /**
  * Runs an entry point (`src/main.ts`, ...) in the project root: from the run's prebuilt bundle of it
- * (test/global-setup.ts), or with `viaTsx` as `npm start` does, `node --import tsx <script>`.
+ * (test/global-setup.ts), under tsx, or (`npmStart`) exactly as `npm start` does.
  */
-export function launch(script: string, args: string[], env: Record<string, string>, options: { viaTsx?: boolean } = {}): Proc {
-  const bundle = options.viaTsx ? undefined : inject('childBundles')[script];
-  const argv = bundle ? [bundle, ...args] : ['--import', 'tsx', script, ...args];
+export function launch(script: string, args: string[], env: Record<string, string>, options: LaunchOptions = {}): Proc {
+  if (options.npmStart && script !== 'src/main.ts') throw new Error(`npm start runs src/main.ts, not ${script}`);
+  const bundle = options.viaTsx || options.npmStart ? undefined : inject('childBundles')[script];
+  const argv = options.npmStart ? [...npmStartArgs(), ...args] : bundle ? [bundle, ...args] : ['--import', 'tsx', script, ...args];
   const child = spawn(process.execPath, argv, { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -220,7 +236,7 @@ function demoFrom(stdout: string): Credentials | null {
  * Starts src/main.ts with `env` (DATA_DIR, DATABASE_URL, ...) on a free port; resolves once /health answers
  * and "payrail listening" is logged (the demo banner, if any, is out by then).
  */
-export async function startServerProcess(env: Record<string, string>, options: { viaTsx?: boolean } = {}): Promise<ServerProcess> {
+export async function startServerProcess(env: Record<string, string>, options: LaunchOptions = {}): Promise<ServerProcess> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const proc = launch('src/main.ts', [], { PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env }, options);
