@@ -37,6 +37,10 @@ const envSchema = z.object({
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(16),
   WEBHOOK_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(100),
   WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
+  /** Attempts per endpoint started and not yet recorded, at most (1: strictly one at a time). */
+  WEBHOOK_PIPELINE: z.coerce.number().int().min(1).max(64).default(4),
+  /** PostgreSQL connections of the webhook worker's own (0: it shares the server's pool). */
+  WEBHOOK_DB_POOL_SIZE: z.coerce.number().int().min(0).max(50).default(2),
   /** How long a worker's claim on a delivery holds; must outlast one attempt. Default: timeout + 20 s. */
   WEBHOOK_LEASE_MS: z.coerce.number().int().min(200).max(3_600_000).optional(),
   /** Lets webhooks reach private, loopback and link-local addresses (tests, private deployments). */
@@ -80,6 +84,8 @@ export interface Config {
     concurrency: number;
     batchSize: number;
     pollMs: number;
+    pipeline: number;
+    dbPoolSize: number;
     leaseMs: number;
     allowPrivate: boolean;
     retentionDays: number;
@@ -144,6 +150,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       concurrency: e.WEBHOOK_CONCURRENCY,
       batchSize: e.WEBHOOK_BATCH_SIZE,
       pollMs: e.WEBHOOK_POLL_MS,
+      pipeline: e.WEBHOOK_PIPELINE,
+      dbPoolSize: e.WEBHOOK_DB_POOL_SIZE,
       leaseMs: e.WEBHOOK_LEASE_MS ?? e.WEBHOOK_TIMEOUT_MS + 20_000,
       allowPrivate: e.WEBHOOK_ALLOW_PRIVATE === '1',
       retentionDays: e.WEBHOOK_RETENTION_DAYS,

@@ -13,7 +13,9 @@ if (config.embedded) {
   process.exit(1);
 }
 const logger = createLogger(config.logLevel);
-const db = await openDatabase({ url: config.databaseUrl, poolSize: Math.min(config.dbPoolSize, config.webhooks.concurrency + 2) });
+// The worker opens its own connections (WEBHOOK_DB_POOL_SIZE); this pool only applies migrations then.
+const poolSize = config.webhooks.dbPoolSize > 0 ? 1 : Math.min(config.dbPoolSize, config.webhooks.concurrency + 2);
+const db = await openDatabase({ url: config.databaseUrl, poolSize });
 const clock = new Clock(db.prisma, config.sandbox);
 const runtime = createWebhookRuntime(config, db.prisma, clock, logger, true);
 logger.info({ concurrency: config.webhooks.concurrency }, 'webhook worker running');
