@@ -1,6 +1,6 @@
 // Delivers webhooks from the outbox. Claims due deliveries with a lease (FOR UPDATE SKIP LOCKED, so several
 // workers or processes never take the same row) and hands them to one lane per company endpoint. A lane starts
-// its attempts in event order with up to `pipeline` of them started and not yet recorded; attempts of all lanes
+// its attempts in event order, each once the one `pipeline` places before it is recorded; attempts of all lanes
 // are recorded together (AttemptRecorder: one statement per round trip, asynchronous commit). Lanes stay open
 // while they have work and are refilled by later claims, so a busy endpoint keeps its lane. A slow endpoint
 // holds only its own lane; after a failure a lane starts nothing more and hands back the rest of its deliveries.
@@ -69,8 +69,11 @@ interface Lane {
   key: string;
   /** Claimed, not started, in seq order. */
   queue: Prepared[];
-  /** Started and not yet recorded (at most `pipeline`). */
-  inFlight: number;
+  /**
+   * The sliding window of attempts in start order, at most `pipeline` long: the front leaves once it is recorded
+   * (and the ones behind it that are), so an attempt starts only after the one `pipeline` places before it ended.
+   */
+  window: { done: boolean }[];
   /** Ids queued or in flight: a claim that takes one of them again (its lease ran out in our queue) renews it. */
   held: Set<string>;
   /** Deliveries taken in since the lane opened: while other endpoints wait for a lane, its turn is batchSize. */
@@ -278,7 +281,7 @@ export class WebhookWorker {
   private openLane(key: string): Lane {
     let end!: () => void;
     const ended = new Promise<void>((resolve) => (end = resolve));
-    const lane: Lane = { key, queue: [], inFlight: 0, held: new Set(), taken: 0, halted: false, closing: false, ended, end };
+    const lane: Lane = { key, queue: [], window: [], held: new Set(), taken: 0, halted: false, closing: false, ended, end };
     this.lanes.set(key, lane);
     return lane;
   }
@@ -287,7 +290,7 @@ export class WebhookWorker {
   private pump(lane: Lane): void {
     const lowWater = this.lowWater;
     const before = lane.queue.length;
-    while (this.running && !lane.halted && lane.inFlight < this.pipeline && lane.queue.length > 0) {
+    while (this.running && !lane.halted && lane.window.length < this.pipeline && lane.queue.length > 0) {
       // Start only while the claim outlasts the attempt and its recording, or another worker could take it meanwhile.
       // A lane whose claims run short hands them all back (in order) for a fresh claim.
       if (lane.queue[0]!.leaseUntil - Date.now() < this.deps.sender.timeoutMs + this.recordMarginMs) {
@@ -295,14 +298,16 @@ export class WebhookWorker {
         break;
       }
       const d = lane.queue.shift()!;
-      lane.inFlight++;
+      const slot = { done: false };
+      lane.window.push(slot);
       void this.attempt(lane, d).finally(() => {
-        lane.inFlight--;
+        slot.done = true;
+        while (lane.window[0]?.done) lane.window.shift();
         lane.held.delete(d.id);
         this.pump(lane);
       });
     }
-    if (lane.inFlight > 0) {
+    if (lane.window.length > 0) {
       // Running low: ask for more while the lane still has work, so it does not drain before the next claim.
       if (before >= lowWater && lane.queue.length < lowWater && this.refillable(lane)) this.wake();
       return;
