@@ -234,14 +234,19 @@ describe.each(DATABASES)('webhooks survive kill -9 on %s', { timeout: 120_000 },
     expect(heldIds.size).toBeGreaterThanOrEqual(1);
     for (const id of heldIds) expect(inFlight.has(id), `held ${id} is in flight`).toBe(true);
     // The duplicate bound: a lane has at most PIPELINE attempts started and not yet recorded (sent, or answered
-    // and waiting for their batch to commit), so at most that many per merchant are in flight at a kill.
+    // and waiting for their batch to commit), so at most that many per merchant can be sent twice because of the
+    // kill. Unrecorded = receipts before the kill beyond the attempts recorded at the kill (a held request that
+    // timed out before the kill was recorded as a failed attempt: it is retried on schedule, not by the crash).
+    const receiptsBeforeKill = new Map<string, number>();
+    for (const r of receiver.receipts) receiptsBeforeKill.set(r.id, (receiptsBeforeKill.get(r.id) ?? 0) + 1);
     const perLane = new Map<number, number>();
-    for (const id of inFlight) {
+    for (const [id, n] of receiptsBeforeKill) {
+      const unrecorded = n - statusAtKill.get(id)!.attempts;
+      expect(unrecorded, `receipts of ${id} beyond its recorded attempts`).toBeGreaterThanOrEqual(0);
       const lane = laneOfCompany.get(eventById.get(id)!.companyId)!;
-      perLane.set(lane, (perLane.get(lane) ?? 0) + 1);
+      perLane.set(lane, (perLane.get(lane) ?? 0) + unrecorded);
     }
-    for (const [lane, n] of perLane) expect(n, `attempts in flight to lane ${lane}`).toBeLessThanOrEqual(PIPELINE);
-    expect(inFlight.size).toBeLessThanOrEqual(LANES * PIPELINE);
+    for (const [lane, n] of perLane) expect(n, `attempts not recorded at the kill, lane ${lane}`).toBeLessThanOrEqual(PIPELINE);
     // The pipeline was in use: some lane had more than one request out at once.
     expect(Math.max(...perLane.values())).toBeGreaterThan(1);
     // Some delivered, most pending.
