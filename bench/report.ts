@@ -89,6 +89,32 @@ function table(header: string[], rows: string[][], rightAligned: Set<number>): s
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
+/**
+ * What makes the run fail (exit status 1): errors and failed correctness checks. Missed speed targets are only
+ * reported.
+ */
+export function problems(results: DbResult[]): string[] {
+  const found: string[] = [];
+  for (const r of results) {
+    if (r.error) found.push(`${r.db} section crashed: ${r.error}`);
+    for (const { key, label } of RUNS) {
+      const m = r.runs[key];
+      if (m && m.failures > 0) found.push(`ERRORS during ${r.db} ${label}: ${JSON.stringify(m.detail)}`);
+    }
+    for (const c of r.statementCheck ?? []) {
+      if (!c.ok) found.push(`${r.db}: the SQL of "${c.operation}" drifted from bench/sql.ts (see above)`);
+    }
+    const p = r.payments;
+    if (p) {
+      if (p.run.failures > 0) found.push(`ERRORS during ${r.db} payments: ${JSON.stringify(p.run.detail)}`);
+      if (p.complete && !paymentsConsistent(p)) found.push(`${r.db} payments: ${p.doneInvoices} invoices done, ${p.warmupConfirmed + p.confirmed} transfers confirmed`);
+      for (const problem of p.ledger.problems) found.push(`${r.db} ledger ${problem.check} ${problem.key}: expected ${problem.expected}, found ${problem.actual}`);
+      if (!p.ledger.ok && p.ledger.problems.length === 0) found.push(`${r.db} ledger: verification failed`);
+    }
+  }
+  return found;
+}
+
 export function renderReport(results: DbResult[], settings: { connections: number; durationSec: number; warmupSec: number }): string {
   const out: string[] = [];
   out.push(`Payrail invoice benchmark — ${settings.connections} connections, ${settings.durationSec} s per run after ${settings.warmupSec} s warm-up, DB pool 10`);
@@ -167,24 +193,12 @@ export function renderReport(results: DbResult[], settings: { connections: numbe
       }
     }
   }
-  const failed = results.flatMap((r) =>
-    RUNS.flatMap(({ key, label }) => {
-      const m = r.runs[key];
-      return m && m.failures > 0 ? [`${r.db} ${label}: ${JSON.stringify(m.detail)}`] : [];
-    }),
-  );
-  for (const r of paid) {
-    const p = r.payments!;
-    if (p.run.failures > 0) failed.push(`${r.db} payments: ${JSON.stringify(p.run.detail)}`);
-    if (p.complete && !paymentsConsistent(p)) failed.push(`${r.db} payments: ${p.doneInvoices} invoices done, ${p.warmupConfirmed + p.confirmed} transfers confirmed`);
-  }
-  const crashed = results.filter((r) => r.error);
-  if (failed.length || crashed.length) {
+  const found = problems(results);
+  if (found.length) {
     out.push('');
     out.push('!'.repeat(100));
-    for (const f of failed) out.push(`!!! ERRORS during ${f}`);
-    for (const c of crashed) out.push(`!!! ${c.db} section crashed: ${c.error}`);
-    out.push('!!! Numbers from runs with errors are not comparable.');
+    for (const f of found) out.push(`!!! ${f}`);
+    out.push('!!! Numbers from runs with errors are not comparable; the bench exits with status 1.');
     out.push('!'.repeat(100));
   }
   return out.join('\n');

@@ -10,6 +10,13 @@
 // merchant (each has its own test clock) then makes all of it due at once and wakes the worker, and the clock starts. The run ends when the database has every
 // delivery of the backlog delivered.
 //
+// Then the webhook lag under load: 8 merchants create invoices at full speed (50 keep-alive connections from a
+// worker thread) for 8 s while the worker delivers; for each create, the time from its 201 to its `invoice created`
+// webhook arriving at the receiver (p50/p99).
+//
+// Exit status 1 on errors and failed checks (a delivery lost, duplicated, badly signed or not recorded; a create
+// failing); missed speed targets are only reported.
+//
 //   npx tsx bench/webhooks.ts           (BENCH_PG_URL overrides postgresql://postgres@127.0.0.1:5432/postgres)
 //   node --cpu-prof --import tsx bench/webhooks.ts
 import { randomUUID } from 'node:crypto';
@@ -26,7 +33,7 @@ import { invoiceWebhookPayload } from '../src/invoices/status.ts';
 import { newInvoiceId } from '../src/invoices/ids.ts';
 import { createLogger } from '../src/logger.ts';
 import { WebhookSender } from '../src/webhooks/sender.ts';
-import { createBenchDatabase } from './common.ts';
+import { CREATE_BODY, createBenchDatabase } from './common.ts';
 
 const DEFAULT_PG = 'postgresql://postgres@127.0.0.1:5432/postgres';
 const CONCURRENCY = 16;
@@ -40,7 +47,7 @@ const WARMUP = 800;
  */
 const ROUNDS = 3;
 const SINGLE_ROUNDS = 2;
-/** Bounds: the whole bench stays under two minutes even when the worker is far slower than hoped. */
+/** Bounds: the drains stay under two minutes even when the worker is far slower than hoped. */
 const DRAIN_LIMIT_MS = 25_000;
 const SINGLE_DRAIN_LIMIT_MS = 12_000;
 const BASELINE_LIMIT_MS = 10_000;
@@ -48,6 +55,14 @@ const BASELINE_LIMIT_MS = 10_000;
 const ROUNDS_BUDGET_MS = 55_000;
 const TARGET_RATIO = 0.5;
 const TARGET_RATE = 1_000;
+/** Webhook lag under load: creates at full speed by LAG_MERCHANTS merchants over LAG_CONNECTIONS connections. */
+const LAG_MERCHANTS = 8;
+const LAG_CONNECTIONS = 50;
+const LAG_WARMUP_MS = 1_000;
+const LAG_DURATION_MS = 8_000;
+/** After the creates stop, how long the last webhooks may take before the missing ones count as late. */
+const LAG_WAIT_LIMIT_MS = 20_000;
+const TARGET_LAG_P99_MS = 1_000;
 
 export interface DrainResult {
   merchants: number;
@@ -74,6 +89,30 @@ export interface BaselineResult {
   ok: number;
   seconds: number;
   postsPerSec: number;
+}
+
+export interface LagResult {
+  merchants: number;
+  connections: number;
+  /** Invoices created (201) in the measured window, per second. */
+  createsPerSec: number;
+  created: number;
+  /** Non-201 answers and connection errors of the load, warm-up included (should be 0). */
+  createErrors: number;
+  createStatuses: Record<string, number>;
+  createP50Ms: number;
+  createP99Ms: number;
+  /** From each measured create's 201 to its `invoice created` webhook arriving (can be < 0: the webhook may beat the 201). */
+  lagP50Ms: number;
+  lagP99Ms: number;
+  lagMaxMs: number;
+  /** Creates (warm-up included) whose webhook had not arrived LAG_WAIT_LIMIT_MS after the load ended. */
+  late: number;
+  /** Of those, recorded delivered but never received, or with no delivery at all (lost: should be 0). */
+  lost: number;
+  duplicates: number;
+  signaturesChecked: number;
+  signaturesValid: number;
 }
 
 export interface Round {
@@ -104,7 +143,14 @@ export interface Result {
   settings: { concurrency: number; merchants: number; backlog: number; singleBacklog: number; dbPoolSize: number; batchSize: number; pollMs: number };
   multi: Configuration;
   single: Configuration;
-  targets: { ratio: { target: number; actual: number; pass: boolean }; rate: { target: number; actual: number; pass: boolean } };
+  lag: LagResult;
+  targets: {
+    ratio: { target: number; actual: number; pass: boolean };
+    rate: { target: number; actual: number; pass: boolean };
+    lagP99Ms: { target: number; actual: number; pass: boolean };
+  };
+  /** Errors and failed correctness checks: any makes the bench exit with status 1. */
+  problems: string[];
 }
 
 const log = (msg: string) => console.error(`[bench webhooks ${new Date().toISOString().slice(11, 19)}] ${msg}`);
@@ -126,6 +172,8 @@ const secrets = workerData.secrets;
 const SAMPLE = workerData.sample;
 let ids = [];
 let checked = 0, valid = 0;
+// Lag mode: the invoice id of every receipt and its arrival time.
+let track = false, tracked = [];
 const same = (a, b) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 function verify(secret, headers, body) {
   const spec = createHmac('sha512', secret.trim()).update(body, 'utf8').digest('hex');
@@ -140,6 +188,9 @@ const server = http.createServer((req, res) => {
     const i = Atomics.add(counter, 0, 1);
     if (i < times.length) times[i] = performance.timeOrigin + performance.now();
     ids.push(req.headers['webhook-id']);
+    if (track) {
+      try { tracked.push(JSON.parse(Buffer.concat(chunks).toString('utf8')).invoiceId, performance.timeOrigin + performance.now()); } catch { tracked.push(null, 0); }
+    }
     if (checked < SAMPLE) {
       const lane = Number((/^\\/hooks\\/(\\d+)$/.exec(req.url) || [])[1]);
       checked++;
@@ -152,8 +203,8 @@ const server = http.createServer((req, res) => {
 server.keepAliveTimeout = 60000;
 server.listen(0, '127.0.0.1', () => parentPort.postMessage({ port: server.address().port }));
 parentPort.on('message', (m) => {
-  if (m.cmd === 'reset') { Atomics.store(counter, 0, 0); ids = []; checked = 0; valid = 0; parentPort.postMessage({ ok: true }); }
-  else if (m.cmd === 'report') parentPort.postMessage({ ids, checked, valid });
+  if (m.cmd === 'reset') { Atomics.store(counter, 0, 0); ids = []; checked = 0; valid = 0; track = !!m.track; tracked = []; parentPort.postMessage({ ok: true }); }
+  else if (m.cmd === 'report') parentPort.postMessage({ ids, checked, valid, tracked });
   else if (m.cmd === 'close') { server.closeAllConnections(); server.close(() => parentPort.postMessage({ closed: true })); }
 });
 `;
@@ -162,6 +213,8 @@ interface ReceiverReport {
   ids: string[];
   checked: number;
   valid: number;
+  /** Lag mode only: invoice id, arrival time (ms since the epoch), invoice id, arrival time, ... */
+  tracked: (string | number | null)[];
 }
 
 async function startReceiver(secrets: string[], capacity: number) {
@@ -182,7 +235,7 @@ async function startReceiver(secrets: string[], capacity: number) {
     url: (lane: number) => `http://127.0.0.1:${port}/hooks/${lane}`,
     count: () => Atomics.load(counter, 0),
     time: (i: number) => times[i]!,
-    reset: () => ask<{ ok: true }>({ cmd: 'reset' }),
+    reset: (track = false) => ask<{ ok: true }>({ cmd: 'reset', track }),
     report: () => ask<ReceiverReport>({ cmd: 'report' }),
     async close() {
       await ask({ cmd: 'close' }).catch(() => undefined);
@@ -344,6 +397,146 @@ async function baseline(receiver: Receiver, merchants: CompanyCredentials[], job
   return { loops, posts, ok, seconds: round(seconds, 3), postsPerSec: Math.round(ok / seconds) };
 }
 
+
+// ---------------------------------------------------------------------------------------------------------------
+// Webhook lag under load. The creates come from a worker thread of their own (like autocannon in invoices.ts) so
+// that the client does not share the event loop with the server; unlike autocannon it keeps every 201's time and
+// invoice id, which the receiver's arrival times are matched with.
+
+const LOAD_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const http = require('node:http');
+const { url, tokens, body, connections, warmupMs, durationMs } = workerData;
+const target = new URL(url);
+const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
+const created = [];
+const latencies = [];
+const statuses = {};
+let errors = 0, measuring = false, stopped = false;
+const t = () => performance.timeOrigin + performance.now();
+function post(token) {
+  return new Promise((resolve) => {
+    const req = http.request({ host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent,
+      headers: { authorization: 'Bearer ' + token, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', () => resolve({ status: 0, text: '' }));
+    });
+    req.setTimeout(10000, () => req.destroy(new Error('timeout')));
+    req.on('error', () => resolve({ status: 0, text: '' }));
+    req.end(body);
+  });
+}
+async function loop(i) {
+  const token = tokens[i % tokens.length];
+  while (!stopped) {
+    const sent = t();
+    const r = await post(token);
+    const at = t();
+    let id = null;
+    if (r.status === 201) { try { id = JSON.parse(r.text).id; } catch {} }
+    if (typeof id !== 'string') { errors++; statuses[r.status] = (statuses[r.status] || 0) + 1; continue; }
+    created.push(id, at, measuring ? 1 : 0);
+    if (measuring) latencies.push(at - sent);
+  }
+}
+const loops = Array.from({ length: connections }, (_, i) => loop(i));
+setTimeout(() => { measuring = true; parentPort.postMessage({ measuring: t() }); }, warmupMs);
+setTimeout(() => { measuring = false; stopped = true; parentPort.postMessage({ stopped: t() }); }, warmupMs + durationMs);
+Promise.all(loops).then(() => { agent.destroy(); parentPort.postMessage({ done: true, created, latencies, errors, statuses }); });
+`;
+
+interface LoadReport {
+  measuring: number;
+  stopped: number;
+  created: (string | number)[];
+  latencies: number[];
+  errors: number;
+  statuses: Record<string, number>;
+}
+
+function runLoad(url: string, tokens: string[]): Promise<LoadReport> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(LOAD_SOURCE, {
+      eval: true,
+      workerData: { url, tokens, body: CREATE_BODY, connections: LAG_CONNECTIONS, warmupMs: LAG_WARMUP_MS, durationMs: LAG_DURATION_MS },
+    });
+    const report: Partial<LoadReport> = {};
+    const timer = setTimeout(() => reject(new Error('load thread did not finish')), LAG_WARMUP_MS + LAG_DURATION_MS + 20_000);
+    worker.on('error', reject);
+    worker.on('message', (m: Record<string, unknown>) => {
+      if ('measuring' in m) report.measuring = m['measuring'] as number;
+      else if ('stopped' in m) report.stopped = m['stopped'] as number;
+      else if (m['done']) {
+        clearTimeout(timer);
+        void worker.terminate();
+        resolve({ ...(report as LoadReport), ...(m as unknown as Omit<LoadReport, 'measuring' | 'stopped'>) });
+      }
+    });
+  });
+}
+
+const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(sorted.length * p) - 1))]! : NaN);
+
+/** Creates at full speed by `merchants` while the worker delivers; lag = webhook arrival - the create's 201. */
+async function lag(app: App, sql: pg.Client, receiver: Receiver, merchants: CompanyCredentials[]): Promise<LagResult> {
+  await receiver.reset(true);
+  const load = await runLoad(`${app.url}/api/invoices/v1/regular`, merchants.map((m) => m.publicToken));
+  const createdAt = new Map<string, { at: number; measured: boolean }>();
+  for (let i = 0; i < load.created.length; i += 3) createdAt.set(load.created[i] as string, { at: load.created[i + 1] as number, measured: load.created[i + 2] === 1 });
+  const deadline = now() + LAG_WAIT_LIMIT_MS;
+  while (receiver.count() < createdAt.size && now() < deadline) await sleep(20);
+  await sleep(200); // a duplicate would come right behind
+  const report = await receiver.report();
+  const arrival = new Map<string, number>();
+  let duplicates = 0;
+  for (let i = 0; i < report.tracked.length; i += 2) {
+    const id = report.tracked[i] as string;
+    if (!createdAt.has(id)) continue;
+    if (arrival.has(id)) duplicates++;
+    else arrival.set(id, report.tracked[i + 1] as number);
+  }
+  const lags: number[] = [];
+  const missing: string[] = [];
+  for (const [id, c] of createdAt) {
+    const a = arrival.get(id);
+    if (a === undefined) missing.push(id);
+    else if (c.measured) lags.push(a - c.at);
+  }
+  lags.sort((a, b) => a - b);
+  // Late is slow; lost is wrong: recorded delivered (or never queued) yet not received.
+  const pendingMissing = missing.length
+    ? (
+        await sql.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM "WebhookDelivery" d JOIN "Event" e ON e."id" = d."eventId"
+           WHERE e."invoiceId" = ANY($1::text[]) AND e."type" = 'invoice.created' AND d."status" = 'pending'`,
+          [missing],
+        )
+      ).rows[0]!.n
+    : 0;
+  const latencies = [...load.latencies].sort((a, b) => a - b);
+  const measured = lags.length + missing.filter((id) => createdAt.get(id)!.measured).length;
+  return {
+    merchants: merchants.length,
+    connections: LAG_CONNECTIONS,
+    createsPerSec: Math.round(measured / ((load.stopped - load.measuring) / 1000)),
+    created: measured,
+    createErrors: load.errors,
+    createStatuses: load.statuses,
+    createP50Ms: round(percentile(latencies, 0.5), 1),
+    createP99Ms: round(percentile(latencies, 0.99), 1),
+    lagP50Ms: round(percentile(lags, 0.5), 1),
+    lagP99Ms: round(percentile(lags, 0.99), 1),
+    lagMaxMs: round(lags.at(-1) ?? NaN, 1),
+    late: missing.length,
+    lost: missing.length - pendingMissing,
+    duplicates,
+    signaturesChecked: report.checked,
+    signaturesValid: report.valid,
+  };
+}
+
 const round = (n: number, digits: number) => Math.round(n * 10 ** digits) / 10 ** digits;
 const median = (xs: number[]) => {
   const sorted = [...xs].sort((a, b) => a - b);
@@ -415,6 +608,9 @@ export async function benchWebhooks(): Promise<Result> {
     const multi = await measure(`${MERCHANTS} merchants`, multiLanes, BACKLOG, CONCURRENCY, ROUNDS, DRAIN_LIMIT_MS);
     log(`1 merchant: up to ${SINGLE_ROUNDS} rounds of ${SINGLE_BACKLOG} baseline posts (1 loop) and ${SINGLE_BACKLOG} deliveries`);
     const single = await measure('1 merchant', [MERCHANTS], SINGLE_BACKLOG, 1, SINGLE_ROUNDS, SINGLE_DRAIN_LIMIT_MS);
+    log(`lag: creates at full speed by ${LAG_MERCHANTS} merchants (${LAG_CONNECTIONS} connections) for ${LAG_DURATION_MS / 1000} s after ${LAG_WARMUP_MS / 1000} s`);
+    const lagResult = await lag(app, sql, receiver, merchants.slice(0, LAG_MERCHANTS));
+    log(`lag: ${lagResult.createsPerSec} creates/s, webhook lag p50 ${lagResult.lagP50Ms} ms, p99 ${lagResult.lagP99Ms} ms`);
 
     return {
       startedAt,
@@ -432,10 +628,13 @@ export async function benchWebhooks(): Promise<Result> {
       },
       multi,
       single,
+      lag: lagResult,
       targets: {
         ratio: { target: TARGET_RATIO, actual: multi.ratio, pass: multi.complete && multi.ratio >= TARGET_RATIO },
         rate: { target: TARGET_RATE, actual: multi.deliveriesPerSec, pass: multi.complete && multi.deliveriesPerSec >= TARGET_RATE },
+        lagP99Ms: { target: TARGET_LAG_P99_MS, actual: lagResult.lagP99Ms, pass: lagResult.late === 0 && lagResult.lagP99Ms < TARGET_LAG_P99_MS },
       },
+      problems: [...problemsOf('16 merchants', multi), ...problemsOf('1 merchant', single), ...lagProblems(lagResult)],
     };
   } finally {
     await app?.stop().catch((e: unknown) => log(`stopping the server: ${(e as Error).message}`));
@@ -443,6 +642,31 @@ export async function benchWebhooks(): Promise<Result> {
     await sql.end().catch(() => undefined);
     await database.drop().catch((e: unknown) => log(`dropping the database: ${(e as Error).message}`));
   }
+}
+
+/** Errors and failed checks of a configuration: lost, duplicated, badly signed or unrecorded deliveries. */
+function problemsOf(label: string, c: Configuration): string[] {
+  return c.rounds.flatMap((r, i) => {
+    const w = r.worker;
+    const at = `${label} round ${i + 1}`;
+    const found: string[] = [];
+    if (!w.complete) found.push(`${at}: ${w.delivered}/${w.deliveries} delivered within the time limit`);
+    if (w.duplicates) found.push(`${at}: ${w.duplicates} deliveries received twice (no crash, so none should be)`);
+    if (w.signaturesValid !== w.signaturesChecked) found.push(`${at}: ${w.signaturesChecked - w.signaturesValid} of ${w.signaturesChecked} sampled signatures invalid`);
+    if (w.complete && w.attemptsRecorded !== w.deliveries) found.push(`${at}: ${w.attemptsRecorded} attempts recorded for ${w.deliveries} deliveries answered 200 once each`);
+    if (r.baseline.ok !== r.baseline.posts) found.push(`${at}: baseline ${r.baseline.posts - r.baseline.ok} of ${r.baseline.posts} posts failed`);
+    return found;
+  });
+}
+
+function lagProblems(l: LagResult): string[] {
+  const found: string[] = [];
+  if (l.createErrors) found.push(`lag: ${l.createErrors} creates failed ${JSON.stringify(l.createStatuses)}`);
+  if (l.lost) found.push(`lag: ${l.lost} webhooks lost (recorded delivered or never queued, not received)`);
+  if (l.duplicates) found.push(`lag: ${l.duplicates} webhooks received twice (no crash, so none should be)`);
+  if (l.signaturesValid !== l.signaturesChecked) found.push(`lag: ${l.signaturesChecked - l.signaturesValid} of ${l.signaturesChecked} sampled signatures invalid`);
+  if (l.created === 0) found.push('lag: no invoice was created');
+  return found;
 }
 
 function render(r: Result): string {
@@ -461,17 +685,23 @@ function render(r: Result): string {
       `WEBHOOK_CONCURRENCY=${r.settings.concurrency}, batch ${r.settings.batchSize}, DB pool ${r.settings.dbPoolSize})`,
     ...config(r.multi, r.settings.concurrency),
     ...config(r.single, 1),
+    `  ${r.lag.merchants} merchants creating at full speed (${r.lag.connections} connections): ${r.lag.createsPerSec} creates/s ` +
+      `(${r.lag.created} measured, create p50 ${r.lag.createP50Ms} ms, p99 ${r.lag.createP99Ms} ms, ${r.lag.createErrors} errors); ` +
+      `webhook lag after the 201: p50 ${r.lag.lagP50Ms} ms, p99 ${r.lag.lagP99Ms} ms, max ${r.lag.lagMaxMs} ms; ` +
+      `late ${r.lag.late}, lost ${r.lag.lost}, dup ${r.lag.duplicates}, signatures ${r.lag.signaturesValid}/${r.lag.signaturesChecked}`,
     `  target: >= ${r.targets.ratio.target * 100}% of baseline (${r.settings.merchants} merchants): ${pass(r.targets.ratio.pass)} (${(r.targets.ratio.actual * 100).toFixed(1)}%)`,
     `  target: >= ${r.targets.rate.target} deliveries/s (${r.settings.merchants} merchants): ${pass(r.targets.rate.pass)} (${r.targets.rate.actual}/s)`,
+    `  target: webhook lag p99 < ${r.targets.lagP99Ms.target} ms under load: ${pass(r.targets.lagP99Ms.pass)} (${r.targets.lagP99Ms.actual} ms)`,
+    ...(r.problems.length ? ['!'.repeat(100), ...r.problems.map((p) => `!!! ${p}`), '!!! The bench exits with status 1.', '!'.repeat(100)] : []),
   ].join('\n');
 }
 
 async function main(): Promise<number> {
   // A last resort: every wait above is bounded, but the bench must end by itself whatever happens.
   const watchdog = setTimeout(() => {
-    log('still running after 150 s: giving up');
+    log('still running after 200 s: giving up');
     process.exit(2);
-  }, 150_000);
+  }, 200_000);
   watchdog.unref();
   const result = await benchWebhooks();
   console.log(render(result));
@@ -479,7 +709,8 @@ async function main(): Promise<number> {
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, 'webhooks.json'), `${JSON.stringify(result, null, 2)}\n`);
   log(`wrote ${path.join(dir, 'webhooks.json')}`);
-  return result.multi.complete && result.single.complete ? 0 : 1;
+  // Errors and failed checks fail the run; missed speed targets are only reported.
+  return result.problems.length ? 1 : 0;
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -9,6 +9,10 @@ export const webhookConfig = configSection(
     WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(16),
     WEBHOOK_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(100),
     WEBHOOK_POLL_MS: milliseconds(10, 60_000, 1_000),
+    /** Attempts per endpoint started and not yet recorded (1: one at a time, strict arrival order). */
+    WEBHOOK_PIPELINE: z.coerce.number().int().min(1).max(64).default(4),
+    /** PostgreSQL connections of the worker's own, besides DB_POOL_SIZE (0: it shares the server's). */
+    WEBHOOK_DB_POOL_SIZE: z.coerce.number().int().min(0).max(50).default(2),
     /** How long a worker's claim on a delivery holds; must outlast one attempt. Default: timeout + 20 s. */
     WEBHOOK_LEASE_MS: z.coerce.number().int().min(200).max(3_600_000).optional(),
     /** Lets webhooks reach private, loopback and link-local addresses (tests, private deployments). */

@@ -17,7 +17,7 @@ export function webhooksFeature(config: WebhookConfig): Feature {
   return {
     name: 'webhooks',
     services: (platform) => {
-      runtime = createWebhookRuntime(config, platform);
+      runtime = createWebhookRuntime(config, platform, config.worker);
       return { webhooks: runtime.deps };
     },
     routes: webhookRoutes,

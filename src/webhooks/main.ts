@@ -12,8 +12,10 @@ if (config.embedded) {
   process.exit(1);
 }
 const logger = createLogger(config.logLevel);
-const platform = await openPlatform(config, logger, { role: 'webhook worker', poolSize: Math.min(config.dbPoolSize, config.webhooks.concurrency + 2) });
-const runtime = createWebhookRuntime(config.webhooks, platform);
+// The worker opens its own connections (WEBHOOK_DB_POOL_SIZE); this pool serves migrations and the event bus.
+const poolSize = config.webhooks.dbPoolSize > 0 ? 1 : Math.min(config.dbPoolSize, config.webhooks.concurrency + 2);
+const platform = await openPlatform(config, logger, { role: 'webhook worker', poolSize });
+const runtime = createWebhookRuntime(config.webhooks, platform, true);
 runtime.workerJob.start();
 logger.info({ concurrency: config.webhooks.concurrency }, 'webhook worker running');
 

@@ -1,7 +1,10 @@
+import { PrismaClient } from '../../generated/prisma/client.ts';
 import type { Clock } from '../clock.ts';
 import type { EventBus } from '../core/bus.ts';
 import type { ConfigOf } from '../core/config-section.ts';
 import type { Job } from '../core/jobs.ts';
+import type { CoreConfig } from '../core/settings.ts';
+import { postgresAdapter, postgresPool } from '../db/adapters.ts';
 import type { Db } from '../db/client.ts';
 import type { Logger } from '../logger.ts';
 import type { webhookConfig } from './config.ts';
@@ -11,16 +14,37 @@ import { WebhookWorker } from './worker.ts';
 
 export type WebhookConfig = ConfigOf<typeof webhookConfig>;
 
+interface RuntimePlatform {
+  config: CoreConfig;
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+  bus: EventBus;
+}
+
 /**
  * The sender, the worker and the deps the API needs. The worker wakes on every published event (the bus) and
  * when a test clock moves (retries may be due); its poll covers the rest.
  */
-export function createWebhookRuntime(config: WebhookConfig, platform: { db: Db; clock: Clock; logger: Logger; bus: EventBus }) {
+export function createWebhookRuntime(config: WebhookConfig, platform: RuntimePlatform, runsWorker: boolean) {
   const { db, clock, logger, bus } = platform;
-  const sender = new WebhookSender(config.timeoutMs, config.allowPrivate);
+  // Sockets per host: every lane's pipeline may target one host (merchants behind one integration platform).
+  const sender = new WebhookSender(config.timeoutMs, config.allowPrivate, Math.max(64, config.concurrency * config.pipeline));
+  // On PostgreSQL the worker has connections of its own: on the server's pool its claims and records queued
+  // behind every request in flight, and under load it fell seconds behind the events it delivers.
+  const own = runsWorker && !platform.config.embedded && config.dbPoolSize > 0 ? postgresPool(platform.config.databaseUrl, config.dbPoolSize) : null;
+  own?.on('error', (e) => logger.warn({ err: e }, 'webhook worker: database connection lost; the pool reconnects'));
+  const workerDb = own ? new PrismaClient({ adapter: postgresAdapter(own), errorFormat: 'minimal' }) : db;
   const worker = new WebhookWorker(
-    { db, clock, logger, sender },
-    { concurrency: config.concurrency, batchSize: config.batchSize, leaseMs: config.leaseMs, pollMs: config.pollMs },
+    { db: workerDb, clock, logger, sender },
+    {
+      concurrency: config.concurrency,
+      batchSize: config.batchSize,
+      leaseMs: config.leaseMs,
+      pollMs: config.pollMs,
+      pipeline: config.pipeline,
+      asyncCommit: !platform.config.embedded,
+    },
   );
   bus.subscribe(() => worker.wake());
   clock.onAdvance(() => worker.wake());
@@ -28,7 +52,13 @@ export function createWebhookRuntime(config: WebhookConfig, platform: { db: Db; 
   const workerJob: Job = {
     name: 'webhook-worker',
     start: () => worker.start(),
-    stop: () => worker.stop(),
+    stop: async () => {
+      await worker.stop();
+      if (own) {
+        await workerDb.$disconnect();
+        await own.end();
+      }
+    },
     // The worker claims continuously; a run on demand is a wake-up.
     runOnce: async () => worker.wake(),
   };

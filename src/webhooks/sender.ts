@@ -29,7 +29,7 @@ export class WebhookSender {
   private readonly httpsAgent: https.Agent;
 
   constructor(
-    private readonly timeoutMs: number,
+    readonly timeoutMs: number,
     private readonly allowPrivate: boolean,
     maxSockets = 64,
   ) {
