@@ -53,7 +53,8 @@ const SINGLE_DRAIN_LIMIT_MS = 12_000;
 const BASELINE_LIMIT_MS = 10_000;
 /** No further round starts after this long (the first round of each configuration always runs). */
 const ROUNDS_BUDGET_MS = 55_000;
-const TARGET_RATIO = 0.5;
+// Issue 8: at least 40% of the signed-POST baseline at 16 merchants.
+const TARGET_RATIO = 0.4;
 const TARGET_RATE = 1_000;
 /** Webhook lag under load: creates at full speed by LAG_MERCHANTS merchants over LAG_CONNECTIONS connections. */
 const LAG_MERCHANTS = 8;
