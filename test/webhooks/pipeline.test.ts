@@ -78,8 +78,8 @@ describe.each(DATABASES)('webhook lanes with a pipeline of %i on %s'.replace('%i
     await db.prisma.$executeRaw`
       WITH input AS (SELECT * FROM unnest(${ids}::text[], ${companies}::text[]) WITH ORDINALITY AS t(id, company, ord)),
       e AS (
-        INSERT INTO "Event" ("id", "companyId", "type", "invoiceId", "payload")
-        SELECT id, company::uuid, 'invoice.created', id, jsonb_build_object('invoiceId', id) FROM input ORDER BY ord
+        INSERT INTO "Event" ("id", "companyId", "type", "subjectType", "subjectId", "payload")
+        SELECT id, company::uuid, 'invoice.created', 'invoice', id, json_build_object('invoiceId', id) FROM input ORDER BY ord
         RETURNING "id", "seq", "companyId"
       )
       INSERT INTO "WebhookDelivery" ("id", "eventId", "companyId", "url", "seq", "status", "nextAttemptAt")
