@@ -28,8 +28,8 @@ export interface PaymentDeps {
 
 /** Serialises everything that touches one invoice (reports, expiry, decisions) across connections. */
 export async function lockInvoice(tx: Tx, invoiceId: string): Promise<Invoice> {
-  await tx.$queryRaw`SELECT 1 FROM "Invoice" WHERE "id" = ${invoiceId} FOR UPDATE`;
-  const invoice = await tx.invoice.findUnique({ where: { id: invoiceId } });
+  // Lock and read in one round trip (raw rows carry the same types as findUnique's: Decimal, Date).
+  const [invoice] = await tx.$queryRaw<Invoice[]>`SELECT * FROM "Invoice" WHERE "id" = ${invoiceId} FOR UPDATE`;
   if (!invoice) throw new NotFoundError(`No invoice with id ${invoiceId}`);
   return invoice;
 }
@@ -51,9 +51,37 @@ export async function applyTransferReport(deps: PaymentDeps, report: TransferRep
     }
 
     const where = { network_txHash_outputIndex: { network: report.network, txHash: report.txHash, outputIndex: report.outputIndex } };
-    const existing = await tx.chainTransfer.findUnique({ where });
-    let transfer: ChainTransfer;
+    // A new output (the usual report) is recorded in one round trip; a known one is read and compared below.
+    let transfer: ChainTransfer | undefined;
     let becameConfirmed = false;
+    if (!report.dropped) {
+      const confirmed = report.confirmations >= requiredConfirmations(report.asset);
+      [transfer] = await tx.chainTransfer.createManyAndReturn({
+        skipDuplicates: true,
+        data: {
+          id: randomUUID(),
+          network: report.network,
+          asset: report.asset,
+          txHash: report.txHash,
+          outputIndex: report.outputIndex,
+          fromAddress: report.from,
+          toAddress: report.to,
+          tag: report.tag,
+          amount: report.amount.toFixed(),
+          confirmations: report.confirmations,
+          blockNumber: report.blockNumber,
+          state: confirmed ? 'confirmed' : 'seen',
+          role: report.asset !== address.asset ? 'wrong_asset' : invoice.status === 'closed' || invoice.status === 'refunded' ? 'late' : 'payment',
+          companyId: invoice.companyId,
+          invoiceId,
+          addressId: address.id,
+          seenAt: now,
+          confirmedAt: confirmed ? now : null,
+        },
+      });
+      becameConfirmed = transfer !== undefined && confirmed;
+    }
+    const existing = transfer ? null : await tx.chainTransfer.findUnique({ where });
     if (existing) {
       // One transaction output pays one address: a report naming another address (or merchant) is not a repeat
       // of the one recorded, whoever sends it, and never changes it.
@@ -77,31 +105,8 @@ export async function applyTransferReport(deps: PaymentDeps, report: TransferRep
       } else {
         return existing; // a duplicate report
       }
-    } else {
-      if (report.dropped) throw new NotFoundError(`No transfer ${report.txHash}:${report.outputIndex} to drop`);
-      becameConfirmed = report.confirmations >= requiredConfirmations(report.asset);
-      transfer = await tx.chainTransfer.create({
-        data: {
-          id: randomUUID(),
-          network: report.network,
-          asset: report.asset,
-          txHash: report.txHash,
-          outputIndex: report.outputIndex,
-          fromAddress: report.from,
-          toAddress: report.to,
-          tag: report.tag,
-          amount: report.amount.toFixed(),
-          confirmations: report.confirmations,
-          blockNumber: report.blockNumber,
-          state: becameConfirmed ? 'confirmed' : 'seen',
-          role: report.asset !== address.asset ? 'wrong_asset' : invoice.status === 'closed' || invoice.status === 'refunded' ? 'late' : 'payment',
-          companyId: invoice.companyId,
-          invoiceId,
-          addressId: address.id,
-          seenAt: now,
-          confirmedAt: becameConfirmed ? now : null,
-        },
-      });
+    } else if (!transfer) {
+      throw new NotFoundError(`No transfer ${report.txHash}:${report.outputIndex} to drop`);
     }
 
     if (becameConfirmed) await creditTransfer(tx, transfer);
