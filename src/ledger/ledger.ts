@@ -105,8 +105,9 @@ export async function postJournal(tx: Tx, journal: Journal): Promise<void> {
   const values = moves.map(
     ([account, amount]) => Prisma.sql`(${account}, ${amount.toFixed()}::numeric, ${held.get(balanceKey(companyId, asset, account))?.shard ?? null}::int)`,
   );
-  // Per account: the shard this transaction already holds, else the first shard nobody holds (SKIP LOCKED:
-  // no waiting), else a new shard (one that does not exist yet when there is one, else any: then it waits).
+  // Per account: the shard this transaction already holds, else the first shard no other transaction is posting
+  // to (a transaction-scoped advisory lock per shard, tried without waiting; it also covers shards that do not
+  // exist yet, so two first credits never pick the same new row), else any shard (then it may wait).
   const rows = await tx.$queryRaw<{ account: string; shard: number }[]>`
     WITH entries AS (
       INSERT INTO "LedgerEntry" ("id", "journalId", "companyId", "asset", "account", "amount", "kind", "invoiceId", "transferId", "refundId")
@@ -114,29 +115,18 @@ export async function postJournal(tx: Tx, journal: Journal): Promise<void> {
     ), v ("account", "amount", "held") AS (
       VALUES ${Prisma.join(values)}
     ), picked AS (
-      SELECT v."account", v."amount", COALESCE(v."held", p."shard") AS "shard" FROM v
-      LEFT JOIN LATERAL (
-        SELECT b."shard" FROM "Balance" b
-        WHERE b."companyId" = ${companyId}::uuid AND b."asset" = ${asset} AND b."account" = v."account" AND v."held" IS NULL
-        ORDER BY b."shard" LIMIT 1 FOR UPDATE SKIP LOCKED
-      ) p ON true
-    ), updated AS (
-      UPDATE "Balance" b SET "amount" = b."amount" + picked."amount", "updatedAt" = now()
-      FROM picked
-      WHERE b."companyId" = ${companyId}::uuid AND b."asset" = ${asset} AND b."account" = picked."account" AND b."shard" = picked."shard"
-      RETURNING b."account", b."shard"
-    ), created AS (
-      INSERT INTO "Balance" AS b ("companyId", "asset", "account", "shard", "amount", "updatedAt")
-      SELECT ${companyId}::uuid, ${asset}, picked."account", COALESCE(
+      SELECT v."account", v."amount", COALESCE(
+        v."held",
         (SELECT s FROM generate_series(0, ${BALANCE_SHARDS - 1}::int) s
-         WHERE NOT EXISTS (SELECT 1 FROM "Balance" x WHERE x."companyId" = ${companyId}::uuid AND x."asset" = ${asset} AND x."account" = picked."account" AND x."shard" = s)
-         ORDER BY random() LIMIT 1),
-        floor(random() * ${BALANCE_SHARDS}::int)::int), picked."amount", now()
-      FROM picked WHERE picked."shard" IS NULL
-      ON CONFLICT ("companyId", "asset", "account", "shard") DO UPDATE SET "amount" = b."amount" + EXCLUDED."amount", "updatedAt" = now()
-      RETURNING b."account", b."shard"
+         WHERE pg_try_advisory_xact_lock(hashtext(${`${companyId}/${asset}/`} || v."account"), s) LIMIT 1),
+        floor(random() * ${BALANCE_SHARDS}::int)::int
+      ) AS "shard"
+      FROM v
     )
-    SELECT "account", "shard" FROM updated UNION ALL SELECT "account", "shard" FROM created`;
+    INSERT INTO "Balance" AS b ("companyId", "asset", "account", "shard", "amount", "updatedAt")
+    SELECT ${companyId}::uuid, ${asset}, picked."account", picked."shard", picked."amount", now() FROM picked
+    ON CONFLICT ("companyId", "asset", "account", "shard") DO UPDATE SET "amount" = b."amount" + EXCLUDED."amount", "updatedAt" = now()
+    RETURNING b."account", b."shard"`;
 
   for (const [account, amount] of moves) {
     const row = rows.find((r) => r.account === account);
