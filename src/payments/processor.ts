@@ -3,18 +3,18 @@
 // the events. Replaying a report changes nothing.
 import { randomUUID } from 'node:crypto';
 import type { Decimal } from 'decimal.js';
-import { Prisma, type ChainTransfer, type Invoice } from '../../generated/prisma/client.ts';
+import { Prisma, type ChainTransfer, type Invoice, type PaymentAddress } from '../../generated/prisma/client.ts';
 import type { ChainRegistry, TransferReport } from '../chains/adapter.ts';
 import type { Clock } from '../clock.ts';
 import { transactionWithRetry, type Db } from '../db/client.ts';
-import { PAYMENT_CURRENCY_INFO, isPaymentCurrency } from '../domain/assets.ts';
+import { PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO, isPaymentCurrency } from '../domain/assets.ts';
 import { Money, toMoney } from '../domain/money.ts';
 import { ConflictError, NotFoundError } from '../errors/app-error.ts';
 import { recordEvent, recordInvoiceEvent } from '../events/outbox.ts';
 import { decide, type Trigger } from '../invoices/state-machine.ts';
 import type { InvoiceStatus } from '../invoices/status.ts';
 import { ACCOUNTS, postJournal } from '../ledger/ledger.ts';
-import { toleranceFor } from './underpayment.ts';
+import { toleranceFrom } from './underpayment.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -37,11 +37,17 @@ export async function lockInvoice(tx: Tx, invoiceId: string): Promise<Invoice> {
 const requiredConfirmations = (asset: string) => (isPaymentCurrency(asset) ? PAYMENT_CURRENCY_INFO[asset].confirmations : 1);
 
 export async function applyTransferReport(deps: PaymentDeps, report: TransferReport): Promise<ChainTransfer> {
-  const candidates = await deps.db.paymentAddress.findMany({ where: { address: report.to, tag: report.tag } });
-  const address = candidates.find((a) => isPaymentCurrency(a.asset) && PAYMENT_CURRENCY_INFO[a.asset].network === report.network);
+  // The address and its company's time in one round trip; the assets of the network let it use the
+  // (asset, address, tag) index.
+  const assets = PAYMENT_CURRENCIES.filter((c) => PAYMENT_CURRENCY_INFO[c].network === report.network);
+  const [address] = assets.length === 0 ? [] : await deps.db.$queryRaw<(PaymentAddress & { now: Date })[]>`
+    SELECT a.*, ${deps.clock.companyNowSql('a."companyId"')} AS "now" FROM "PaymentAddress" a
+    WHERE a."asset" IN (${Prisma.join(assets)}) AND a."address" = ${report.to}
+      AND ${report.tag === null ? Prisma.sql`a."tag" IS NULL` : Prisma.sql`a."tag" = ${report.tag}`}
+    LIMIT 1`;
   if (!address?.invoiceId) throw new NotFoundError(`No payment address ${report.to}${report.tag ? ` (tag ${report.tag})` : ''} on ${report.network}`);
   const invoiceId = address.invoiceId;
-  const now = await deps.clock.now(address.companyId);
+  const now = address.now;
 
   const applied = await transactionWithRetry(deps.db, async (tx) => {
     let invoice = await lockInvoice(tx, invoiceId);
@@ -56,29 +62,16 @@ export async function applyTransferReport(deps: PaymentDeps, report: TransferRep
     let becameConfirmed = false;
     if (!report.dropped) {
       const confirmed = report.confirmations >= requiredConfirmations(report.asset);
-      [transfer] = await tx.chainTransfer.createManyAndReturn({
-        skipDuplicates: true,
-        data: {
-          id: randomUUID(),
-          network: report.network,
-          asset: report.asset,
-          txHash: report.txHash,
-          outputIndex: report.outputIndex,
-          fromAddress: report.from,
-          toAddress: report.to,
-          tag: report.tag,
-          amount: report.amount.toFixed(),
-          confirmations: report.confirmations,
-          blockNumber: report.blockNumber,
-          state: confirmed ? 'confirmed' : 'seen',
-          role: report.asset !== address.asset ? 'wrong_asset' : invoice.status === 'closed' || invoice.status === 'refunded' ? 'late' : 'payment',
-          companyId: invoice.companyId,
-          invoiceId,
-          addressId: address.id,
-          seenAt: now,
-          confirmedAt: confirmed ? now : null,
-        },
-      });
+      const role = report.asset !== address.asset ? 'wrong_asset' : invoice.status === 'closed' || invoice.status === 'refunded' ? 'late' : 'payment';
+      [transfer] = await tx.$queryRaw<ChainTransfer[]>`
+        INSERT INTO "ChainTransfer" ("id", "network", "asset", "txHash", "outputIndex", "fromAddress", "toAddress", "tag", "amount",
+          "confirmations", "blockNumber", "state", "role", "companyId", "invoiceId", "addressId", "seenAt", "confirmedAt")
+        VALUES (${randomUUID()}::uuid, ${report.network}, ${report.asset}, ${report.txHash}, ${report.outputIndex}::int, ${report.from}::text,
+          ${report.to}, ${report.tag}::text, ${report.amount.toFixed()}::numeric, ${report.confirmations}::int, ${report.blockNumber}::bigint,
+          ${confirmed ? 'confirmed' : 'seen'}::"TransferState", ${role}::"TransferRole", ${invoice.companyId}::uuid, ${invoiceId}, ${address.id},
+          ${now}::timestamptz, ${confirmed ? now : null}::timestamptz)
+        ON CONFLICT ("network", "txHash", "outputIndex") DO NOTHING
+        RETURNING *`;
       becameConfirmed = transfer !== undefined && confirmed;
     }
     const existing = transfer ? null : await tx.chainTransfer.findUnique({ where });
@@ -160,15 +153,20 @@ interface Facts {
 }
 
 async function gatherFacts(tx: Tx, invoice: Invoice): Promise<Facts> {
-  const transfers = await tx.chainTransfer.findMany({
-    where: { invoiceId: invoice.id, role: { in: ['payment', 'late'] }, state: { in: ['seen', 'confirmed'] } },
-    select: { amount: true, state: true, role: true },
-  });
-  const confirmedTotal = transfers.filter((t) => t.state === 'confirmed').reduce((s, t) => s.plus(toMoney(t.amount)), new Money(0));
-  const unconfirmedCount = transfers.filter((t) => t.state === 'seen' && t.role === 'payment').length;
   const expected = invoice.paymentAmount === null ? new Money(0) : toMoney(invoice.paymentAmount);
-  const tolerance = await toleranceFor(tx, invoice.companyId, invoice.paymentCurrency ?? '', expected);
-  return { confirmedTotal, unconfirmedCount, expected, tolerance };
+  const currency = invoice.paymentCurrency ?? '';
+  // The transfer totals and the merchant's underpayment limit (toleranceFor's row) in one round trip.
+  const [row] = await tx.$queryRaw<{ confirmed: Prisma.Decimal; unconfirmed: number; fixed: Prisma.Decimal | null; percent: Prisma.Decimal | null; limited: boolean }[]>`
+    WITH t AS (
+      SELECT COALESCE(SUM("amount") FILTER (WHERE "state" = 'confirmed'), 0) AS confirmed,
+        COUNT(*) FILTER (WHERE "state" = 'seen' AND "role" = 'payment')::int AS unconfirmed
+      FROM "ChainTransfer" WHERE "invoiceId" = ${invoice.id} AND "role" IN ('payment', 'late') AND "state" IN ('seen', 'confirmed')
+    )
+    SELECT t.confirmed, t.unconfirmed, l."fixed", l."percent", l."asset" IS NOT NULL AS limited
+    FROM t LEFT JOIN "UnderpaymentLimit" l
+      ON l."companyId" = ${invoice.companyId}::uuid AND l."asset" = ${isPaymentCurrency(currency) ? PAYMENT_CURRENCY_INFO[currency].asset : null}::text`;
+  const tolerance = isPaymentCurrency(currency) ? toleranceFrom(row!.limited ? { fixed: row!.fixed, percent: row!.percent } : null, expected) : new Money(0);
+  return { confirmedTotal: toMoney(row!.confirmed), unconfirmedCount: Number(row!.unconfirmed), expected, tolerance };
 }
 
 /**

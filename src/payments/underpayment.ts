@@ -62,6 +62,11 @@ export async function toleranceFor(tx: Tx, companyId: string, paymentCurrency: s
   const limit = await tx.underpaymentLimit.findUnique({
     where: { companyId_asset: { companyId, asset: PAYMENT_CURRENCY_INFO[paymentCurrency].asset } },
   });
+  return toleranceFrom(limit, expected);
+}
+
+/** toleranceFor's rule on a limit row already read (null: the merchant set none). */
+export function toleranceFrom(limit: { fixed: Decimal | null; percent: Decimal | null } | null, expected: Decimal): Decimal {
   if (!limit) return new Money(0);
   const fixed = limit.fixed === null ? new Money(0) : toMoney(limit.fixed);
   const byPercent = limit.percent === null ? new Money(0) : expected.times(toMoney(limit.percent)).div(100);
