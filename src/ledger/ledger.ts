@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Decimal } from 'decimal.js';
 import { Prisma } from '../../generated/prisma/client.ts';
-import { Money, toMoney } from '../domain/money.ts';
+import { Money } from '../domain/money.ts';
 import { ConflictError } from '../errors/app-error.ts';
 
 type Tx = Prisma.TransactionClient;
@@ -43,7 +43,7 @@ export interface Journal {
   refundId?: string | null;
 }
 
-/** A guarded account lacks the money a debit needs (checked under the locks of all its shards). */
+/** A guarded account lacks the money a debit needs (checked under its debit lock, see exactSum). */
 export class InsufficientFundsError extends ConflictError {
   constructor(
     readonly account: string,
@@ -57,7 +57,7 @@ export class InsufficientFundsError extends ConflictError {
 
 /** What this transaction holds of one running balance. */
 interface Held {
-  /** The shard it posted to (row-locked until commit); later postings reuse it, so it never waits on itself. */
+  /** The shard it posted to (its advisory lock and row lock held until commit); later postings reuse it. */
   shard: number;
   /** Sum of its postings so far: a debit within this is covered by the transaction's own credits. */
   net: Decimal;
@@ -85,16 +85,14 @@ export async function postJournal(tx: Tx, journal: Journal): Promise<void> {
   for (const p of postings) byAccount.set(p.account, (byAccount.get(p.account) ?? new Money(0)).plus(p.amount));
   const moves = [...byAccount.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 
-  // A debit of a guarded account beyond this transaction's own credits to it: exact check under all its shard
-  // locks. Every such debit (withdrawal, refund, fee on a later accept) takes them, so two never both pass on
-  // the same money; a concurrent credit can only add to what was summed.
+  // A debit of a guarded account beyond this transaction's own credits to it: exact check (exactSum). Every
+  // such debit (withdrawal, refund, fee on a later accept) takes it, so two never both pass on the same money.
   for (const [account, amount] of moves) {
     if (!GUARDED.has(account) || !amount.isNegative()) continue;
     const mine = held.get(balanceKey(companyId, asset, account));
     if (mine && !mine.net.plus(amount).isNegative()) continue;
-    const { total, shards } = await lockShards(tx, companyId, asset, account);
+    const total = await exactSum(tx, companyId, asset, account);
     if (total.plus(amount).isNegative()) throw new InsufficientFundsError(account, total, amount.neg());
-    if (!mine) held.set(balanceKey(companyId, asset, account), { shard: shards[0]!, net: new Money(0) });
   }
 
   const journalId = randomUUID();
@@ -136,21 +134,27 @@ export async function postJournal(tx: Tx, journal: Journal): Promise<void> {
   }
 }
 
-/** Locks every shard of one running balance (in shard order) and sums them; the locks last until commit. */
-async function lockShards(tx: Tx, companyId: string, asset: string, account: string): Promise<{ total: Decimal; shards: number[] }> {
-  const rows = await tx.$queryRaw<{ shard: number; amount: Prisma.Decimal }[]>`
-    SELECT "shard", "amount" FROM "Balance"
-    WHERE "companyId" = ${companyId}::uuid AND "asset" = ${asset} AND "account" = ${account}
-    ORDER BY "shard" FOR UPDATE`;
-  return { total: rows.reduce((s, r) => s.plus(toMoney(r.amount)), new Money(0)), shards: rows.map((r) => Number(r.shard)) };
+/**
+ * One balance, exact for debits: first the balance's debit lock (a transaction-scoped advisory lock, waited
+ * for), then the sum of its shards in a second statement, whose snapshot therefore includes every debit that
+ * held the lock before. Debits that come later wait for this transaction; credits (and a transaction's debits
+ * covered by its own credits) only add once committed, so leaving out those in flight can only under-count.
+ */
+async function exactSum(tx: Tx, companyId: string, asset: string, account: string): Promise<Decimal> {
+  // Slot -1: apart from the shard slots 0..BALANCE_SHARDS-1 of the same key.
+  await tx.$queryRaw`SELECT 1 AS locked FROM pg_advisory_xact_lock(hashtext(${`${companyId}/${asset}/${account}`}), -1)`;
+  const [row] = await tx.$queryRaw<{ total: string }[]>`
+    SELECT COALESCE(SUM("amount"), 0)::text AS total FROM "Balance"
+    WHERE "companyId" = ${companyId}::uuid AND "asset" = ${asset} AND "account" = ${account}`;
+  return new Money(row!.total);
 }
 
 /**
- * The merchant's available money in `asset`, exact for the rest of the caller's transaction: all its shards stay
- * locked until commit, so no other debit can take from it meanwhile (credits may still add to it).
+ * The merchant's available money in `asset`, exact for the rest of the caller's transaction: it holds the debit
+ * lock until commit, so no other debit can take from it meanwhile (credits may still add to it).
  */
 export async function availableBalance(tx: Tx, companyId: string, asset: string): Promise<Decimal> {
-  return (await lockShards(tx, companyId, asset, ACCOUNTS.merchantAvailable)).total;
+  return exactSum(tx, companyId, asset, ACCOUNTS.merchantAvailable);
 }
 
 export interface Debit {

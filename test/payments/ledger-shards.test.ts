@@ -66,47 +66,92 @@ describe.each(DATABASES)('sharded balances on %s', { timeout: 120_000 }, (kind) 
     expect(await ledgerProblems()).toEqual([]);
   });
 
-  it.runIf(kind === 'postgres')('a credit does not wait for another in flight; the exact sum does', async () => {
-    // Two shards exist: one credit held open while a second one posts.
-    const heldOpen = async (amount: string, whileOpen: () => Promise<unknown>) => {
-      let posted!: () => void;
-      const isPosted = new Promise<void>((r) => (posted = r));
-      let release!: () => void;
-      const released = new Promise<void>((r) => (release = r));
-      const first = db.prisma.$transaction(async (tx) => {
-        await credit(tx, 'wait', amount);
-        posted();
-        await released;
-      });
-      await isPosted;
-      try {
-        return await whileOpen();
-      } finally {
-        release();
-        await first;
-      }
-    };
-    const creditNoWait = () =>
-      db.prisma.$transaction(async (tx) => {
-        // Fails instead of waiting if this credit queued on the open transaction's row.
-        await tx.$executeRawUnsafe(`SET LOCAL lock_timeout = '2s'`);
-        await credit(tx, 'wait', '2');
-      });
-    await heldOpen('1', creditNoWait);
-    expect((await shards('wait')).length).toBe(2);
-
-    // Now one credit holds an existing shard: another credit still passes; the exact sum waits for it to commit.
-    let summed: string | null = null;
-    let sum: Promise<unknown> = Promise.resolve();
-    await heldOpen('4', async () => {
-      await creditNoWait();
-      sum = available('wait').then((v) => (summed = v.toFixed()));
-      await sleep(300);
-      expect(summed).toBe(null);
+  /** Runs `tx` in a transaction held open until `whileOpen` has finished, then commits it. */
+  async function heldOpen(tx: (tx: Tx) => Promise<unknown>, whileOpen: () => Promise<void>): Promise<void> {
+    let ready!: () => void;
+    const isReady = new Promise<void>((r) => (ready = r));
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const open = db.prisma.$transaction(async (t) => {
+      await tx(t);
+      ready();
+      await released;
     });
-    await sum;
-    expect(summed).toBe('9');
-    expect((await shards('wait')).length).toBeLessThanOrEqual(3);
+    await Promise.race([isReady, open]);
+    try {
+      await whileOpen();
+    } finally {
+      release();
+      await open;
+    }
+  }
+  /** Fails instead of waiting when the statement queues on another transaction's lock. */
+  const noWait = (tx: Tx) => tx.$executeRawUnsafe(`SET LOCAL lock_timeout = '2s'`);
+
+  it.runIf(kind === 'postgres')('credits never wait for each other, nor exact checks for credits in flight', async () => {
+    await heldOpen(
+      (tx) => credit(tx, 'wait', '1'),
+      async () => {
+        await db.prisma.$transaction(async (tx) => (await noWait(tx), credit(tx, 'wait', '2')));
+        // The credit in flight is not counted yet (and not waited for).
+        expect((await db.prisma.$transaction(async (tx) => (await noWait(tx), availableBalance(tx, companyId, 'wait')))).toFixed()).toBe('2');
+      },
+    );
+    expect((await shards('wait')).map((r) => r.amount.toFixed()).sort()).toEqual(['1', '2']);
+    // Again with both shards existing: the held one is skipped, the other taken.
+    await heldOpen(
+      (tx) => credit(tx, 'wait', '4'),
+      () => db.prisma.$transaction(async (tx) => (await noWait(tx), credit(tx, 'wait', '8'))),
+    );
+    expect((await available('wait')).toFixed()).toBe('15');
+    expect((await shards('wait')).length).toBe(2);
+    expect(await ledgerProblems()).toEqual([]);
+  });
+
+  it.runIf(kind === 'postgres')('exact checks run one at a time, each after the previous debit committed', async () => {
+    await db.prisma.$transaction((tx) => credit(tx, 'serial', '10'));
+    let second: Promise<boolean> = Promise.resolve(false);
+    let done = false;
+    await heldOpen(
+      async (tx) => {
+        // A credit, then a debit beyond it: the whole 10 + 1.
+        await credit(tx, 'serial', '1');
+        expect(await debit(tx, 'serial', '11')).toBe(true);
+      },
+      async () => {
+        second = db.prisma.$transaction((tx) => debit(tx, 'serial', '10')).then((ok) => ((done = true), ok));
+        await sleep(300);
+        expect(done).toBe(false); // waits for the first debit's transaction
+      },
+    );
+    expect(await second).toBe(false); // and then sees that nothing is left
+    expect((await available('serial')).toFixed()).toBe('0');
+    expect(await ledgerProblems()).toEqual([]);
+  });
+
+  it.runIf(kind === 'postgres')('a debit on a shard created in the same transaction is seen by the next exact check', async () => {
+    // Shard 0 exists with 10; while a credit in flight holds it, a transaction credits 1 to a new shard and
+    // debits 11 there (-10 on that shard). A debit queued behind it must sum that new shard too.
+    await db.prisma.$transaction((tx) => credit(tx, 'fresh', '10'));
+    await heldOpen(
+      (tx) => credit(tx, 'fresh', '5'),
+      async () => {
+        let second: Promise<boolean> = Promise.resolve(false);
+        await heldOpen(
+          async (tx) => {
+            await credit(tx, 'fresh', '1');
+            expect(await debit(tx, 'fresh', '11')).toBe(true);
+          },
+          async () => {
+            second = db.prisma.$transaction((tx) => debit(tx, 'fresh', '10'));
+            await sleep(200);
+          },
+        );
+        expect(await second).toBe(false);
+      },
+    );
+    expect((await shards('fresh')).length).toBe(2);
+    expect((await available('fresh')).toFixed()).toBe('5');
     expect(await ledgerProblems()).toEqual([]);
   });
 
