@@ -19,7 +19,7 @@ import { INVOICE_ID_PATTERN } from './ids.ts';
 import { expiryFor, quotePayment, type ProceedInvoiceInput, type RefundInvoiceInput } from './rules.ts';
 import { decide, type Trigger } from './state-machine.ts';
 import { invoiceStatusEvent, type InvoiceStatus } from './status.ts';
-import { toleranceFor } from './underpayment.ts';
+import { toleranceFrom } from './underpayment.ts';
 import { dispatchRefund } from './refunds.ts';
 import { getInvoiceRecord, type InvoiceRecord } from './queries.ts';
 
@@ -58,14 +58,19 @@ async function gatherFacts(tx: Tx, invoice: Invoice): Promise<Facts> {
   const expected = invoice.paymentAmount === null ? new Money(0) : toMoney(invoice.paymentAmount);
   // Nothing can have been paid before the invoice has an address.
   if (invoice.status === 'created') return { confirmedTotal: new Money(0), unconfirmedCount: 0, expected, tolerance: new Money(0) };
-  const transfers = await tx.chainTransfer.findMany({
-    where: { invoiceId: invoice.id, role: { in: ['payment', 'late'] }, state: { in: ['seen', 'confirmed'] } },
-    select: { amount: true, state: true, role: true },
-  });
-  const confirmedTotal = transfers.filter((t) => t.state === 'confirmed').reduce((s, t) => s.plus(toMoney(t.amount)), new Money(0));
-  const unconfirmedCount = transfers.filter((t) => t.state === 'seen' && t.role === 'payment').length;
-  const tolerance = await toleranceFor(tx, invoice.companyId, invoice.paymentCurrency ?? '', expected);
-  return { confirmedTotal, unconfirmedCount, expected, tolerance };
+  const currency = invoice.paymentCurrency ?? '';
+  // The transfer totals and the merchant's underpayment limit in one round trip.
+  const [row] = await tx.$queryRaw<{ confirmed: Prisma.Decimal; unconfirmed: number; fixed: Prisma.Decimal | null; percent: Prisma.Decimal | null; limited: boolean }[]>`
+    WITH t AS (
+      SELECT COALESCE(SUM("amount") FILTER (WHERE "state" = 'confirmed'), 0) AS confirmed,
+        COUNT(*) FILTER (WHERE "state" = 'seen' AND "role" = 'payment')::int AS unconfirmed
+      FROM "ChainTransfer" WHERE "invoiceId" = ${invoice.id} AND "role" IN ('payment', 'late') AND "state" IN ('seen', 'confirmed')
+    )
+    SELECT t.confirmed, t.unconfirmed, l."fixed", l."percent", l."asset" IS NOT NULL AS limited
+    FROM t LEFT JOIN "UnderpaymentLimit" l
+      ON l."companyId" = ${invoice.companyId}::uuid AND l."asset" = ${isPaymentCurrency(currency) ? PAYMENT_CURRENCY_INFO[currency].asset : null}::text`;
+  const tolerance = isPaymentCurrency(currency) ? toleranceFrom(row!.limited ? { fixed: row!.fixed, percent: row!.percent } : null, expected) : new Money(0);
+  return { confirmedTotal: toMoney(row!.confirmed), unconfirmedCount: Number(row!.unconfirmed), expected, tolerance };
 }
 
 /**

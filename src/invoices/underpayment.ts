@@ -1,13 +1,10 @@
 import type { Decimal } from 'decimal.js';
 import { z } from 'zod';
-import type { Prisma } from '../../generated/prisma/client.ts';
 import type { Db } from '../db/client.ts';
-import { COMPANY_ASSETS, PAYMENT_CURRENCY_INFO, isPaymentCurrency } from '../domain/assets.ts';
+import { COMPANY_ASSETS } from '../domain/assets.ts';
 import { Money, formatPlain, toMoney } from '../domain/money.ts';
 import { MAX_UNDERPAYMENT_PERCENT } from '../domain/settlement.ts';
 import { decimal } from '../core/validation.ts';
-
-type Tx = Prisma.TransactionClient;
 
 export interface UnderpaymentLimitView {
   fixed: string | null;
@@ -54,14 +51,10 @@ export async function setUnderpaymentLimits(db: Db, companyId: string, { limits 
 }
 
 /**
- * How short of `expected` a payment may be and still count as paid: max(fixed, percent of expected), never
- * more than MAX_UNDERPAYMENT_PERCENT of expected.
+ * How short of `expected` a payment may be and still count as paid, given the merchant's limit row for the asset
+ * (null: none set): max(fixed, percent of expected), never more than MAX_UNDERPAYMENT_PERCENT of expected.
  */
-export async function toleranceFor(tx: Tx, companyId: string, paymentCurrency: string, expected: Decimal): Promise<Decimal> {
-  if (!isPaymentCurrency(paymentCurrency)) return new Money(0);
-  const limit = await tx.underpaymentLimit.findUnique({
-    where: { companyId_asset: { companyId, asset: PAYMENT_CURRENCY_INFO[paymentCurrency].asset } },
-  });
+export function toleranceFrom(limit: { fixed: Decimal | null; percent: Decimal | null } | null, expected: Decimal): Decimal {
   if (!limit) return new Money(0);
   const fixed = limit.fixed === null ? new Money(0) : toMoney(limit.fixed);
   const byPercent = limit.percent === null ? new Money(0) : expected.times(toMoney(limit.percent)).div(100);

@@ -15,7 +15,12 @@ export interface AssetBalance {
 
 export async function companyBalances(db: Db, companyId: string): Promise<AssetBalance[]> {
   const [balances, pending] = await Promise.all([
-    db.balance.findMany({ where: { companyId, account: { in: [ACCOUNTS.merchantAvailable, ACCOUNTS.merchantSuspense] } } }),
+    // A balance is the sum of its shards.
+    db.balance.groupBy({
+      by: ['asset', 'account'],
+      where: { companyId, account: { in: [ACCOUNTS.merchantAvailable, ACCOUNTS.merchantSuspense] } },
+      _sum: { amount: true },
+    }),
     db.chainTransfer.groupBy({ by: ['asset'], where: { companyId, state: 'seen', role: 'payment' }, _sum: { amount: true } }),
   ]);
   const byAsset = new Map<string, { available: Money; pending: Money; suspense: Money }>();
@@ -25,8 +30,8 @@ export async function companyBalances(db: Db, companyId: string): Promise<AssetB
     return r;
   };
   for (const b of balances) {
-    if (b.account === ACCOUNTS.merchantAvailable) row(b.asset).available = toMoney(b.amount);
-    else row(b.asset).suspense = toMoney(b.amount);
+    if (b.account === ACCOUNTS.merchantAvailable) row(b.asset).available = toMoney(b._sum.amount ?? 0);
+    else row(b.asset).suspense = toMoney(b._sum.amount ?? 0);
   }
   for (const p of pending) row(p.asset).pending = toMoney(p._sum.amount ?? 0);
   return [...byAsset.entries()]

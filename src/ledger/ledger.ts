@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Decimal } from 'decimal.js';
 import { Prisma } from '../../generated/prisma/client.ts';
 import { Money } from '../domain/money.ts';
+import { ConflictError } from '../errors/app-error.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -18,6 +19,15 @@ export const ACCOUNTS = {
 
 export type Account = (typeof ACCOUNTS)[keyof typeof ACCOUNTS];
 
+/**
+ * Rows per running balance at most (the "Balance" table's CHECK says the same). Concurrent postings to one
+ * account take different shards, so it should exceed the transactions that post at once (DB pool 10 by default).
+ */
+export const BALANCE_SHARDS = 16;
+
+/** Accounts that may never go below zero: a posting that would take one negative is refused. */
+const GUARDED: ReadonlySet<string> = new Set<string>([ACCOUNTS.merchantAvailable]);
+
 export interface Posting {
   account: Account;
   amount: Decimal;
@@ -33,37 +43,145 @@ export interface Journal {
   refundId?: string | null;
 }
 
-/** Writes one balanced journal and moves the running balances, in the caller's transaction. */
+/** A guarded account lacks the money a debit needs (checked under its debit lock, see exactSum). */
+export class InsufficientFundsError extends ConflictError {
+  constructor(
+    readonly account: string,
+    readonly available: Decimal,
+    readonly needed: Decimal,
+  ) {
+    super('CONFLICT', `Insufficient funds: ${needed.toFixed()} needed, ${available.toFixed()} available`);
+    this.name = 'InsufficientFundsError';
+  }
+}
+
+/** What this transaction holds of one running balance. */
+interface Held {
+  /** The shard it posted to (its advisory lock and row lock held until commit); later postings reuse it. */
+  shard: number;
+  /** Sum of its postings so far: a debit within this is covered by the transaction's own credits. */
+  net: Decimal;
+}
+
+// Per interactive transaction (Prisma passes the same client object to every call inside one).
+const heldByTx = new WeakMap<object, Map<string, Held>>();
+const balanceKey = (companyId: string, asset: string, account: string) => `${companyId}/${asset}/${account}`;
+
+/**
+ * Writes one balanced journal and moves the running balances, in the caller's transaction, in one statement
+ * (the entries and every shard) unless a guarded account needs its exact check first.
+ */
 export async function postJournal(tx: Tx, journal: Journal): Promise<void> {
   const postings = journal.postings.filter((p) => !p.amount.isZero());
   const sum = postings.reduce((s, p) => s.plus(p.amount), new Money(0));
   if (!sum.isZero()) throw new Error(`unbalanced journal ${journal.kind}: sums to ${sum.toFixed()}`);
   if (postings.length === 0) return;
-  const journalId = randomUUID();
-  await tx.ledgerEntry.createMany({
-    data: postings.map((p) => ({
-      id: randomUUID(),
-      journalId,
-      companyId: journal.companyId,
-      asset: journal.asset,
-      account: p.account,
-      amount: p.amount.toFixed(),
-      kind: journal.kind,
-      invoiceId: journal.invoiceId ?? null,
-      transferId: journal.transferId ?? null,
-      refundId: journal.refundId ?? null,
-    })),
-  });
-  // One statement for all accounts. Rows in account order: every transaction locks shared Balance rows in the
-  // same order, so two journals on the same accounts (a payment and a refund, say) cannot deadlock.
+  const { companyId, asset } = journal;
+  let held = heldByTx.get(tx);
+  if (!held) heldByTx.set(tx, (held = new Map()));
+
+  // Accounts in a fixed order, so transactions that fall back to waiting take them in the same order.
   const byAccount = new Map<string, Decimal>();
   for (const p of postings) byAccount.set(p.account, (byAccount.get(p.account) ?? new Money(0)).plus(p.amount));
-  const rows = [...byAccount.entries()]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([account, amount]) => Prisma.sql`(${journal.companyId}::uuid, ${journal.asset}, ${account}, ${amount.toFixed()}::numeric, now())`);
-  await tx.$executeRaw`
-    INSERT INTO "Balance" ("companyId", "asset", "account", "amount", "updatedAt")
-    VALUES ${Prisma.join(rows)}
-    ON CONFLICT ("companyId", "asset", "account")
-    DO UPDATE SET "amount" = "Balance"."amount" + EXCLUDED."amount", "updatedAt" = now()`;
+  const moves = [...byAccount.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+
+  // A debit of a guarded account beyond this transaction's own credits to it: exact check (exactSum). Every
+  // such debit (withdrawal, refund, fee on a later accept) takes it, so two never both pass on the same money.
+  for (const [account, amount] of moves) {
+    if (!GUARDED.has(account) || !amount.isNegative()) continue;
+    const mine = held.get(balanceKey(companyId, asset, account));
+    if (mine && !mine.net.plus(amount).isNegative()) continue;
+    const total = await exactSum(tx, companyId, asset, account);
+    if (total.plus(amount).isNegative()) throw new InsufficientFundsError(account, total, amount.neg());
+  }
+
+  const journalId = randomUUID();
+  const entries = postings.map(
+    (p) => Prisma.sql`(${randomUUID()}::uuid, ${journalId}::uuid, ${companyId}::uuid, ${asset}, ${p.account}, ${p.amount.toFixed()}::numeric,
+      ${journal.kind}, ${journal.invoiceId ?? null}, ${journal.transferId ?? null}::uuid, ${journal.refundId ?? null}::uuid)`,
+  );
+  const values = moves.map(
+    ([account, amount]) => Prisma.sql`(${account}, ${amount.toFixed()}::numeric, ${held.get(balanceKey(companyId, asset, account))?.shard ?? null}::int)`,
+  );
+  // Per account: the shard this transaction already holds, else the first shard no other transaction is posting
+  // to (a transaction-scoped advisory lock per shard, tried without waiting; it also covers shards that do not
+  // exist yet, so two first credits never pick the same new row), else any shard (then it may wait).
+  const rows = await tx.$queryRaw<{ account: string; shard: number }[]>`
+    WITH entries AS (
+      INSERT INTO "LedgerEntry" ("id", "journalId", "companyId", "asset", "account", "amount", "kind", "invoiceId", "transferId", "refundId")
+      VALUES ${Prisma.join(entries)}
+    ), v ("account", "amount", "held") AS (
+      VALUES ${Prisma.join(values)}
+    ), picked AS (
+      SELECT v."account", v."amount", COALESCE(
+        v."held",
+        (SELECT s FROM generate_series(0, ${BALANCE_SHARDS - 1}::int) s
+         WHERE pg_try_advisory_xact_lock(hashtext(${`${companyId}/${asset}/`} || v."account"), s) LIMIT 1),
+        floor(random() * ${BALANCE_SHARDS}::int)::int
+      ) AS "shard"
+      FROM v
+    )
+    INSERT INTO "Balance" AS b ("companyId", "asset", "account", "shard", "amount", "updatedAt")
+    SELECT ${companyId}::uuid, ${asset}, picked."account", picked."shard", picked."amount", now() FROM picked
+    ON CONFLICT ("companyId", "asset", "account", "shard") DO UPDATE SET "amount" = b."amount" + EXCLUDED."amount", "updatedAt" = now()
+    RETURNING b."account", b."shard"`;
+
+  for (const [account, amount] of moves) {
+    const row = rows.find((r) => r.account === account);
+    if (!row) throw new Error(`journal ${journal.kind}: no balance row moved for ${account}`);
+    const k = balanceKey(companyId, asset, account);
+    held.set(k, { shard: Number(row.shard), net: (held.get(k)?.net ?? new Money(0)).plus(amount) });
+  }
+}
+
+/**
+ * One balance, exact for debits: first the balance's debit lock (a transaction-scoped advisory lock, waited
+ * for), then the sum of its shards in a second statement, whose snapshot therefore includes every debit that
+ * held the lock before. Debits that come later wait for this transaction; credits (and a transaction's debits
+ * covered by its own credits) only add once committed, so leaving out those in flight can only under-count.
+ */
+async function exactSum(tx: Tx, companyId: string, asset: string, account: string): Promise<Decimal> {
+  // Slot -1: apart from the shard slots 0..BALANCE_SHARDS-1 of the same key.
+  await tx.$queryRaw`SELECT 1 AS locked FROM pg_advisory_xact_lock(hashtext(${`${companyId}/${asset}/${account}`}), -1)`;
+  const [row] = await tx.$queryRaw<{ total: string }[]>`
+    SELECT COALESCE(SUM("amount"), 0)::text AS total FROM "Balance"
+    WHERE "companyId" = ${companyId}::uuid AND "asset" = ${asset} AND "account" = ${account}`;
+  return new Money(row!.total);
+}
+
+/**
+ * The merchant's available money in `asset`, exact for the rest of the caller's transaction: it holds the debit
+ * lock until commit, so no other debit can take from it meanwhile (credits may still add to it).
+ */
+export async function availableBalance(tx: Tx, companyId: string, asset: string): Promise<Decimal> {
+  return exactSum(tx, companyId, asset, ACCOUNTS.merchantAvailable);
+}
+
+export interface Debit {
+  companyId: string;
+  asset: string;
+  /** Taken from merchant_available: everything the operation costs the merchant (amount plus fees). */
+  amount: Decimal;
+  kind: Journal['kind'];
+  /** Where it goes (chain_external, network_fees, ...): these postings sum to `amount`. */
+  to: Posting[];
+  invoiceId?: string | null;
+  transferId?: string | null;
+  refundId?: string | null;
+}
+
+/**
+ * Debits the merchant's available money when it covers `amount` (for withdrawals): true and the journal is
+ * written; false and nothing is written when it does not. Exact under any concurrency (see postJournal).
+ */
+export async function debitAvailable(tx: Tx, debit: Debit): Promise<boolean> {
+  if (!debit.amount.gt(0)) throw new Error(`a debit must be positive, got ${debit.amount.toFixed()}`);
+  const { amount, to, ...journal } = debit;
+  try {
+    await postJournal(tx, { ...journal, postings: [{ account: ACCOUNTS.merchantAvailable, amount: amount.neg() }, ...to] });
+    return true;
+  } catch (e) {
+    if (e instanceof InsufficientFundsError) return false;
+    throw e;
+  }
 }

@@ -2,11 +2,10 @@
 // transfer, books the ledger and lets the invoice lifecycle move the status and write the events. Replaying a
 // report changes nothing.
 import { randomUUID } from 'node:crypto';
-import type { ChainTransfer } from '../../generated/prisma/client.ts';
+import { Prisma, type ChainTransfer, type PaymentAddress } from '../../generated/prisma/client.ts';
 import type { TransferReport } from '../chains/adapter.ts';
-import type { Prisma } from '../db/client.ts';
 import { commitWithEvents, recordEvent } from '../core/events.ts';
-import { PAYMENT_CURRENCY_INFO, isPaymentCurrency } from '../domain/assets.ts';
+import { PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO, isPaymentCurrency } from '../domain/assets.ts';
 import { toMoney } from '../domain/money.ts';
 import { ConflictError, NotFoundError } from '../errors/app-error.ts';
 import { closeIfExpired, lockInvoice, reevaluate, type LifecycleDeps } from '../invoices/lifecycle.ts';
@@ -17,20 +16,41 @@ type Tx = Prisma.TransactionClient;
 const requiredConfirmations = (asset: string) => (isPaymentCurrency(asset) ? PAYMENT_CURRENCY_INFO[asset].confirmations : 1);
 
 export async function applyTransferReport(deps: LifecycleDeps, report: TransferReport): Promise<ChainTransfer> {
-  const candidates = await deps.db.paymentAddress.findMany({ where: { address: report.to, tag: report.tag } });
-  const address = candidates.find((a) => isPaymentCurrency(a.asset) && PAYMENT_CURRENCY_INFO[a.asset].network === report.network);
+  // The address and its company's time in one round trip; the assets of the network let it use the
+  // (asset, address, tag) index.
+  const assets = PAYMENT_CURRENCIES.filter((c) => PAYMENT_CURRENCY_INFO[c].network === report.network);
+  const [address] = assets.length === 0 ? [] : await deps.db.$queryRaw<(PaymentAddress & { now: Date })[]>`
+    SELECT a.*, ${deps.clock.companyNowSql('a."companyId"')} AS "now" FROM "PaymentAddress" a
+    WHERE a."asset" IN (${Prisma.join(assets)}) AND a."address" = ${report.to}
+      AND ${report.tag === null ? Prisma.sql`a."tag" IS NULL` : Prisma.sql`a."tag" = ${report.tag}`}
+    LIMIT 1`;
   if (!address?.invoiceId) throw new NotFoundError(`No payment address ${report.to}${report.tag ? ` (tag ${report.tag})` : ''} on ${report.network}`);
   const invoiceId = address.invoiceId;
-  const now = await deps.clock.now(address.companyId);
+  const now = address.now;
 
   return commitWithEvents(deps, async (tx) => {
     // A report after the window closed: close first, then it is late.
     let invoice = await closeIfExpired(tx, await lockInvoice(tx, invoiceId), now);
 
     const where = { network_txHash_outputIndex: { network: report.network, txHash: report.txHash, outputIndex: report.outputIndex } };
-    const existing = await tx.chainTransfer.findUnique({ where });
-    let transfer: ChainTransfer;
+    // A new output (the usual report) is recorded in one round trip; a known one is read and compared below.
+    let transfer: ChainTransfer | undefined;
     let becameConfirmed = false;
+    if (!report.dropped) {
+      const confirmed = report.confirmations >= requiredConfirmations(report.asset);
+      const role = report.asset !== address.asset ? 'wrong_asset' : invoice.status === 'closed' || invoice.status === 'refunded' ? 'late' : 'payment';
+      [transfer] = await tx.$queryRaw<ChainTransfer[]>`
+        INSERT INTO "ChainTransfer" ("id", "network", "asset", "txHash", "outputIndex", "fromAddress", "toAddress", "tag", "amount",
+          "confirmations", "blockNumber", "state", "role", "companyId", "invoiceId", "addressId", "seenAt", "confirmedAt")
+        VALUES (${randomUUID()}::uuid, ${report.network}, ${report.asset}, ${report.txHash}, ${report.outputIndex}::int, ${report.from}::text,
+          ${report.to}, ${report.tag}::text, ${report.amount.toFixed()}::numeric, ${report.confirmations}::int, ${report.blockNumber}::bigint,
+          ${confirmed ? 'confirmed' : 'seen'}::"TransferState", ${role}::"TransferRole", ${invoice.companyId}::uuid, ${invoiceId}, ${address.id},
+          ${now}::timestamptz, ${confirmed ? now : null}::timestamptz)
+        ON CONFLICT ("network", "txHash", "outputIndex") DO NOTHING
+        RETURNING *`;
+      becameConfirmed = transfer !== undefined && confirmed;
+    }
+    const existing = transfer ? null : await tx.chainTransfer.findUnique({ where });
     if (existing) {
       // One transaction output pays one address: a report naming another address (or merchant) is not a repeat
       // of the one recorded, whoever sends it, and never changes it.
@@ -54,31 +74,8 @@ export async function applyTransferReport(deps: LifecycleDeps, report: TransferR
       } else {
         return existing; // a duplicate report
       }
-    } else {
-      if (report.dropped) throw new NotFoundError(`No transfer ${report.txHash}:${report.outputIndex} to drop`);
-      becameConfirmed = report.confirmations >= requiredConfirmations(report.asset);
-      transfer = await tx.chainTransfer.create({
-        data: {
-          id: randomUUID(),
-          network: report.network,
-          asset: report.asset,
-          txHash: report.txHash,
-          outputIndex: report.outputIndex,
-          fromAddress: report.from,
-          toAddress: report.to,
-          tag: report.tag,
-          amount: report.amount.toFixed(),
-          confirmations: report.confirmations,
-          blockNumber: report.blockNumber,
-          state: becameConfirmed ? 'confirmed' : 'seen',
-          role: report.asset !== address.asset ? 'wrong_asset' : invoice.status === 'closed' || invoice.status === 'refunded' ? 'late' : 'payment',
-          companyId: invoice.companyId,
-          invoiceId,
-          addressId: address.id,
-          seenAt: now,
-          confirmedAt: becameConfirmed ? now : null,
-        },
-      });
+    } else if (!transfer) {
+      throw new NotFoundError(`No transfer ${report.txHash}:${report.outputIndex} to drop`);
     }
 
     if (becameConfirmed) await creditTransfer(tx, transfer);

@@ -119,6 +119,44 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
     );
   });
 
+  it('a balance is the sum of its shards: money moved between shards is no problem', async () => {
+    const key = { companyId: merchant.companyId, asset: 'trc20usdt', account: 'merchant_available' };
+    await tampered(
+      async (db) => {
+        const [first] = await db.balance.findMany({ where: key, orderBy: { shard: 'asc' }, take: 1 });
+        const spare = first!.shard === 15 ? 14 : 15;
+        await db.balance.update({ where: { companyId_asset_account_shard: { ...key, shard: first!.shard } }, data: { amount: { decrement: 250 } } });
+        await db.balance.create({ data: { ...key, shard: spare, amount: 250 } });
+        return { first: first!.shard, spare };
+      },
+      async (db, { first, spare }) => {
+        await db.balance.delete({ where: { companyId_asset_account_shard: { ...key, shard: spare } } });
+        await db.balance.update({ where: { companyId_asset_account_shard: { ...key, shard: first } }, data: { amount: { increment: 250 } } });
+      },
+      async () => {
+        const res = await verifyHere();
+        expect(res.problems).toEqual([]);
+        expect(res.balances).toBe(3);
+      },
+    );
+  });
+
+  it('a negative available balance: running-balance and negative-balance, exit 1', async () => {
+    await tampered(
+      // One shard (the first).
+      (db) => db.$executeRawUnsafe(`UPDATE "Balance" SET "amount" = "amount" - 1000 WHERE "account" = 'merchant_available' AND "shard" = (SELECT MIN("shard") FROM "Balance" WHERE "account" = 'merchant_available')`),
+      (db) => db.$executeRawUnsafe(`UPDATE "Balance" SET "amount" = "amount" + 1000 WHERE "account" = 'merchant_available' AND "shard" = (SELECT MIN("shard") FROM "Balance" WHERE "account" = 'merchant_available')`),
+      async () => {
+        const res = await verifyHere();
+        const k = `${merchant.companyId}/trc20usdt/merchant_available`;
+        expect(res.problems).toEqual([
+          { check: 'running-balance', key: k, expected: String(100 * PAID_INVOICES), actual: String(100 * PAID_INVOICES - 1000) },
+          { check: 'negative-balance', key: k, expected: '>= 0', actual: String(100 * PAID_INVOICES - 1000) },
+        ]);
+      },
+    );
+  });
+
   it('a journal missing one of its entries: journal-balance, exit 1', async () => {
     await tampered(
       async (db) => {
