@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { newInvoiceId } from '../src/invoices/ids.ts';
-import { SQL, insertItemsSql, sqlTimestamp } from './sql.ts';
+import { SQL, sqlTimestamp } from './sql.ts';
 
 type Row = unknown[];
 /** One statement, rows as arrays (both Prisma adapters ask for rowMode 'array'). */
@@ -105,16 +105,13 @@ async function readInvoice(db: SqlBackend, id: string, restShape: boolean) {
 
 async function createInvoice(db: SqlBackend, companyId: string, body: CreateBody) {
   const id = newInvoiceId();
-  await db.query(SQL.selectSandboxClock, [companyId, '1', OFFSET_0]);
-  const now = sqlTimestamp(new Date());
   const total = body.items.reduce((sum, i) => sum + i.price, 0).toFixed(2);
-  const invoice = await db.transaction(async (q) => {
-    const [row] = await q(SQL.insertInvoice, [id, companyId, 'created', body.invoiceCurrency, null, false, null, null, total, '0', '0', now, now]);
-    await q(insertItemsSql(body.items.length), body.items.flatMap((item, position) => [id, position, item.name, String(item.price)]));
-    const payload = JSON.stringify({ invoiceId: id, status: 'created', message: 'Invoice created' });
-    await q(SQL.insertEvent, [randomUUID(), companyId, 'invoice.created', 'invoice', id, payload]);
-    return row;
-  });
+  const payload = JSON.stringify({ invoiceId: id, status: 'created', message: 'Invoice created' });
+  const [invoice] = await db.query(SQL.createInvoice, [
+    id, companyId, body.invoiceCurrency, null, false, null, null, total, new Date(), companyId, id,
+    body.items.map((_, position) => position), body.items.map((i) => i.name), body.items.map((i) => String(i.price)),
+    randomUUID(), companyId, 'invoice.created', 'invoice', id, payload,
+  ]);
   return { id, status: 'created', invoice, items: body.items };
 }
 

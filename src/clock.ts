@@ -34,13 +34,14 @@ export class Clock {
   }
 
   /**
-   * SQL for the current time on the clock of the company whose id is in `companyColumn` (a column of the
-   * query it is used in), for queries that pick what is due across companies.
+   * SQL for the current time on the clock of a company: `company` names a column of the query it is used in (for
+   * queries that pick what is due across companies) or is an SQL value.
    */
-  companyNowSql(companyColumn: string): Prisma.Sql {
+  companyNowSql(company: string | Prisma.Sql): Prisma.Sql {
     const real = Prisma.sql`${new Date()}::timestamptz`;
     if (!this.sandbox) return real;
-    return Prisma.sql`(${real} + COALESCE((SELECT sc."offsetMs" FROM "SandboxClock" sc WHERE sc."companyId" = ${Prisma.raw(companyColumn)}), 0) * interval '1 millisecond')`;
+    const id = typeof company === 'string' ? Prisma.raw(company) : company;
+    return Prisma.sql`(${real} + COALESCE((SELECT sc."offsetMs" FROM "SandboxClock" sc WHERE sc."companyId" = ${id}), 0) * interval '1 millisecond')`;
   }
 
   /** Moves the company's test clock forward; answers its new offset. */

@@ -2,7 +2,8 @@
 // webhook URL, the event's delivery) in its own transaction, so both commit together or not at all. Payload
 // builders live with their feature; this module knows no event type.
 import { randomUUID } from 'node:crypto';
-import { transactionWithRetry, type Db, type Prisma } from '../db/client.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
+import { transactionWithRetry, type Db } from '../db/client.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -26,26 +27,25 @@ export interface NewEvent {
   deliver?: boolean;
 }
 
+/**
+ * The event and its delivery as common table expressions, for a statement that also makes the state change
+ * (`WITH change AS (...), ${eventCtes(e)} SELECT ...`): one statement is atomic without a transaction.
+ */
+export function eventCtes(event: NewEvent): Prisma.Sql {
+  const row = Prisma.sql`${randomUUID()}, ${event.companyId}::uuid, ${event.type}, ${event.subject.type}, ${event.subject.id}, ${JSON.stringify(event.payload)}::json`;
+  const insert = Prisma.sql`INSERT INTO "Event" ("id", "companyId", "type", "subjectType", "subjectId", "payload") VALUES (${row})`;
+  if (event.deliver === false) return Prisma.sql`recorded_event AS (${insert})`;
+  return Prisma.sql`recorded_event AS (${insert} RETURNING "id", "seq", "companyId"),
+    queued_delivery AS (
+      INSERT INTO "WebhookDelivery" ("id", "eventId", "companyId", "url", "seq", "status", "nextAttemptAt")
+      SELECT gen_random_uuid(), e."id", e."companyId", c."webhookUrl", e."seq", 'pending', now()
+      FROM recorded_event e JOIN "Company" c ON c."id" = e."companyId"
+      WHERE c."webhookUrl" IS NOT NULL)`;
+}
+
 /** Records an event in the caller's transaction; one statement with its delivery. */
 export async function recordEvent(tx: Tx, event: NewEvent): Promise<void> {
-  const id = randomUUID();
-  const payload = JSON.stringify(event.payload);
-  if (event.deliver === false) {
-    await tx.$executeRaw`
-      INSERT INTO "Event" ("id", "companyId", "type", "subjectType", "subjectId", "payload")
-      VALUES (${id}, ${event.companyId}::uuid, ${event.type}, ${event.subject.type}, ${event.subject.id}, ${payload}::json)`;
-    return;
-  }
-  await tx.$executeRaw`
-    WITH e AS (
-      INSERT INTO "Event" ("id", "companyId", "type", "subjectType", "subjectId", "payload")
-      VALUES (${id}, ${event.companyId}::uuid, ${event.type}, ${event.subject.type}, ${event.subject.id}, ${payload}::json)
-      RETURNING "id", "seq", "companyId"
-    )
-    INSERT INTO "WebhookDelivery" ("id", "eventId", "companyId", "url", "seq", "status", "nextAttemptAt")
-    SELECT gen_random_uuid(), e."id", e."companyId", c."webhookUrl", e."seq", 'pending', now()
-    FROM e JOIN "Company" c ON c."id" = e."companyId"
-    WHERE c."webhookUrl" IS NOT NULL`;
+  await tx.$executeRaw`WITH ${eventCtes(event)} SELECT 1`;
 }
 
 /** Told after a transaction that recorded events committed, so they are published at once (the event bus). */

@@ -26,6 +26,8 @@ export interface IdempotentRequest {
 export interface IdempotentSteps<T> {
   /** The work, in the transaction that stores the key; `stored` is what a replay needs to rebuild the answer. */
   execute(tx: Tx): Promise<{ result: T; stored: Prisma.InputJsonObject }>;
+  /** `execute` is one statement: without a key it needs no transaction around it (a round trip each way less). */
+  singleStatement?: boolean;
   replay(stored: Prisma.JsonValue): Promise<T>;
 }
 
@@ -51,6 +53,11 @@ export async function idempotent<T>(deps: EventDeps, request: IdempotentRequest,
   const { key, companyId, operation } = request;
   checkIdempotencyKey(key);
   if (key == null) {
+    if (steps.singleStatement) {
+      const { result } = await steps.execute(deps.db);
+      deps.events.committed();
+      return { result, replayed: false };
+    }
     const { result } = await commitWithEvents(deps, steps.execute);
     return { result, replayed: false };
   }

@@ -1,7 +1,7 @@
 // Creating invoices. The rest of the lifecycle is in lifecycle.ts; reads are in queries.ts.
-import { Prisma } from '../../generated/prisma/client.ts';
+import { Prisma, type Invoice } from '../../generated/prisma/client.ts';
 import type { Company } from '../core/auth.ts';
-import { recordEvent } from '../core/events.ts';
+import { eventCtes } from '../core/events.ts';
 import { idempotent } from '../core/idempotency.ts';
 import { PAYMENT_CURRENCY_INFO } from '../domain/assets.ts';
 import { ValidationError } from '../errors/app-error.ts';
@@ -27,30 +27,33 @@ export async function createInvoice(
     throw new ValidationError([{ path: 'paymentCurrency', message: `this merchant does not accept ${input.paymentCurrency}` }]);
   }
   const id = newInvoiceId();
-  const createdAt = await deps.clock.now(company.id);
   const items = input.items.map((item, position) => ({ invoiceId: id, position, name: item.name, price: new Prisma.Decimal(item.price.toFixed()) }));
   const { result, replayed } = await idempotent(
     deps,
     { companyId: company.id, key: idempotencyKey, operation: 'createInvoice', input, ttlMs: deps.idempotencyTtlMs },
     {
+      // The invoice, its items, its event and delivery: one statement (the hot path of the API).
+      singleStatement: true,
       execute: async (tx) => {
-        const created = await tx.invoice.create({
-          data: {
-            id,
-            companyId: company.id,
-            invoiceCurrency: input.invoiceCurrency,
-            fixedPaymentCurrency: input.paymentCurrency,
-            isMerchantPaysFee: input.isMerchantPaysFee,
-            requestedRedirectUrl: input.redirectURL,
-            redirectUrl: input.redirectURL ?? company.redirectUrl,
-            total: input.total.toFixed(),
-            createdAt,
-          },
-        });
-        await tx.invoiceItem.createMany({ data: items });
-        await recordEvent(tx, invoiceStatusEvent(company.id, id, 'created'));
+        const [created] = await tx.$queryRaw<Invoice[]>`
+          WITH new_invoice AS (
+            INSERT INTO "Invoice" ("id", "companyId", "status", "invoiceCurrency", "fixedPaymentCurrency", "isMerchantPaysFee",
+              "requestedRedirectUrl", "redirectUrl", "total", "createdAt", "updatedAt")
+            VALUES (${id}, ${company.id}::uuid, 'created', ${input.invoiceCurrency}, ${input.paymentCurrency}, ${input.isMerchantPaysFee},
+              ${input.redirectURL}, ${input.redirectURL ?? company.redirectUrl}, ${input.total.toFixed()}::numeric,
+              ${deps.clock.companyNowSql(Prisma.sql`${company.id}::uuid`)}, now())
+            RETURNING *
+          ),
+          new_items AS (
+            INSERT INTO "InvoiceItem" ("invoiceId", "position", "name", "price")
+            SELECT ${id}, t."position", t."name", t."price"
+            FROM unnest(${items.map((i) => i.position)}::int[], ${items.map((i) => i.name)}::text[], ${items.map((i) => i.price.toFixed())}::numeric[])
+              AS t("position", "name", "price")
+          ),
+          ${eventCtes(invoiceStatusEvent(company.id, id, 'created'))}
+          SELECT * FROM new_invoice`;
         // Everything the response shows was just written or is at hand: no read-back.
-        const invoice: InvoiceRecord = { ...created, company, items, address: null, transfers: [], refund: null };
+        const invoice: InvoiceRecord = { ...created!, company, items, address: null, transfers: [], refund: null };
         return { result: invoice, stored: { invoiceId: id } };
       },
       replay: async (stored) => getInvoiceRecord(deps.db, (stored as { invoiceId: string }).invoiceId),
