@@ -7,7 +7,7 @@ import { Prisma, type Invoice, type Refund } from '../../generated/prisma/client
 import type { ChainRegistry } from '../chains/adapter.ts';
 import type { Clock } from '../clock.ts';
 import type { Company } from '../core/auth.ts';
-import { commitWithEvents, recordEvent, type EventDeps } from '../core/events.ts';
+import { commitWithEvents, eventCtes, type EventDeps, type NewEvent } from '../core/events.ts';
 import { PAYMENT_CURRENCY_INFO, isInvoiceCurrency, isPaymentCurrency, type PaymentCurrency } from '../domain/assets.ts';
 import { Money, fitsColumn, toMoney } from '../domain/money.ts';
 import { AppError, ConflictError, NotFoundError, ValidationError } from '../errors/app-error.ts';
@@ -73,18 +73,49 @@ async function gatherFacts(tx: Tx, invoice: Invoice): Promise<Facts> {
   return { confirmedTotal: toMoney(row!.confirmed), unconfirmedCount: Number(row!.unconfirmed), expected, tolerance };
 }
 
+/** The columns a lifecycle move writes, with their SQL types. */
+const CHANGE_COLUMNS = {
+  status: '"InvoiceStatus"',
+  paidAmount: 'numeric',
+  overpaidAmount: 'numeric',
+  feeCharged: 'numeric',
+  rate: 'numeric',
+  invoiceFee: 'numeric',
+  paymentAmount: 'numeric',
+  acceptedAt: 'timestamptz',
+  settledAt: 'timestamptz',
+  expiredAt: 'timestamptz',
+  proceededAt: 'timestamptz',
+  clientEmail: 'text',
+  paymentCurrency: 'text',
+} as const;
+
+export type InvoiceChange = Partial<Record<keyof typeof CHANGE_COLUMNS, string | Date | null>>;
+
+/** The invoice's new state and, when it moved, its event: one statement. */
+async function writeChange(tx: Tx, invoiceId: string, change: InvoiceChange, event: NewEvent | null): Promise<Invoice> {
+  const sets = Object.entries(change).map(
+    ([column, value]) => Prisma.sql`${Prisma.raw(`"${column}"`)} = ${value}::${Prisma.raw(CHANGE_COLUMNS[column as keyof typeof CHANGE_COLUMNS])}`,
+  );
+  const [updated] = await tx.$queryRaw<Invoice[]>`
+    WITH changed AS (UPDATE "Invoice" SET ${Prisma.join([...sets, Prisma.sql`"updatedAt" = now()`])} WHERE "id" = ${invoiceId} RETURNING *)
+    ${event ? Prisma.sql`, ${eventCtes(event)}` : Prisma.empty}
+    SELECT * FROM changed`;
+  return updated!;
+}
+
 /**
  * Recomputes the payment totals and applies the state machine's decision for `trigger`: status, events and, on
  * `done`, the fee. `fill` is written with the move (proceed's quote). Throws a conflict when the machine rejects.
  */
-export async function reevaluate(tx: Tx, invoice: Invoice, trigger: Trigger, now: Date, fill: Prisma.InvoiceUpdateInput = {}): Promise<Invoice> {
+export async function reevaluate(tx: Tx, invoice: Invoice, trigger: Trigger, now: Date, fill: InvoiceChange = {}): Promise<Invoice> {
   const facts = await gatherFacts(tx, invoice);
   const decision = decide({ status: invoice.status as InvoiceStatus, ...facts }, trigger);
   if (decision.kind === 'reject') {
     throw new ConflictError(trigger === 'proceed' ? 'INVOICE_NOT_PROCEEDABLE' : 'CONFLICT', `Invoice ${invoice.id}: ${decision.reason}`);
   }
   const overpaid = Money.max(facts.confirmedTotal.minus(facts.expected), 0);
-  const data: Prisma.InvoiceUpdateInput = { ...fill, paidAmount: facts.confirmedTotal.toFixed(), overpaidAmount: overpaid.toFixed() };
+  const data: InvoiceChange = { ...fill, paidAmount: facts.confirmedTotal.toFixed(), overpaidAmount: overpaid.toFixed() };
   if (decision.kind === 'move') {
     data.status = decision.to;
     if (decision.to === 'done') {
@@ -106,9 +137,7 @@ export async function reevaluate(tx: Tx, invoice: Invoice, trigger: Trigger, now
     }
     if (decision.to === 'wrong' || decision.to === 'closed' || decision.to === 'refunded') data.settledAt = now;
   }
-  const updated = await tx.invoice.update({ where: { id: invoice.id }, data });
-  if (decision.kind === 'move') await recordEvent(tx, invoiceStatusEvent(invoice.companyId, invoice.id, decision.to));
-  return updated;
+  return writeChange(tx, invoice.id, data, decision.kind === 'move' ? invoiceStatusEvent(invoice.companyId, invoice.id, decision.to) : null);
 }
 
 /** A report that comes after the payment window closed: close first (the sweeper may not have run yet). */
