@@ -87,8 +87,11 @@ describe.each(DATABASES)('sharded balances on %s', { timeout: 120_000 }, (kind) 
   }
   /** Fails instead of waiting when the statement queues on another transaction's lock. */
   const noWait = (tx: Tx) => tx.$executeRawUnsafe(`SET LOCAL lock_timeout = '2s'`);
+  // Concurrent transactions exist only on PostgreSQL: the embedded database runs one at a time, so these
+  // cases are not registered there (rather than reported as skipped).
+  const concurrently = kind === 'postgres' ? it : () => {};
 
-  it.runIf(kind === 'postgres')('credits never wait for each other, nor exact checks for credits in flight', async () => {
+  concurrently('credits never wait for each other, nor exact checks for credits in flight', async () => {
     await heldOpen(
       (tx) => credit(tx, 'wait', '1'),
       async () => {
@@ -108,7 +111,7 @@ describe.each(DATABASES)('sharded balances on %s', { timeout: 120_000 }, (kind) 
     expect(await ledgerProblems()).toEqual([]);
   });
 
-  it.runIf(kind === 'postgres')('exact checks run one at a time, each after the previous debit committed', async () => {
+  concurrently('exact checks run one at a time, each after the previous debit committed', async () => {
     await db.prisma.$transaction((tx) => credit(tx, 'serial', '10'));
     let second: Promise<boolean> = Promise.resolve(false);
     let done = false;
@@ -129,7 +132,7 @@ describe.each(DATABASES)('sharded balances on %s', { timeout: 120_000 }, (kind) 
     expect(await ledgerProblems()).toEqual([]);
   });
 
-  it.runIf(kind === 'postgres')('a debit on a shard created in the same transaction is seen by the next exact check', async () => {
+  concurrently('a debit on a shard created in the same transaction is seen by the next exact check', async () => {
     // Shard 0 exists with 10; while a credit in flight holds it, a transaction credits 1 to a new shard and
     // debits 11 there (-10 on that shard). A debit queued behind it must sum that new shard too.
     await db.prisma.$transaction((tx) => credit(tx, 'fresh', '10'));
