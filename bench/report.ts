@@ -28,7 +28,8 @@ const RATIO_OF: Partial<Record<RunKey, RunKey>> = {
 };
 
 /** Informational targets; they apply to the service on PostgreSQL. */
-export const TARGETS = { restCreateRatio: 0.4, graphqlCreateRatio: 0.3, p99Ms: 100 };
+// Issue 8: REST create >= 45% of its same-SQL baseline, confirmed payments >= 60% of REST create, p99 < 100 ms.
+export const TARGETS = { restCreateRatio: 0.45, graphqlCreateRatio: 0.3, paymentRatio: 0.6, p99Ms: 100 };
 const SERVICE_RUNS: RunKey[] = ['restCreate', 'graphqlCreate', 'restRead', 'graphqlRead'];
 
 export interface DbResult {
@@ -68,6 +69,8 @@ export function verdicts(results: DbResult[]): Verdict[] {
     const gc = ratio(r, 'graphqlCreate');
     out.push({ db: r.db, name: 'REST create / baseline create', value: rc, target: `>= ${pct(TARGETS.restCreateRatio)}`, pass: rc === null ? null : rc >= TARGETS.restCreateRatio });
     out.push({ db: r.db, name: 'GraphQL create / baseline create', value: gc, target: `>= ${pct(TARGETS.graphqlCreateRatio)}`, pass: gc === null ? null : gc >= TARGETS.graphqlCreateRatio });
+    const pr = paymentRatio(r);
+    out.push({ db: r.db, name: 'confirmed payments / REST create', value: pr, target: `>= ${pct(TARGETS.paymentRatio)}`, pass: pr === null ? null : pr >= TARGETS.paymentRatio });
     for (const key of SERVICE_RUNS) {
       const m = r.runs[key];
       out.push({ db: r.db, name: `${label(key)} p99`, value: m?.p99 ?? null, target: `< ${TARGETS.p99Ms} ms`, pass: m ? m.p99 < TARGETS.p99Ms : null });
@@ -125,8 +128,8 @@ export function renderReport(results: DbResult[], settings: { connections: numbe
       const q = ratio(r, key);
       const of = RATIO_OF[key];
       let target = '';
-      if (r.db === 'postgres' && key === 'restCreate' && q !== null) target = `>=40% ${verdictText(q >= TARGETS.restCreateRatio)}`;
-      if (r.db === 'postgres' && key === 'graphqlCreate' && q !== null) target = `>=30% ${verdictText(q >= TARGETS.graphqlCreateRatio)}`;
+      if (r.db === 'postgres' && key === 'restCreate' && q !== null) target = `>=${pct(TARGETS.restCreateRatio)} ${verdictText(q >= TARGETS.restCreateRatio)}`;
+      if (r.db === 'postgres' && key === 'graphqlCreate' && q !== null) target = `>=${pct(TARGETS.graphqlCreateRatio)} ${verdictText(q >= TARGETS.graphqlCreateRatio)}`;
       if (r.db === 'postgres' && m && SERVICE_RUNS.includes(key)) target += `${target ? ', ' : ''}p99 ${verdictText(m.p99 < TARGETS.p99Ms)}`;
       rows.push([
         r.db,
