@@ -132,15 +132,21 @@ export class EventBus implements CommitSignal {
     this.lastReadAt = Date.now();
     const cursor = this.cursor!;
     const limit = this.options.batchSize ?? 500;
-    const rows = await this.deps.db.$queryRaw<Row[]>`
+    // Only rows below the horizon come back; `waiting` says whether committed rows above it wait for an older
+    // transaction to end (then the bus looks again shortly, without fetching them each time).
+    const rows = await this.deps.db.$queryRaw<(Row & { waiting: boolean })[]>`
+      WITH h AS (SELECT (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint AS "horizon")
       SELECT e."id", e."seq", e."txid", e."type", e."companyId"::text AS "companyId", e."subjectType", e."subjectId",
-             e."payload", e."createdAt", (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint AS "horizon"
-      FROM "Event" e
-      WHERE (e."txid", e."seq") > (${cursor.txid}, ${cursor.seq})
-      ORDER BY e."txid", e."seq"
-      LIMIT ${limit}`;
-    for (const row of rows) {
-      if (row.txid >= row.horizon) return 'blocked';
+             e."payload", e."createdAt", h."horizon", false AS "waiting"
+      FROM (SELECT * FROM "Event" x WHERE (x."txid", x."seq") > (${cursor.txid}, ${cursor.seq})
+              AND x."txid" < (SELECT "horizon" FROM h)
+            ORDER BY x."txid", x."seq" LIMIT ${limit}) e, h
+      UNION ALL
+      SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, h."horizon", true
+      FROM h WHERE EXISTS (SELECT 1 FROM "Event" w WHERE w."txid" >= h."horizon")
+      ORDER BY "waiting", "txid", "seq"`;
+    const events = rows.filter((r) => !r.waiting);
+    for (const row of events) {
       this.cursor = { txid: row.txid, seq: row.seq };
       this.publish({
         seq: row.seq,
@@ -152,7 +158,8 @@ export class EventBus implements CommitSignal {
         createdAt: row.createdAt,
       });
     }
-    return rows.length === limit ? 'more' : 'done';
+    if (events.length === limit) return 'more';
+    return rows.some((r) => r.waiting) ? 'blocked' : 'done';
   }
 
   private publish(message: BusMessage): void {
