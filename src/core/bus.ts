@@ -112,8 +112,8 @@ export class EventBus implements CommitSignal {
       this.timer = null;
       this.reading = this.read()
         .catch((e: unknown) => {
-          this.deps.logger.error({ err: e }, 'event bus read failed; retrying');
-          return 'blocked' as const;
+          this.deps.logger.error({ err: e }, 'event bus read failed; retrying in a second');
+          return 'failed' as const;
         })
         .then((outcome) => {
           this.reading = null;
@@ -123,6 +123,8 @@ export class EventBus implements CommitSignal {
           } else if (outcome === 'blocked') {
             // Committed events wait behind an open transaction: look again shortly.
             this.schedule(20);
+          } else if (outcome === 'failed') {
+            this.schedule(1000);
           }
         });
     }, Math.max(0, wait));
