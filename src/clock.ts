@@ -34,14 +34,20 @@ export class Clock {
   }
 
   /**
-   * SQL for the current time on the clock of a company: `company` names a column of the query it is used in (for
-   * queries that pick what is due across companies) or is an SQL value.
+   * SQL for a company's test clock offset in milliseconds (0 outside sandbox mode): `company` names a column of the
+   * query it is used in (for queries across companies) or is an SQL value.
    */
+  offsetMsSql(company: string | Prisma.Sql): Prisma.Sql {
+    if (!this.sandbox) return Prisma.sql`0::bigint`;
+    const id = typeof company === 'string' ? Prisma.raw(company) : company;
+    return Prisma.sql`COALESCE((SELECT sc."offsetMs" FROM "SandboxClock" sc WHERE sc."companyId" = ${id}), 0)`;
+  }
+
+  /** SQL for the current time on a company's clock (`company` as for offsetMsSql). */
   companyNowSql(company: string | Prisma.Sql): Prisma.Sql {
     const real = Prisma.sql`${new Date()}::timestamptz`;
     if (!this.sandbox) return real;
-    const id = typeof company === 'string' ? Prisma.raw(company) : company;
-    return Prisma.sql`(${real} + COALESCE((SELECT sc."offsetMs" FROM "SandboxClock" sc WHERE sc."companyId" = ${id}), 0) * interval '1 millisecond')`;
+    return Prisma.sql`(${real} + ${this.offsetMsSql(company)} * interval '1 millisecond')`;
   }
 
   /** Moves the company's test clock forward; answers its new offset. */

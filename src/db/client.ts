@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PrismaClient, type Prisma as PrismaNs } from '../../generated/prisma/client.ts';
+import type pg from 'pg';
 import {
   PGliteAdapterFactory,
   isPostgresUrl,
@@ -71,6 +72,10 @@ export interface OpenDatabaseOptions {
   pgliteTemplate?: string | null;
 }
 
+/** A Prisma client on a pg pool, configured as every PostgreSQL client of the service. */
+export const postgresClient = (pool: pg.Pool): PrismaClient =>
+  new PrismaClient({ adapter: postgresAdapter(pool), errorFormat: 'minimal', transactionOptions: TRANSACTION_OPTIONS });
+
 /**
  * postgresql://... -> PostgreSQL through a pg pool; pglite:<dir> -> embedded PGlite in <dir>
  * (pglite:memory:// keeps it in memory). Only one process may open a PGlite data directory.
@@ -89,7 +94,7 @@ export async function openDatabase({ url, migrate = true, poolSize = 10, onPoolE
           throw e;
         });
     }
-    const prisma = new PrismaClient({ adapter: postgresAdapter(pool), errorFormat: 'minimal', transactionOptions: TRANSACTION_OPTIONS });
+    const prisma = postgresClient(pool);
     const notifications = postgresNotifications(url, pool, (e) => onPoolError?.(e));
     return {
       prisma,

@@ -15,13 +15,12 @@ import { ACCOUNTS, postJournal } from '../ledger/ledger.ts';
 import type { FeeTable } from '../pricing/fees.ts';
 import type { RateSource } from '../pricing/rates.ts';
 import type { Logger } from '../logger.ts';
-import { INVOICE_ID_PATTERN } from './ids.ts';
 import { expiryFor, quotePayment, type ProceedInvoiceInput, type RefundInvoiceInput } from './rules.ts';
 import { decide, type Trigger } from './state-machine.ts';
 import { invoiceStatusEvent, type InvoiceStatus } from './status.ts';
 import { toleranceFrom } from './underpayment.ts';
 import { dispatchRefund } from './refunds.ts';
-import { getInvoiceRecord, type InvoiceRecord } from './queries.ts';
+import { getInvoiceRecord, publicInvoiceWhere, type InvoiceRecord } from './queries.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -148,9 +147,8 @@ export async function closeIfExpired(tx: Tx, invoice: Invoice, now: Date): Promi
 
 /** The caller's invoice, or 404 (another merchant's invoice does not exist for it). */
 async function ownInvoice(deps: LifecycleDeps, company: Company, invoiceId: string) {
-  const invoice = INVOICE_ID_PATTERN.test(invoiceId)
-    ? await deps.db.invoice.findUnique({ where: { id: invoiceId }, select: { companyId: true, paymentCurrency: true } })
-    : null;
+  const where = publicInvoiceWhere(invoiceId);
+  const invoice = where ? await deps.db.invoice.findUnique({ where, select: { companyId: true, paymentCurrency: true } }) : null;
   if (!invoice || invoice.companyId !== company.id) throw new NotFoundError(`No invoice with id ${invoiceId}`);
   return invoice;
 }

@@ -17,15 +17,16 @@ export const invoiceInclude = {
 
 export type InvoiceRecord = Prisma.InvoiceGetPayload<{ include: typeof invoiceInclude }>;
 
+/** Where clause of a read by public id; null when the text cannot be an invoice id (no query for it). */
+export const publicInvoiceWhere = (id: string): Prisma.InvoiceWhereUniqueInput | null => (INVOICE_ID_PATTERN.test(id) ? { id } : null);
+
 /** By its public id: anyone holding the unguessable id may read the invoice (the spec's public GET). */
 export async function getInvoiceRecord(db: Db, id: string): Promise<InvoiceRecord> {
-  const invoice = INVOICE_ID_PATTERN.test(id) ? await db.invoice.findUnique({ where: { id }, include: invoiceInclude }) : null;
+  const where = publicInvoiceWhere(id);
+  const invoice = where ? await db.invoice.findUnique({ where, include: invoiceInclude }) : null;
   if (!invoice) throw new NotFoundError(`No invoice with id ${id}`);
   return invoice;
 }
-
-/** Where clause of a public read by id; null when the id cannot be one. */
-export const publicInvoiceWhere = (id: string): Prisma.InvoiceWhereUniqueInput | null => (INVOICE_ID_PATTERN.test(id) ? { id } : null);
 
 export interface InvoiceListFilter {
   status?: readonly InvoiceStatus[] | null;

@@ -1,11 +1,10 @@
-import { PrismaClient } from '../../generated/prisma/client.ts';
 import type { Clock } from '../clock.ts';
 import type { EventBus } from '../core/bus.ts';
 import type { ConfigOf } from '../core/config-section.ts';
 import type { Job } from '../core/jobs.ts';
 import type { CoreConfig } from '../core/settings.ts';
-import { postgresAdapter, postgresPool } from '../db/adapters.ts';
-import type { Db } from '../db/client.ts';
+import { postgresPool } from '../db/adapters.ts';
+import { postgresClient, type Db } from '../db/client.ts';
 import type { Logger } from '../logger.ts';
 import type { webhookConfig } from './config.ts';
 import { WebhookSender } from './sender.ts';
@@ -34,7 +33,7 @@ export function createWebhookRuntime(config: WebhookConfig, platform: RuntimePla
   // behind every request in flight, and under load it fell seconds behind the events it delivers.
   const own = runsWorker && !platform.config.embedded && config.dbPoolSize > 0 ? postgresPool(platform.config.databaseUrl, config.dbPoolSize) : null;
   own?.on('error', (e) => logger.warn({ err: e }, 'webhook worker: database connection lost; the pool reconnects'));
-  const workerDb = own ? new PrismaClient({ adapter: postgresAdapter(own), errorFormat: 'minimal' }) : db;
+  const workerDb = own ? postgresClient(own) : db;
   const worker = new WebhookWorker(
     { db: workerDb, clock, logger, sender },
     {

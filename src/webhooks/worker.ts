@@ -42,7 +42,6 @@ interface Claimed {
   companyId: string;
   seq: bigint;
   attempts: number;
-  type: string;
   payload: string;
   secretKey: string;
   webhookUrl: string | null;
@@ -215,8 +214,7 @@ export class WebhookWorker {
         FOR UPDATE SKIP LOCKED)
         AND e."id" = d."eventId" AND c."id" = d."companyId"
       RETURNING d."id"::text AS "id", d."eventId", d."companyId"::text AS "companyId", d."seq", d."attempts",
-        e."type", e."payload"::text AS "payload", c."secretKey", c."webhookUrl",
-        ${this.deps.clock.sandbox ? Prisma.sql`COALESCE((SELECT sc."offsetMs" FROM "SandboxClock" sc WHERE sc."companyId" = d."companyId"), 0)` : Prisma.sql`0::bigint`} AS "offsetMs"`;
+        e."payload"::text AS "payload", c."secretKey", c."webhookUrl", ${this.deps.clock.offsetMsSql('d."companyId"')} AS "offsetMs"`;
     if (claimed.length === 0) return 0;
 
     const byLane = new Map<string, Prepared[]>();
