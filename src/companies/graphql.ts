@@ -1,38 +1,64 @@
-import { builder } from '../graphql/builder.ts';
+import { builder, mutationOutcome } from '../graphql/builder.ts';
 import { CompanyAssetEnum, PaymentCurrencyEnum } from '../graphql/enums.ts';
+import { nodeIdFormats, registerNodeType } from '../graphql/node-ids.ts';
 import { ValidationError } from '../errors/app-error.ts';
 import { companyBalances, type AssetBalance } from '../ledger/balances.ts';
 import { parseInput } from '../core/validation.ts';
 import { presentCompanyAssets } from '../domain/assets.ts';
 import { getUnderpaymentLimits, setUnderpaymentLimits, underpaymentLimitsSchema } from '../invoices/underpayment.ts';
+import type { GraphQLContext } from '../graphql/builder.ts';
+
+registerNodeType('Company', nodeIdFormats.uuid);
+registerNodeType('Balance', nodeIdFormats.companyAsset);
+registerNodeType('UnderpaymentLimit', nodeIdFormats.companyAsset);
 
 const CompanyAssetSetting = builder
   .objectRef<ReturnType<typeof presentCompanyAssets>[number]>('CompanyAssetSetting')
   .implement({
+    description: 'Whether the merchant accepts one asset.',
     fields: (t) => ({
-      asset: t.field({ type: CompanyAssetEnum, resolve: (a) => a.asset }),
-      isAllowed: t.exposeBoolean('isAllowed'),
+      asset: t.field({ type: CompanyAssetEnum, description: 'The asset.', resolve: (a) => a.asset }),
+      isAllowed: t.exposeBoolean('isAllowed', { description: 'Clients may pay in it.' }),
     }),
   });
 
-builder.prismaObject('Company', {
+builder.prismaNode('Company', {
   description: 'The merchant as a paying client sees it.',
+  id: { field: 'id' },
+  nullable: true,
   fields: (t) => ({
-    name: t.exposeString('name'),
-    logoUrl: t.exposeString('logoUrl'),
+    name: t.exposeString('name', { description: 'Shown on the checkout page.' }),
+    logoUrl: t.exposeString('logoUrl', { description: 'Logo shown on the checkout page.' }),
     assets: t.field({
       type: [CompanyAssetSetting],
+      description: 'Every asset, with whether the merchant accepts it.',
       select: { acceptedAssets: true },
       resolve: (c) => presentCompanyAssets(c.acceptedAssets),
     }),
   }),
 });
 
-const BalanceType = builder.objectRef<AssetBalance>('Balance').implement({
+/** `<company>:<asset>`: a merchant has one of these per asset; visible to that merchant only. */
+const ownKey = (ctx: GraphQLContext, key: string): string | null => {
+  const [companyId, asset] = key.split(':');
+  return ctx.company && companyId === ctx.company.id ? asset! : null;
+};
+
+type BalanceShape = AssetBalance & { companyId: string };
+
+const BalanceType = builder.node(builder.objectRef<BalanceShape>('Balance'), {
+  id: { resolve: (b) => `${b.companyId}:${b.asset}` },
+  loadMany: async (keys, ctx) => {
+    const balances = ctx.company ? await companyBalances(ctx.db, ctx.company.id) : [];
+    return keys.map((key) => {
+      const balance = balances.find((b) => b.asset === ownKey(ctx, key));
+      return balance ? { ...balance, companyId: ctx.company!.id } : null;
+    });
+  },
   description: 'Money of the calling merchant in one payment currency (asset plus network).',
   fields: (t) => ({
-    asset: t.field({ type: PaymentCurrencyEnum, resolve: (b) => b.asset as never }),
-    available: t.field({ type: 'Decimal', resolve: (b) => b.available }),
+    asset: t.field({ type: PaymentCurrencyEnum, description: 'The payment currency.', resolve: (b) => b.asset as never }),
+    available: t.field({ type: 'Decimal', description: 'Confirmed and free to withdraw.', resolve: (b) => b.available }),
     pending: t.field({ type: 'Decimal', description: 'Seen on chain, not yet confirmed.', resolve: (b) => b.pending }),
     suspense: t.field({ type: 'Decimal', description: 'Received in an asset an invoice did not expect.', resolve: (b) => b.suspense }),
   }),
@@ -42,41 +68,57 @@ builder.queryField('balances', (t) =>
   t.field({
     type: [BalanceType],
     authScopes: { merchant: true },
-    resolve: (_root, _args, ctx) => companyBalances(ctx.db, ctx.company!.id),
+    description: 'The calling merchant’s balances, one per payment currency it ever received (REST GET /api/company/balances).',
+    resolve: async (_root, _args, ctx) => (await companyBalances(ctx.db, ctx.company!.id)).map((b) => ({ ...b, companyId: ctx.company!.id })),
   }),
 );
 
 interface LimitRow {
+  companyId: string;
   asset: string;
   fixed: string | null;
   percent: string | null;
 }
 
-const UnderpaymentLimitType = builder.objectRef<LimitRow>('UnderpaymentLimit').implement({
+const toRows = (companyId: string, limits: Record<string, { fixed: string | null; percent: string | null }>): LimitRow[] =>
+  Object.entries(limits).map(([asset, l]) => ({ companyId, asset, ...l }));
+
+const UnderpaymentLimitType = builder.node(builder.objectRef<LimitRow>('UnderpaymentLimit'), {
+  id: { resolve: (l) => `${l.companyId}:${l.asset}` },
+  loadMany: async (keys, ctx) => {
+    const rows = ctx.company ? toRows(ctx.company.id, await getUnderpaymentLimits(ctx.db, ctx.company.id)) : [];
+    return keys.map((key) => rows.find((r) => r.asset === ownKey(ctx, key)) ?? null);
+  },
   description: 'An invoice short by at most max(fixed, percent of its amount) counts as paid.',
   fields: (t) => ({
-    asset: t.field({ type: CompanyAssetEnum, resolve: (l) => l.asset as never }),
-    fixed: t.field({ type: 'Decimal', nullable: true, resolve: (l) => l.fixed }),
-    percent: t.field({ type: 'Decimal', nullable: true, resolve: (l) => l.percent }),
+    asset: t.field({ type: CompanyAssetEnum, description: 'The asset it applies to (every network of it).', resolve: (l) => l.asset as never }),
+    fixed: t.field({ type: 'Decimal', nullable: true, description: 'Tolerated shortfall in units of the asset.', resolve: (l) => l.fixed }),
+    percent: t.field({ type: 'Decimal', nullable: true, description: 'Tolerated shortfall in percent of the invoice amount.', resolve: (l) => l.percent }),
   }),
 });
-
-const toRows = (limits: Record<string, { fixed: string | null; percent: string | null }>): LimitRow[] =>
-  Object.entries(limits).map(([asset, l]) => ({ asset, ...l }));
 
 builder.queryField('underpaymentLimits', (t) =>
   t.field({
     type: [UnderpaymentLimitType],
     authScopes: { merchant: true },
-    resolve: async (_root, _args, ctx) => toRows(await getUnderpaymentLimits(ctx.db, ctx.company!.id)),
+    description: 'The calling merchant’s underpayment limits, one per asset that has one.',
+    resolve: async (_root, _args, ctx) => toRows(ctx.company!.id, await getUnderpaymentLimits(ctx.db, ctx.company!.id)),
   }),
 );
 
 const UnderpaymentLimitInput = builder.inputType('UnderpaymentLimitInput', {
+  description: 'The limit of one asset.',
   fields: (t) => ({
-    asset: t.field({ type: CompanyAssetEnum, required: true }),
+    asset: t.field({ type: CompanyAssetEnum, required: true, description: 'The asset it applies to.' }),
     fixed: t.field({ type: 'Decimal', required: false, description: 'In units of the asset.' }),
     percent: t.field({ type: 'Decimal', required: false, description: 'Of the invoice amount, 0 to 100.' }),
+  }),
+});
+
+const SetUnderpaymentLimitsInput = builder.inputType('SetUnderpaymentLimitsInput', {
+  description: 'Limits to set; assets not listed keep theirs.',
+  fields: (t) => ({
+    limits: t.field({ type: [UnderpaymentLimitInput], required: true, description: 'One entry per asset.' }),
   }),
 });
 
@@ -85,11 +127,11 @@ builder.mutationField('setUnderpaymentLimits', (t) =>
     type: [UnderpaymentLimitType],
     authScopes: { merchant: true },
     description: 'Sets the limits of the assets given; an entry with neither fixed nor percent removes that asset’s limit.',
-    errors: { types: [ValidationError] },
-    args: { limits: t.arg({ type: [UnderpaymentLimitInput], required: true }) },
-    resolve: async (_root, { limits }, ctx) => {
-      const body = { limits: Object.fromEntries(limits.map((l) => [l.asset, { fixed: l.fixed, percent: l.percent }])) };
-      return toRows(await setUnderpaymentLimits(ctx.db, ctx.company!.id, parseInput(underpaymentLimitsSchema, body)));
+    errors: mutationOutcome('underpaymentLimits', 'Every limit of the merchant after the change.', [ValidationError]),
+    args: { input: t.arg({ type: SetUnderpaymentLimitsInput, required: true, description: 'The limits to set.' }) },
+    resolve: async (_root, { input }, ctx) => {
+      const body = { limits: Object.fromEntries(input.limits.map((l) => [l.asset, { fixed: l.fixed, percent: l.percent }])) };
+      return toRows(ctx.company!.id, await setUnderpaymentLimits(ctx.db, ctx.company!.id, parseInput(underpaymentLimitsSchema, body)));
     },
   }),
 );

@@ -9,14 +9,18 @@ import { getDatamodel } from '../../generated/pothos-types.ts';
 import type { Company } from '../core/auth.ts';
 import type { Services } from '../core/feature.ts';
 import { readDecimal } from '../domain/money.ts';
-import { AppError, ConflictError, NotFoundError, UnauthenticatedError, ValidationError, type ErrorDetail } from '../errors/app-error.ts';
+import { AppError, ConflictError, ERROR_STATUS, NotFoundError, UnauthenticatedError, ValidationError, type ErrorCode, type ErrorDetail } from '../errors/app-error.ts';
 import { INSTANT_MESSAGE, parseInstant } from '../core/validation.ts';
+import { decodeNodeId, encodeNodeId } from './node-ids.ts';
 
 /** Every feature's services (as in REST handlers), the caller and the request id. */
 export type GraphQLContext = Services & {
   company: Company | null;
   requestId: string;
 };
+
+/** Most global ids one `nodes` query resolves. */
+export const MAX_NODE_IDS = 100;
 
 const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
@@ -38,8 +42,14 @@ export const builder = new SchemaBuilder<{
   },
   errors: {
     defaultTypes: [],
-    defaultResultOptions: { name: ({ fieldName }) => `${capitalize(fieldName)}Success` },
-    defaultUnionOptions: { name: ({ fieldName }) => `${capitalize(fieldName)}Result` },
+    defaultResultOptions: {
+      name: ({ fieldName }) => `${capitalize(fieldName)}Success`,
+      description: 'The mutation succeeded; the field names what it carries.',
+    },
+    defaultUnionOptions: {
+      name: ({ fieldName }) => `${capitalize(fieldName)}Result`,
+      description: 'What the mutation did: its success object or one of the typed errors (switch on __typename).',
+    },
   },
   prisma: {
     client: (ctx) => ctx.db,
@@ -50,11 +60,43 @@ export const builder = new SchemaBuilder<{
   relay: {
     clientMutationId: 'omit',
     cursorType: 'String',
+    encodeGlobalID: encodeNodeId,
+    decodeGlobalID: decodeNodeId,
+    nodesOnConnection: { description: 'The nodes of the edges, for clients that need no cursors.' },
+    nodeTypeOptions: { description: 'An object with a global id: refetch it with `node(id:)`; caches key it by `id`.' },
+    idFieldOptions: { description: 'Global id, also accepted by `node(id:)`.' },
+    pageInfoTypeOptions: { description: 'Where a page sits in the whole list (Relay cursor connections).' },
+    hasNextPageFieldOptions: { description: 'More items follow this page (when paging forward).' },
+    hasPreviousPageFieldOptions: { description: 'More items precede this page (when paging backward).' },
+    startCursorFieldOptions: { description: 'Cursor of the first edge; pass as `before` for the previous page.' },
+    endCursorFieldOptions: { description: 'Cursor of the last edge; pass as `after` for the next page.' },
+    cursorFieldOptions: { description: 'Opaque position of this edge, for `after` and `before`.' },
+    nodeFieldOptions: { description: 'The item at this position.' },
+    edgesFieldOptions: { description: 'The items of this page with their cursors.' },
+    pageInfoFieldOptions: { description: 'Cursors and whether more pages exist.' },
+    firstArgOptions: { description: 'Page size when paging forward (at most 100).' },
+    afterArgOptions: { description: 'Items after this cursor (an `endCursor` of a previous page).' },
+    lastArgOptions: { description: 'Page size when paging backward (at most 100).' },
+    beforeArgOptions: { description: 'Items before this cursor (a `startCursor` of a previous page).' },
+    defaultConnectionTypeOptions: { description: 'One page of a list, in Relay cursor connection form.' },
+    defaultEdgeTypeOptions: { description: 'One item of a page with its cursor.' },
+    nodeQueryOptions: {
+      description: 'Any object by its global id; null when it does not exist or is not visible to the caller.',
+      args: { id: { description: 'A global id from an `id` field.' } },
+    },
+    nodesQueryOptions: {
+      description: `Objects by their global ids, in the order given (at most ${MAX_NODE_IDS}); null for each one that does not exist or is not visible.`,
+      args: { ids: { description: 'Global ids from `id` fields.' } },
+      resolve: (_root, { ids }, _ctx, _info, resolveNodes) => {
+        if (ids.length > MAX_NODE_IDS) throw new ValidationError([{ path: 'ids', message: `must hold at most ${MAX_NODE_IDS} ids` }]);
+        return resolveNodes(ids);
+      },
+    },
   },
 });
 
-builder.queryType({});
-builder.mutationType({});
+builder.queryType({ description: 'Reads. Merchant fields need the `Authorization: Bearer <public token>` header; public ones say so.' });
+builder.mutationType({ description: 'Changes. Each takes one `input` and answers a result to switch on: its success object or a typed error.' });
 
 /** A Decimal input as its exact text, read by the project's decimal parser (bounded, fits the amount column). */
 function decimalText(text: string | null): string {
@@ -63,12 +105,13 @@ function decimalText(text: string | null): string {
   throw new GraphQLError(`Decimal ${reading && !reading.ok ? reading.message : 'must be a decimal number given as a string'}`);
 }
 
-// Decimal: a string on the wire. Literals keep their exact source digits; variables may be strings or numbers.
+// Decimal: a string on the wire, in both directions. A JSON number has already passed through a float by the time
+// we see it (0.1 + 0.2 rounding, 1e21 notation), so numbers are refused rather than guessed at.
 builder.scalarType('Decimal', {
-  description: 'An exact decimal number, serialised as a string (e.g. "10.50"). Never a float.',
+  description: 'An exact decimal number, always written as a string (e.g. "10.50"), in answers and in inputs; a JSON number is refused.',
   serialize: (value) => String(value),
-  parseValue: (value) => decimalText(typeof value === 'string' || typeof value === 'number' ? String(value) : null),
-  parseLiteral: (ast) => decimalText(ast.kind === Kind.STRING || ast.kind === Kind.FLOAT || ast.kind === Kind.INT ? ast.value : null),
+  parseValue: (value) => decimalText(typeof value === 'string' ? value : null),
+  parseLiteral: (ast) => decimalText(ast.kind === Kind.STRING ? ast.value : null),
 });
 
 builder.scalarType('DateTime', {
@@ -89,18 +132,54 @@ builder.scalarType('DateTime', {
 const ErrorDetailRef = builder.objectRef<ErrorDetail>('ErrorDetail').implement({
   description: 'One problem with the input: the dotted path of the field and what is wrong with it.',
   fields: (t) => ({
-    path: t.exposeString('path'),
-    message: t.exposeString('message'),
+    path: t.exposeString('path', { description: 'Dotted path of the offending input field, e.g. `items.2.price`; empty for the whole input.' }),
+    message: t.exposeString('message', { description: 'What is wrong with it, in English.' }),
   }),
+});
+
+const ERROR_CODE_DESCRIPTIONS: Record<ErrorCode, string> = {
+  MALFORMED_REQUEST: 'The request could not be read (REST 400).',
+  UNAUTHENTICATED: 'No valid merchant token was sent (REST 401).',
+  FORBIDDEN: 'The token may not do this (REST 403).',
+  NOT_FOUND: 'The object does not exist or is not visible to the caller (REST 404).',
+  METHOD_NOT_ALLOWED: 'The path does not take this HTTP method (REST 405).',
+  CONFLICT: 'The object is in a state that does not allow this operation (REST 409).',
+  INVOICE_NOT_PROCEEDABLE: 'The invoice was already filled with other data, or is no longer open (REST 409).',
+  IDEMPOTENCY_KEY_IN_USE: 'A request with this idempotency key is still running (REST 409).',
+  LENGTH_REQUIRED: 'The request body has no declared length (REST 411).',
+  PAYLOAD_TOO_LARGE: 'The request body is too large (REST 413).',
+  UNSUPPORTED_MEDIA_TYPE: 'The request body is not JSON (REST 415).',
+  VALIDATION_FAILED: 'The input is invalid; `details` names each offending field (REST 422).',
+  IDEMPOTENCY_KEY_REUSED: 'The idempotency key was used before with a different input (REST 422).',
+  SERVICE_UNAVAILABLE: 'The service cannot take the request now; retry later (REST 503).',
+  INTERNAL: 'An unexpected failure on our side (REST 500).',
+};
+
+/** The REST error codes, one enum value each, same spelling. */
+export const ErrorCodeEnum = builder.enumType('ErrorCode', {
+  description: 'Why an operation failed; the same codes as the REST error `code`.',
+  values: Object.fromEntries(
+    (Object.keys(ERROR_STATUS) as ErrorCode[]).map((code) => [code, { value: code, description: ERROR_CODE_DESCRIPTIONS[code] }]),
+  ) as Record<ErrorCode, { value: ErrorCode; description: string }>,
 });
 
 /** The interface every typed error implements; `code` matches the REST error codes. */
 export const ErrorInterface = builder.interfaceRef<AppError>('Error').implement({
+  description: 'A typed error a mutation answers instead of its success object.',
   fields: (t) => ({
-    code: t.exposeString('code'),
-    message: t.exposeString('message'),
-    details: t.field({ type: [ErrorDetailRef], resolve: (e) => e.details }),
+    code: t.field({ type: ErrorCodeEnum, description: 'The REST error code of this failure.', resolve: (e) => e.code }),
+    message: t.exposeString('message', { description: 'What went wrong, in English.' }),
+    details: t.field({ type: [ErrorDetailRef], description: 'One entry per offending input field; empty when none applies.', resolve: (e) => e.details }),
   }),
+});
+
+/**
+ * The `errors` option of a mutation: the typed errors it answers and the name of what its success object carries.
+ * `carries` is the field of the success object (`invoice`, not `data`).
+ */
+export const mutationOutcome = (carries: string, description: string, types: (new (...args: never[]) => AppError)[]) => ({
+  types,
+  dataField: { name: carries, description },
 });
 
 /** Declares a GraphQL object for an AppError subclass, so mutations can list it in `errors.types`. */

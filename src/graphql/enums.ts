@@ -1,14 +1,49 @@
+// Enums and small value types shared by several features' GraphQL types.
 import { COMPANY_ASSETS, INVOICE_CURRENCIES, PAYMENT_CURRENCIES } from '../domain/assets.ts';
+import { EVENT_TYPE_DESCRIPTIONS, EVENT_TYPES } from '../domain/event-types.ts';
 import { builder } from './builder.ts';
 
-/** GraphQL enum whose values are the spec strings: `TRC20USDT` <-> `trc20usdt`. */
-export function specEnum<T extends string>(name: string, values: readonly T[], description: string) {
+/** The GraphQL name of a spec string: `trc20usdt` -> `TRC20USDT`, `invoice.created` -> `INVOICE_CREATED`. */
+export const enumValueName = (spec: string) => spec.toUpperCase().replace(/[^A-Z0-9]/g, '_');
+
+/** GraphQL enum whose values are the spec strings: `TRC20USDT` <-> `trc20usdt`; each value names its REST string. */
+export function specEnum<T extends string>(name: string, values: readonly T[], description: string, describe: (value: T) => string = () => '') {
   return builder.enumType(name, {
     description,
-    values: Object.fromEntries(values.map((v) => [v.toUpperCase(), { value: v }])) as Record<string, { value: T }>,
+    values: Object.fromEntries(
+      values.map((v) => [enumValueName(v), { value: v, description: `${describe(v)}${describe(v) ? ' ' : ''}REST: "${v}".` }]),
+    ) as Record<string, { value: T; description: string }>,
   });
 }
 
 export const InvoiceCurrencyEnum = specEnum('InvoiceCurrency', INVOICE_CURRENCIES, 'Currency of invoice prices.');
 export const PaymentCurrencyEnum = specEnum('PaymentCurrency', PAYMENT_CURRENCIES, 'Asset plus network a client pays with.');
 export const CompanyAssetEnum = specEnum('CompanyAsset', COMPANY_ASSETS, 'Asset a company may accept.');
+
+/** Every currency an amount can be in: invoice currencies and payment currencies (asset plus network). */
+export const CURRENCIES = [...new Set<string>([...INVOICE_CURRENCIES, ...PAYMENT_CURRENCIES])].sort();
+export const CurrencyEnum = specEnum('Currency', CURRENCIES, 'The currency of a Money amount: an invoice currency or a payment currency (asset plus network).');
+
+export const EventTypeEnum = specEnum('EventType', EVENT_TYPES, 'Kind of event; the REST and webhook `type` strings.', (t) => EVENT_TYPE_DESCRIPTIONS[t]);
+
+export interface MoneyShape {
+  amount: string;
+  currency: string;
+}
+
+export const MoneyType = builder.objectRef<MoneyShape>('Money').implement({
+  description: 'An exact amount with its currency.',
+  fields: (t) => ({
+    amount: t.field({ type: 'Decimal', description: 'The amount, exact.', resolve: (m) => m.amount }),
+    currency: t.field({ type: CurrencyEnum, description: 'What the amount is counted in.', resolve: (m) => m.currency }),
+  }),
+});
+
+export const TransferStateEnum = builder.enumType('TransferState', {
+  description: 'Where an incoming transfer stands on its chain.',
+  values: {
+    SEEN: { value: 'seen', description: 'In a block or the mempool, not yet confirmed enough. REST: "seen".' },
+    CONFIRMED: { value: 'confirmed', description: 'Has the confirmations its network requires; counted. REST: "confirmed".' },
+    DROPPED: { value: 'dropped', description: 'Left the chain (replaced or reorganised away); never counted. REST: "dropped".' },
+  } as const,
+});

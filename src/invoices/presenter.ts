@@ -1,14 +1,17 @@
 // Spec shapes of an invoice, shared by REST (whole object) and GraphQL (field by field).
 import { isInvoiceCurrency, presentCompanyAssets, PRICE_PRECISION } from '../domain/assets.ts';
-import { formatFixed, formatPlain } from '../domain/money.ts';
+import { formatFixed, formatPlain, toMoney } from '../domain/money.ts';
 import type { InvoiceRecord } from './queries.ts';
 
 type Items = Pick<InvoiceRecord, 'invoiceCurrency' | 'items'>;
 
-export const presentItems = (invoice: Items) => {
-  const places = isInvoiceCurrency(invoice.invoiceCurrency) ? PRICE_PRECISION[invoice.invoiceCurrency] : 18;
-  return invoice.items.map((item) => ({ name: item.name, price: formatFixed(item.price, places) }));
-};
+const pricePlaces = (invoice: Items) => (isInvoiceCurrency(invoice.invoiceCurrency) ? PRICE_PRECISION[invoice.invoiceCurrency] : 18);
+
+export const presentItems = (invoice: Items) => invoice.items.map((item) => ({ name: item.name, price: formatFixed(item.price, pricePlaces(invoice)) }));
+
+/** The sum of the (already rounded) item prices, at the invoice currency's precision. */
+export const presentTotal = (invoice: Items) =>
+  formatFixed(invoice.items.reduce((sum, item) => sum.plus(toMoney(item.price)), toMoney(0)), pricePlaces(invoice));
 
 /** The payment currency in effect: the client's choice once filled, else the merchant's fixed one (or null). */
 export const effectivePaymentCurrency = (invoice: Pick<InvoiceRecord, 'paymentCurrency' | 'fixedPaymentCurrency'>) =>

@@ -1,5 +1,6 @@
 // Invoice statuses and their webhook messages, verbatim from the spec.
 import type { NewEvent } from '../core/events.ts';
+import type { EventType } from '../domain/event-types.ts';
 
 export const INVOICE_STATUSES = ['created', 'pending', 'processing', 'done', 'wrong', 'refunded', 'closed'] as const;
 export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
@@ -29,7 +30,7 @@ export const invoiceWebhookPayload = (invoiceId: string, status: InvoiceStatus):
 
 /** The event of an invoice entering `status`. */
 export const invoiceStatusEvent = (companyId: string, invoiceId: string, status: InvoiceStatus): NewEvent => ({
-  type: `invoice.${status}`,
+  type: `invoice.${status}` satisfies EventType,
   companyId,
   subject: { type: 'invoice', id: invoiceId },
   payload: { ...invoiceWebhookPayload(invoiceId, status) },

@@ -1,11 +1,15 @@
+// Webhook settings and the delivery log for GraphQL clients: the same service functions as the REST paths.
 import { NotFoundError, ValidationError } from '../errors/app-error.ts';
-import { builder } from '../graphql/builder.ts';
-import { presentAttempt, presentDelivery } from './presenter.ts';
+import { builder, mutationOutcome, type GraphQLContext } from '../graphql/builder.ts';
+import { checkPage, connectionNames, edgeNames, PAGE_SIZES } from '../graphql/connections.ts';
+import { EventTypeEnum } from '../graphql/enums.ts';
+import { nodeIdFormats, registerNodeType } from '../graphql/node-ids.ts';
 import { parseInput } from '../core/validation.ts';
+import type { EventType } from '../domain/event-types.ts';
 import {
-  deliveryListSchema,
+  deliveryListOrder,
+  deliveryListWhere,
   getWebhookUrl,
-  listDeliveries,
   redeliverEvent,
   redeliverFailed,
   sendTestWebhook,
@@ -14,114 +18,192 @@ import {
   type TestWebhookResult,
 } from './service.ts';
 
-const AttemptType = builder.objectRef<ReturnType<typeof presentAttempt>>('WebhookAttempt').implement({
+registerNodeType('WebhookDelivery', nodeIdFormats.uuid);
+registerNodeType('WebhookAttempt', nodeIdFormats.uuid);
+registerNodeType('WebhookSettings', nodeIdFormats.uuid);
+
+/** Matches no company: anonymous callers see no delivery. */
+const NO_COMPANY = '00000000-0000-0000-0000-000000000000';
+const callerId = (ctx: GraphQLContext) => ctx.company?.id ?? NO_COMPANY;
+const UUID = nodeIdFormats.uuid;
+
+const StatusEnum = builder.enumType('WebhookDeliveryStatus', {
+  description: 'Where a delivery stands.',
+  values: {
+    PENDING: { value: 'pending', description: 'Not delivered yet; retried on schedule. REST: "pending".' },
+    DELIVERED: { value: 'delivered', description: 'The endpoint answered 2xx. REST: "delivered".' },
+    FAILED: { value: 'failed', description: 'Every attempt failed; redeliver it when the endpoint is fixed. REST: "failed".' },
+  } as const,
+});
+
+builder.prismaNode('WebhookAttempt', {
+  description: 'One try at delivering a webhook.',
+  id: { field: 'id' },
+  findUnique: (id, ctx) => ({ id, delivery: { companyId: callerId(ctx) } }),
+  nullable: true,
   fields: (t) => ({
-    attempt: t.exposeInt('attempt'),
-    startedAt: t.field({ type: 'DateTime', resolve: (a) => new Date(a.startedAt) }),
-    durationMs: t.exposeInt('durationMs'),
-    statusCode: t.exposeInt('statusCode', { nullable: true }),
-    error: t.exposeString('error', { nullable: true }),
+    attempt: t.exposeInt('attempt', { description: '1 for the first try, then counting up.' }),
+    startedAt: t.expose('startedAt', { type: 'DateTime', description: 'When the request went out.' }),
+    durationMs: t.exposeInt('durationMs', { description: 'Until the answer (or the failure), in milliseconds.' }),
+    statusCode: t.exposeInt('statusCode', { nullable: true, description: 'HTTP status of the answer; null when none came.' }),
+    error: t.exposeString('error', { nullable: true, description: 'Why it failed, when it did.' }),
     responseBody: t.exposeString('responseBody', { nullable: true, description: 'First 1 KiB of the answer.' }),
   }),
 });
 
-const DeliveryType = builder.objectRef<ReturnType<typeof presentDelivery>>('WebhookDelivery').implement({
+export const DeliveryType = builder.prismaNode('WebhookDelivery', {
+  description: 'One event sent (or being sent) to the merchant’s webhook URL.',
+  id: { field: 'id' },
+  findUnique: (id, ctx) => ({ id, companyId: callerId(ctx) }),
+  nullable: true,
   fields: (t) => ({
-    id: t.exposeID('id'),
-    eventId: t.exposeID('eventId', { description: 'Also the webhook-id header the receiver sees.' }),
-    eventType: t.exposeString('eventType'),
-    url: t.exposeString('url'),
-    status: t.exposeString('status', { description: 'pending, delivered or failed.' }),
-    attempts: t.exposeInt('attempts'),
-    nextAttemptAt: t.field({ type: 'DateTime', nullable: true, resolve: (d) => (d.nextAttemptAt ? new Date(d.nextAttemptAt) : null) }),
-    deliveredAt: t.field({ type: 'DateTime', nullable: true, resolve: (d) => (d.deliveredAt ? new Date(d.deliveredAt) : null) }),
-    lastStatusCode: t.exposeInt('lastStatusCode', { nullable: true }),
-    lastError: t.exposeString('lastError', { nullable: true }),
-    createdAt: t.field({ type: 'DateTime', resolve: (d) => new Date(d.createdAt) }),
-    payload: t.string({ description: 'The event payload as JSON.', resolve: (d) => JSON.stringify(d.payload) }),
-    attemptLog: t.field({ type: [AttemptType], resolve: (d) => d.attemptLog }),
+    eventId: t.exposeID('eventId', { description: 'The event’s id, also the webhook-id header the receiver sees.' }),
+    eventType: t.field({
+      type: EventTypeEnum,
+      description: 'Kind of the event.',
+      select: { event: { select: { type: true } } },
+      resolve: (d) => d.event.type as EventType,
+    }),
+    url: t.exposeString('url', { description: 'Where it is sent.' }),
+    status: t.field({ type: StatusEnum, description: 'Where the delivery stands.', resolve: (d) => d.status as 'pending' | 'delivered' | 'failed' }),
+    attempts: t.exposeInt('attempts', { description: 'Tries so far.' }),
+    nextAttemptAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'When the next try is due, while pending.',
+      select: { status: true, nextAttemptAt: true },
+      resolve: (d) => (d.status === 'pending' ? d.nextAttemptAt : null),
+    }),
+    deliveredAt: t.expose('deliveredAt', { type: 'DateTime', nullable: true, description: 'When the endpoint accepted it.' }),
+    lastStatusCode: t.exposeInt('lastStatusCode', { nullable: true, description: 'HTTP status of the last answer.' }),
+    lastError: t.exposeString('lastError', { nullable: true, description: 'Why the last try failed.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the delivery was queued.' }),
+    payload: t.string({
+      description: 'The event body as sent, JSON text.',
+      select: { event: { select: { payload: true } } },
+      resolve: (d) => JSON.stringify(d.event.payload),
+    }),
+    attemptLog: t.relation('attemptLog', { description: 'Every try, oldest first.', query: { orderBy: { attempt: 'asc' } } }),
   }),
 });
 
-const DeliveryPage = builder.objectRef<{ deliveries: ReturnType<typeof presentDelivery>[]; nextCursor: string | null }>('WebhookDeliveryPage').implement({
+const WebhookDeliveryFilter = builder.inputType('WebhookDeliveryFilter', {
+  description: 'Narrows the delivery log; every condition given must hold.',
   fields: (t) => ({
-    deliveries: t.field({ type: [DeliveryType], resolve: (p) => p.deliveries }),
-    nextCursor: t.exposeString('nextCursor', { nullable: true, description: 'Pass as `after` for the next page; null at the end.' }),
+    status: t.field({ type: [StatusEnum], required: false, description: 'Any of these statuses.' }),
+    eventId: t.id({ required: false, description: 'Deliveries of this event only.' }),
   }),
-});
-
-const StatusEnum = builder.enumType('WebhookDeliveryStatus', {
-  values: { PENDING: { value: 'pending' }, DELIVERED: { value: 'delivered' }, FAILED: { value: 'failed' } } as const,
 });
 
 builder.queryField('webhookDeliveries', (t) =>
+  t.prismaConnection(
+    {
+      type: DeliveryType,
+      cursor: 'id',
+      authScopes: { merchant: true },
+      description: 'The delivery log, newest first: every attempt with time, status code, latency, error and answer.',
+      ...PAGE_SIZES,
+      args: { filter: t.arg({ type: WebhookDeliveryFilter, required: false, description: 'Only the deliveries that match.' }) },
+      resolve: (query, _root, args, ctx) => {
+        checkPage(args, query, UUID);
+        return ctx.db.webhookDelivery.findMany({ ...query, where: deliveryListWhere(ctx.company!, filterOf(args.filter)), orderBy: deliveryListOrder });
+      },
+      totalCount: (_root, { filter }, ctx) => ctx.db.webhookDelivery.count({ where: deliveryListWhere(ctx.company!, filterOf(filter)) }),
+    },
+    connectionNames('WebhookDelivery', 'webhook deliveries'),
+    edgeNames('WebhookDelivery'),
+  ),
+);
+
+function filterOf(filter: { status?: string[] | null; eventId?: string | number | null } | null | undefined) {
+  const eventId = filter?.eventId == null ? undefined : String(filter.eventId);
+  if (eventId !== undefined && eventId.length > 64) throw new ValidationError([{ path: 'filter.eventId', message: 'must be at most 64 characters' }]);
+  return { status: filter?.status ?? undefined, eventId };
+}
+
+interface SettingsShape {
+  companyId: string;
+  url: string | null;
+}
+
+const WebhookSettingsType = builder.node(builder.objectRef<SettingsShape>('WebhookSettings'), {
+  description: 'Where the merchant receives webhooks; one per merchant.',
+  id: { resolve: (s) => s.companyId },
+  loadOne: async (companyId, ctx) => (ctx.company?.id === companyId ? { companyId, url: (await getWebhookUrl(ctx.webhooks, ctx.company)).webHookUrl } : null),
+  fields: (t) => ({
+    url: t.exposeString('url', { nullable: true, description: 'http(s) URL that receives webhooks; null when none is set.' }),
+  }),
+});
+
+builder.queryField('webhookSettings', (t) =>
   t.field({
-    type: DeliveryPage,
+    type: WebhookSettingsType,
     authScopes: { merchant: true },
-    description: 'The delivery log, newest first: every attempt with time, status code, latency, error and answer.',
-    args: {
-      status: t.arg({ type: StatusEnum, required: false }),
-      eventId: t.arg.id({ required: false }),
-      first: t.arg.int({ required: false }),
-      after: t.arg.string({ required: false }),
-    },
-    resolve: async (_root, args, ctx) => {
-      const query = parseInput(deliveryListSchema, {
-        status: args.status ?? undefined,
-        eventId: args.eventId ? String(args.eventId) : undefined,
-        limit: args.first ?? undefined,
-        after: args.after ?? undefined,
-      });
-      const page = await listDeliveries(ctx.webhooks, ctx.company!, query);
-      return { deliveries: page.deliveries.map(presentDelivery), nextCursor: page.nextCursor };
-    },
+    description: 'The calling merchant’s webhook settings (REST GET /api/company/settings/webhook-url).',
+    resolve: async (_r, _a, ctx) => ({ companyId: ctx.company!.id, url: (await getWebhookUrl(ctx.webhooks, ctx.company!)).webHookUrl }),
   }),
 );
 
-builder.queryField('webhookUrl', (t) =>
-  t.string({ nullable: true, authScopes: { merchant: true }, resolve: async (_r, _a, ctx) => (await getWebhookUrl(ctx.webhooks, ctx.company!)).webHookUrl }),
-);
+const SetWebhookUrlInput = builder.inputType('SetWebhookUrlInput', {
+  description: 'The new webhook URL.',
+  fields: (t) => ({ url: t.string({ required: false, description: 'http(s) URL that receives webhooks; null removes it.' }) }),
+});
 
 builder.mutationField('setWebhookUrl', (t) =>
-  t.string({
-    nullable: true,
+  t.field({
+    type: WebhookSettingsType,
     authScopes: { merchant: true },
-    description: 'http(s) URL that receives webhooks; null removes it.',
-    errors: { types: [ValidationError] },
-    args: { webHookUrl: t.arg.string({ required: false }) },
-    resolve: async (_r, { webHookUrl }, ctx) => (await setWebhookUrl(ctx.webhooks, ctx.company!, parseInput(webhookUrlSchema, { webHookUrl: webHookUrl ?? null }))).webHookUrl,
+    description: 'Sets or clears the URL that receives webhooks; clearing answers settings with a null url.',
+    errors: mutationOutcome('webhookSettings', 'The settings after the change.', [ValidationError]),
+    args: { input: t.arg({ type: SetWebhookUrlInput, required: true, description: 'The URL to set, or null.' }) },
+    resolve: async (_r, { input }, ctx) => {
+      const { webHookUrl } = await setWebhookUrl(ctx.webhooks, ctx.company!, parseInput(webhookUrlSchema, { webHookUrl: input.url ?? null }));
+      return { companyId: ctx.company!.id, url: webHookUrl };
+    },
   }),
 );
+
+const RedeliverWebhookInput = builder.inputType('RedeliverWebhookInput', {
+  description: 'The event to send again.',
+  fields: (t) => ({ eventId: t.id({ required: true, description: 'The event id (`WebhookDelivery.eventId`).' }) }),
+});
 
 builder.mutationField('redeliverWebhook', (t) =>
   t.field({
     type: DeliveryType,
     authScopes: { merchant: true },
-    errors: { types: [ValidationError, NotFoundError] },
-    args: { eventId: t.arg.id({ required: true }) },
-    resolve: async (_r, { eventId }, ctx) => presentDelivery(await redeliverEvent(ctx.webhooks, ctx.company!, String(eventId))),
+    description: 'Sends one event again to the current URL; the receiver sees the same webhook-id as before.',
+    errors: mutationOutcome('delivery', 'The new delivery, pending.', [ValidationError, NotFoundError]),
+    args: { input: t.arg({ type: RedeliverWebhookInput, required: true, description: 'The event to redeliver.' }) },
+    resolve: (_r, { input }, ctx) => redeliverEvent(ctx.webhooks, ctx.company!, String(input.eventId)),
   }),
 );
+
+const RedeliverFailedInput = builder.inputType('RedeliverFailedInput', {
+  description: 'Which failed deliveries to send again.',
+  fields: (t) => ({ since: t.field({ type: 'DateTime', required: true, description: 'Events whose delivery failed at or after this instant.' }) }),
+});
 
 builder.mutationField('redeliverFailed', (t) =>
   t.int({
     authScopes: { merchant: true },
     description: 'Redelivers every event whose delivery failed since then; answers how many.',
-    errors: { types: [ValidationError] },
-    args: { since: t.arg({ type: 'DateTime', required: true }) },
-    resolve: async (_r, { since }, ctx) => (await redeliverFailed(ctx.webhooks, ctx.company!, { since })).redelivered,
+    errors: mutationOutcome('redeliveredCount', 'How many events were queued again.', [ValidationError]),
+    args: { input: t.arg({ type: RedeliverFailedInput, required: true, description: 'Since when.' }) },
+    resolve: async (_r, { input }, ctx) => (await redeliverFailed(ctx.webhooks, ctx.company!, { since: input.since })).redelivered,
   }),
 );
 
 const TestResultType = builder.objectRef<TestWebhookResult>('WebhookTestResult').implement({
+  description: 'What happened to a test webhook (sent once, not retried, not logged).',
   fields: (t) => ({
-    ok: t.exposeBoolean('ok'),
-    url: t.exposeString('url'),
-    eventId: t.exposeString('eventId'),
-    statusCode: t.exposeInt('statusCode', { nullable: true }),
-    durationMs: t.exposeInt('durationMs'),
-    error: t.exposeString('error', { nullable: true }),
-    responseBody: t.exposeString('responseBody', { nullable: true }),
+    ok: t.exposeBoolean('ok', { description: 'The endpoint answered 2xx.' }),
+    url: t.exposeString('url', { description: 'Where it was sent.' }),
+    eventId: t.exposeID('eventId', { description: 'The test event’s id, the webhook-id header the receiver saw.' }),
+    statusCode: t.exposeInt('statusCode', { nullable: true, description: 'HTTP status of the answer; null when none came.' }),
+    durationMs: t.exposeInt('durationMs', { description: 'Until the answer (or the failure), in milliseconds.' }),
+    error: t.exposeString('error', { nullable: true, description: 'Why it failed, when it did.' }),
+    responseBody: t.exposeString('responseBody', { nullable: true, description: 'First 1 KiB of the answer.' }),
   }),
 });
 
@@ -129,7 +211,8 @@ builder.mutationField('sendTestWebhook', (t) =>
   t.field({
     type: TestResultType,
     authScopes: { merchant: true },
-    errors: { types: [ValidationError] },
+    description: 'Sends a signed test event to the webhook URL now and reports what happened.',
+    errors: mutationOutcome('result', 'What the endpoint answered.', [ValidationError]),
     resolve: (_r, _a, ctx) => sendTestWebhook(ctx.webhooks, ctx.company!),
   }),
 );

@@ -74,13 +74,28 @@ export const deliveryInclude = {
 
 export type DeliveryRecord = Prisma.WebhookDeliveryGetPayload<{ include: typeof deliveryInclude }>;
 
+export interface DeliveryFilter {
+  /** Any of these statuses. */
+  status?: string[] | undefined;
+  eventId?: string | undefined;
+}
+
+/** The merchant's deliveries matching a filter: the one definition REST and GraphQL lists share. */
+export const deliveryListWhere = (company: Company, filter: DeliveryFilter = {}): Prisma.WebhookDeliveryWhereInput => ({
+  companyId: company.id,
+  ...(filter.status?.length ? { status: { in: filter.status } } : {}),
+  ...(filter.eventId ? { eventId: filter.eventId } : {}),
+});
+
+/** Newest first, ties by id: the order of every delivery list. */
+export const deliveryListOrder = [{ createdAt: 'desc' }, { id: 'desc' }] satisfies Prisma.WebhookDeliveryOrderByWithRelationInput[];
+
 /** Newest first; `after` is the last id of the previous page. */
 export async function listDeliveries(deps: WebhookDeps, company: Company, q: z.output<typeof deliveryListSchema>) {
-  const where: Prisma.WebhookDeliveryWhereInput = { companyId: company.id, ...(q.status ? { status: q.status } : {}), ...(q.eventId ? { eventId: q.eventId } : {}) };
   const rows = await deps.db.webhookDelivery.findMany({
-    where,
+    where: deliveryListWhere(company, { status: q.status ? [q.status] : undefined, eventId: q.eventId }),
     include: deliveryInclude,
-    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+    orderBy: deliveryListOrder,
     take: q.limit + 1,
     ...(q.after ? { cursor: { id: q.after }, skip: 1 } : {}),
   });

@@ -1,7 +1,7 @@
 // Invoice mutations: the same edge schemas and services as the REST paths.
 import { parseInput } from '../../core/validation.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors/app-error.ts';
-import { builder } from '../../graphql/builder.ts';
+import { builder, mutationOutcome } from '../../graphql/builder.ts';
 import { InvoiceCurrencyEnum, PaymentCurrencyEnum } from '../../graphql/enums.ts';
 import { acceptInvoice, proceedInvoice, refundInvoice } from '../lifecycle.ts';
 import { createInvoiceSchema, proceedInvoiceSchema, refundInvoiceSchema } from '../rules.ts';
@@ -9,29 +9,35 @@ import { createInvoice } from '../service.ts';
 import { InvoiceType } from './types.ts';
 
 const InvoiceItemInput = builder.inputType('InvoiceItemInput', {
+  description: 'One line of a new invoice.',
   fields: (t) => ({
-    name: t.string({ required: true }),
-    price: t.field({ type: 'Decimal', required: true, description: 'Rounded half away from zero to the currency precision.' }),
+    name: t.string({ required: true, description: 'What is sold (1 to 255 characters).' }),
+    price: t.field({ type: 'Decimal', required: true, description: 'Greater than zero; rounded half away from zero to the currency precision.' }),
   }),
 });
 
 const CreateInvoiceInput = builder.inputType('CreateInvoiceInput', {
+  description: 'A new invoice, as the REST create body.',
   fields: (t) => ({
-    invoiceCurrency: t.field({ type: InvoiceCurrencyEnum, required: true }),
-    items: t.field({ type: [InvoiceItemInput], required: true }),
-    isMerchantPaysFee: t.boolean({ required: false }),
+    invoiceCurrency: t.field({ type: InvoiceCurrencyEnum, required: true, description: 'Currency of the prices.' }),
+    items: t.field({ type: [InvoiceItemInput], required: true, description: 'The lines, at least one.' }),
+    isMerchantPaysFee: t.boolean({ required: false, description: 'The merchant pays the fees (default false: the client pays them on top).' }),
     paymentCurrency: t.field({ type: PaymentCurrencyEnum, required: false, description: 'Fixes the payment currency; the client’s choice is then ignored.' }),
-    redirectURL: t.string({ required: false }),
-    idempotencyKey: t.string({ required: false, description: 'Same as the REST Idempotency-Key header.' }),
+    redirectURL: t.string({ required: false, description: 'http(s) URL the checkout page sends the client to once paid.' }),
+    idempotencyKey: t.string({ required: false, description: 'Same as the REST Idempotency-Key header: a retry with the same key and input answers the first invoice.' }),
   }),
 });
+
+const invoiceOutcome = (description: string, types: (typeof ValidationError | typeof NotFoundError | typeof ConflictError)[]) =>
+  mutationOutcome('invoice', description, types);
 
 builder.mutationField('createInvoice', (t) =>
   t.field({
     type: InvoiceType,
     authScopes: { merchant: true },
-    errors: { types: [ValidationError, ConflictError] },
-    args: { input: t.arg({ type: CreateInvoiceInput, required: true }) },
+    description: 'Creates an invoice for the calling merchant (REST POST /api/invoices/v1/regular).',
+    errors: invoiceOutcome('The new invoice, status CREATED.', [ValidationError, ConflictError]),
+    args: { input: t.arg({ type: CreateInvoiceInput, required: true, description: 'The invoice to create.' }) },
     resolve: async (_root, { input }, ctx) => {
       const { idempotencyKey, ...fields } = input;
       const { invoice } = await createInvoice(ctx.invoices, ctx.company!, parseInput(createInvoiceSchema, fields), idempotencyKey);
@@ -41,9 +47,10 @@ builder.mutationField('createInvoice', (t) =>
 );
 
 const ProceedInvoiceInput = builder.inputType('ProceedInvoiceInput', {
+  description: 'The client’s choices on the checkout page.',
   fields: (t) => ({
-    invoiceId: t.id({ required: true }),
-    clientEmail: t.string({ required: true }),
+    invoiceId: t.id({ required: true, description: 'The public invoice id.' }),
+    clientEmail: t.string({ required: true, description: 'Where the client gets receipts.' }),
     paymentCurrency: t.field({ type: PaymentCurrencyEnum, required: false, description: 'Required unless the merchant fixed one.' }),
   }),
 });
@@ -51,8 +58,10 @@ const ProceedInvoiceInput = builder.inputType('ProceedInvoiceInput', {
 builder.mutationField('proceedInvoice', (t) =>
   t.field({
     type: InvoiceType,
-    errors: { types: [ValidationError, NotFoundError, ConflictError] },
-    args: { input: t.arg({ type: ProceedInvoiceInput, required: true }) },
+    description:
+      'Fills an invoice with the client’s e-mail and payment currency and gives it an address (public, no token; REST POST .../{id}/proceed). Repeating it with the same data answers the same invoice.',
+    errors: invoiceOutcome('The filled invoice, status PENDING, with its address and quote.', [ValidationError, NotFoundError, ConflictError]),
+    args: { input: t.arg({ type: ProceedInvoiceInput, required: true, description: 'The invoice and the client’s choices.' }) },
     resolve: async (_root, { input }, ctx) => {
       const { invoiceId, ...fields } = input;
       return proceedInvoice(ctx.invoices, String(invoiceId), parseInput(proceedInvoiceSchema, fields), ctx.company);
@@ -61,8 +70,9 @@ builder.mutationField('proceedInvoice', (t) =>
 );
 
 const RefundInvoiceInput = builder.inputType('RefundInvoiceInput', {
+  description: 'Where a declined payment goes back to.',
   fields: (t) => ({
-    invoiceId: t.id({ required: true }),
+    invoiceId: t.id({ required: true, description: 'The public id of a wrong invoice, or of a closed one paid late.' }),
     address: t.string({ required: true, description: 'The client address that receives the refund.' }),
     tag: t.string({ required: false, description: 'Required for TON.' }),
   }),
@@ -73,8 +83,8 @@ builder.mutationField('refundInvoice', (t) =>
     type: 'Invoice',
     authScopes: { merchant: true },
     description: 'Declines a wrong (short) invoice, or a closed one paid late: the funds go back to the client.',
-    errors: { types: [ValidationError, NotFoundError, ConflictError] },
-    args: { input: t.arg({ type: RefundInvoiceInput, required: true }) },
+    errors: invoiceOutcome('The invoice, status REFUNDED, with its refund.', [ValidationError, NotFoundError, ConflictError]),
+    args: { input: t.arg({ type: RefundInvoiceInput, required: true, description: 'The invoice and the client address.' }) },
     resolve: async (query, _root, { input }, ctx) => {
       const { invoiceId, ...fields } = input;
       await refundInvoice(ctx.invoices, ctx.company!, String(invoiceId), parseInput(refundInvoiceSchema, fields));
@@ -83,17 +93,23 @@ builder.mutationField('refundInvoice', (t) =>
   }),
 );
 
+const AcceptInvoiceInput = builder.inputType('AcceptInvoiceInput', {
+  description: 'The invoice to accept as paid.',
+  fields: (t) => ({
+    invoiceId: t.id({ required: true, description: 'The public id of a wrong invoice, or of a closed one paid late.' }),
+  }),
+});
+
 builder.mutationField('acceptInvoice', (t) =>
   t.prismaField({
     type: 'Invoice',
     authScopes: { merchant: true },
     description: 'Accepts a wrong (short) invoice, or a closed one paid late, as paid: it becomes done.',
-    errors: { types: [NotFoundError, ConflictError] },
-    args: { invoiceId: t.arg.id({ required: true }) },
-    resolve: async (query, _root, { invoiceId }, ctx) => {
-      await acceptInvoice(ctx.invoices, ctx.company!, String(invoiceId));
-      return ctx.db.invoice.findUniqueOrThrow({ ...query, where: { id: String(invoiceId) } });
+    errors: invoiceOutcome('The invoice, status DONE.', [NotFoundError, ConflictError]),
+    args: { input: t.arg({ type: AcceptInvoiceInput, required: true, description: 'The invoice to accept.' }) },
+    resolve: async (query, _root, { input }, ctx) => {
+      await acceptInvoice(ctx.invoices, ctx.company!, String(input.invoiceId));
+      return ctx.db.invoice.findUniqueOrThrow({ ...query, where: { id: String(input.invoiceId) } });
     },
   }),
 );
-

@@ -1,6 +1,6 @@
 // Invoice reads: the public one by id and the merchant's connection; both through queries.ts.
-import { ValidationError } from '../../errors/app-error.ts';
 import { builder } from '../../graphql/builder.ts';
+import { checkPage, connectionNames, edgeNames, PAGE_SIZES } from '../../graphql/connections.ts';
 import { INVOICE_ID_PATTERN } from '../ids.ts';
 import { invoiceListOrder, merchantInvoicesWhere, publicInvoiceWhere } from '../queries.ts';
 import { InvoiceStatusEnum } from './types.ts';
@@ -9,8 +9,8 @@ builder.queryField('invoice', (t) =>
   t.prismaField({
     type: 'Invoice',
     nullable: true,
-    description: 'An invoice by its public id (no token needed, as in REST).',
-    args: { id: t.arg.id({ required: true }) },
+    description: 'An invoice by its public id (no token needed, as in REST); null when there is none.',
+    args: { id: t.arg.id({ required: true, description: 'The public invoice id (also its global id).' }) },
     resolve: (query, _root, { id }, ctx) => {
       const where = publicInvoiceWhere(String(id));
       return where ? ctx.db.invoice.findUnique({ ...query, where }) : null;
@@ -19,6 +19,7 @@ builder.queryField('invoice', (t) =>
 );
 
 const InvoiceFilter = builder.inputType('InvoiceFilter', {
+  description: 'Narrows the invoice list; every condition given must hold.',
   fields: (t) => ({
     status: t.field({ type: [InvoiceStatusEnum], required: false, description: 'Any of these statuses.' }),
     createdFrom: t.field({ type: 'DateTime', required: false, description: 'Created at or after this instant.' }),
@@ -26,7 +27,6 @@ const InvoiceFilter = builder.inputType('InvoiceFilter', {
   }),
 });
 
-export const MAX_PAGE_SIZE = 100;
 
 builder.queryField('invoices', (t) =>
   t.prismaConnection(
@@ -35,22 +35,15 @@ builder.queryField('invoices', (t) =>
       cursor: 'id',
       authScopes: { merchant: true },
       description: 'The calling merchant’s invoices, newest first.',
-      defaultSize: 20,
-      maxSize: MAX_PAGE_SIZE,
-      args: { filter: t.arg({ type: InvoiceFilter, required: false }) },
-      resolve: (query, _root, { filter, first, last, after }, ctx) => {
-        if ((first ?? 0) > MAX_PAGE_SIZE || (last ?? 0) > MAX_PAGE_SIZE) {
-          throw new ValidationError([{ path: first ? 'first' : 'last', message: `must be at most ${MAX_PAGE_SIZE}` }]);
-        }
-        // A cursor is opaque to clients but not to forgers: what it decodes to must be an invoice id.
-        const cursorId = (query as { cursor?: { id?: unknown } }).cursor?.id;
-        if (cursorId !== undefined && !(typeof cursorId === 'string' && INVOICE_ID_PATTERN.test(cursorId))) {
-          throw new ValidationError([{ path: after ? 'after' : 'before', message: 'must be a cursor from a previous page' }]);
-        }
-        return ctx.db.invoice.findMany({ ...query, where: merchantInvoicesWhere(ctx.company!, filter ?? undefined), orderBy: invoiceListOrder });
+      ...PAGE_SIZES,
+      args: { filter: t.arg({ type: InvoiceFilter, required: false, description: 'Only the invoices that match.' }) },
+      resolve: (query, _root, args, ctx) => {
+        checkPage(args, query, INVOICE_ID_PATTERN);
+        return ctx.db.invoice.findMany({ ...query, where: merchantInvoicesWhere(ctx.company!, args.filter ?? undefined), orderBy: invoiceListOrder });
       },
       totalCount: (_root, { filter }, ctx) => ctx.db.invoice.count({ where: merchantInvoicesWhere(ctx.company!, filter ?? undefined) }),
     },
-    {},
+    connectionNames('Invoice', 'invoices'),
+    edgeNames('Invoice'),
   ),
 );

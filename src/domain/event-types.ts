@@ -1,0 +1,23 @@
+// The closed set of event types the service emits (webhooks, the event feed, GraphQL's EventType enum).
+// Features build their event types with `satisfies EventType`, so a new one cannot be emitted without being listed.
+export const EVENT_TYPES = [
+  'invoice.created',
+  'invoice.pending',
+  'invoice.processing',
+  'invoice.done',
+  'invoice.wrong',
+  'invoice.refunded',
+  'invoice.closed',
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export const EVENT_TYPE_DESCRIPTIONS: Record<EventType, string> = {
+  'invoice.created': 'An invoice was created.',
+  'invoice.pending': 'The client filled the invoice and got a payment address.',
+  'invoice.processing': 'A payment was seen on chain and awaits confirmations.',
+  'invoice.done': 'The invoice is paid.',
+  'invoice.wrong': 'The confirmed payment is short of the amount due.',
+  'invoice.refunded': 'The payment went back to the client.',
+  'invoice.closed': 'The invoice expired unpaid.',
+};
