@@ -5,7 +5,7 @@ import { sampleInvoice, useServer } from '../support/server.ts';
 const INVOICE_FIELDS = `
   id status createdAt payUrl
   company { name logoUrl assets { asset isAllowed } }
-  invoiceContent { invoiceCurrency items { name price } paymentCurrency isMerchantPaysFee redirectURL }
+  content { invoiceCurrency items { name price } paymentCurrency isMerchantPaysFee redirectURL }
   redirectURL clientEmail
   address { id address tag asset }
   paymentDetails { rate invoiceFee amount paidAmount overpaidAmount }
@@ -14,7 +14,7 @@ const INVOICE_FIELDS = `
 const CREATE = `mutation Create($input: CreateInvoiceInput!) {
   createInvoice(input: $input) {
     __typename
-    ... on CreateInvoiceSuccess { data { ${INVOICE_FIELDS} } }
+    ... on CreateInvoiceSuccess { invoice { ${INVOICE_FIELDS} } }
     ... on Error { code message details { path message } }
   }
 }`;
@@ -22,10 +22,13 @@ const CREATE = `mutation Create($input: CreateInvoiceInput!) {
 const PROCEED = `mutation Proceed($input: ProceedInvoiceInput!) {
   proceedInvoice(input: $input) {
     __typename
-    ... on ProceedInvoiceSuccess { data { ${INVOICE_FIELDS} } }
+    ... on ProceedInvoiceSuccess { invoice { ${INVOICE_FIELDS} } }
     ... on Error { code message details { path message } }
   }
 }`;
+
+/** The sample invoice as GraphQL input: enum currency, decimals as strings. */
+const GQL_SAMPLE = { invoiceCurrency: 'USD', items: sampleInvoice().items.map((i) => ({ name: i.name, price: String(i.price) })) };
 
 const READ = `query Read($id: ID!) { invoice(id: $id) { ${INVOICE_FIELDS} } }`;
 
@@ -33,45 +36,52 @@ const LIST = `query List($first: Int, $after: String, $filter: InvoiceFilter) {
   invoices(first: $first, after: $after, filter: $filter) {
     totalCount
     pageInfo { hasNextPage endCursor }
-    edges { cursor node { id status createdAt invoiceContent { items { price } } company { name } } }
+    edges { cursor node { id status createdAt content { items { price } } company { name } } }
+    nodes { id }
   }
 }`;
+
+const LIST_BACKWARD = `query ListBackward($last: Int, $before: String) { invoices(last: $last, before: $before) { edges { node { id } } } }`;
 
 describe.each(DATABASES)('GraphQL invoices on %s', (kind) => {
   const server = useServer(kind);
 
   it('creates, proceeds and reads an invoice with the same data as REST', async () => {
     const m = await server.merchant({ name: 'Acme' });
-    const created = await server.graphql(CREATE, { input: { invoiceCurrency: 'USD', items: [{ name: 'Coffee', price: '4.505' }, { name: 'Cake', price: 3.25 }] } }, m.publicToken);
+    const created = await server.graphql(CREATE, { input: { invoiceCurrency: 'USD', items: [{ name: 'Coffee', price: '4.505' }, { name: 'Cake', price: '3.25' }] } }, m.publicToken);
     expect(created.status).toBe(200);
     expect(created.body.errors).toBeUndefined();
     const inv = created.body.data.createInvoice;
     expect(inv.__typename).toBe('CreateInvoiceSuccess');
-    expect(inv.data.status).toBe('CREATED');
-    expect(inv.data.invoiceContent.items).toEqual([
+    expect(inv.invoice.status).toBe('CREATED');
+    expect(inv.invoice.content.items).toEqual([
       { name: 'Coffee', price: '4.51' },
       { name: 'Cake', price: '3.25' },
     ]);
-    expect(inv.data.address).toBeNull();
-    expect(inv.data.payUrl).toBe(`https://checkout.example/pay/${inv.data.id}`);
+    expect(inv.invoice.address).toBeNull();
+    expect(inv.invoice.payUrl).toBe(`https://checkout.example/pay/${inv.invoice.id}`);
 
-    const proceeded = await server.graphql(PROCEED, { input: { invoiceId: inv.data.id, clientEmail: 'c@example.com', paymentCurrency: 'TRC20USDT' } });
+    const proceeded = await server.graphql(PROCEED, { input: { invoiceId: inv.invoice.id, clientEmail: 'c@example.com', paymentCurrency: 'TRC20USDT' } });
     const filled = proceeded.body.data.proceedInvoice;
     expect(filled.__typename).toBe('ProceedInvoiceSuccess');
-    expect(filled.data.status).toBe('PENDING');
-    expect(filled.data.address.asset).toBe('TRC20USDT');
-    expect(filled.data.address.tag).toBeNull();
+    expect(filled.invoice.status).toBe('PENDING');
+    expect(filled.invoice.address.asset).toBe('TRC20USDT');
+    expect(filled.invoice.address.tag).toBeNull();
 
-    const rest = (await server.request('GET', `/api/invoices/v1/regular/${inv.data.id}`)).body;
-    const read = (await server.graphql(READ, { id: inv.data.id })).body.data.invoice;
+    const rest = (await server.request('GET', `/api/invoices/v1/regular/${inv.invoice.id}`)).body;
+    const read = (await server.graphql(READ, { id: inv.invoice.id })).body.data.invoice;
     expect(read.id).toBe(rest.id);
     expect(read.status.toLowerCase()).toBe(rest.status);
     expect(read.createdAt).toBe(rest.createdAt);
     expect(read.expiredAt).toBe(rest.expiredAt);
     expect(read.clientEmail).toBe(rest.clientEmail);
     expect(read.paymentDetails).toEqual(rest.paymentDetails);
-    expect({ ...read.address, asset: read.address.asset.toLowerCase() }).toEqual(rest.address);
-    expect(read.invoiceContent.items).toEqual(rest.invoiceContent.items);
+    // Other nodes' global ids are opaque: base64url of "<Type>:<REST id>".
+    expect({ ...read.address, asset: read.address.asset.toLowerCase(), id: Buffer.from(read.address.id, 'base64url').toString() }).toEqual({
+      ...rest.address,
+      id: `PaymentAddress:${rest.address.id}`,
+    });
+    expect(read.content.items).toEqual(rest.invoiceContent.items);
     expect(read.company.assets.map((a: { asset: string; isAllowed: boolean }) => ({ asset: a.asset.toLowerCase(), isAllowed: a.isAllowed }))).toEqual(rest.company.assets);
   });
 
@@ -86,8 +96,8 @@ describe.each(DATABASES)('GraphQL invoices on %s', (kind) => {
     });
     const missing = await server.graphql(PROCEED, { input: { invoiceId: '7NEVJPgnhf1LzX7p6296iF', clientEmail: 'c@example.com', paymentCurrency: 'BTC' } });
     expect(missing.body.data.proceedInvoice).toMatchObject({ __typename: 'NotFoundError', code: 'NOT_FOUND' });
-    const created = await server.graphql(CREATE, { input: sampleInvoice({ invoiceCurrency: 'USD' }) }, m.publicToken);
-    const id = created.body.data.createInvoice.data.id;
+    const created = await server.graphql(CREATE, { input: GQL_SAMPLE }, m.publicToken);
+    const id = created.body.data.createInvoice.invoice.id;
     const badEmail = await server.graphql(PROCEED, { input: { invoiceId: id, clientEmail: 'nope', paymentCurrency: 'BTC' } });
     expect(badEmail.body.data.proceedInvoice).toMatchObject({ __typename: 'ValidationError', details: [{ path: 'clientEmail' }] });
     await server.graphql(PROCEED, { input: { invoiceId: id, clientEmail: 'c@example.com', paymentCurrency: 'BTC' } });
@@ -95,21 +105,27 @@ describe.each(DATABASES)('GraphQL invoices on %s', (kind) => {
     expect(again.body.data.proceedInvoice).toMatchObject({ __typename: 'ConflictError', code: 'INVOICE_NOT_PROCEEDABLE' });
     const badDecimal = await server.graphql(CREATE, { input: { invoiceCurrency: 'USD', items: [{ name: 'x', price: 'ten' }] } }, m.publicToken);
     expect(badDecimal.body.errors[0].message).toContain('Decimal');
+    // A JSON number has passed through a float before we see it: refused in variables and as a literal.
+    const numberVariable = await server.graphql(CREATE, { input: { invoiceCurrency: 'USD', items: [{ name: 'x', price: 4.5 }] } }, m.publicToken);
+    expect(numberVariable.body.errors[0].message).toContain('Decimal must be a decimal number given as a string');
+    const numberLiteral = await server.graphql('mutation { createInvoice(input: { invoiceCurrency: USD, items: [{ name: "x", price: 4.5 }] }) { __typename } }', {}, m.publicToken);
+    expect(numberLiteral.body.errors[0].message).toContain('Decimal must be a decimal number given as a string');
+    expect(numberLiteral.body.data).toBeUndefined();
   });
 
   it('honours an idempotency key like REST', async () => {
     const m = await server.merchant();
-    const input = { ...sampleInvoice({ invoiceCurrency: 'USD' }), idempotencyKey: 'gql-1' };
+    const input = { ...GQL_SAMPLE, idempotencyKey: 'gql-1' };
     const a = await server.graphql(CREATE, { input }, m.publicToken);
     const b = await server.graphql(CREATE, { input }, m.publicToken);
-    expect(b.body.data.createInvoice.data.id).toBe(a.body.data.createInvoice.data.id);
+    expect(b.body.data.createInvoice.invoice.id).toBe(a.body.data.createInvoice.invoice.id);
     const rest = await server.request('POST', '/api/invoices/v1/regular', { token: m.publicToken, json: sampleInvoice(), headers: { 'idempotency-key': 'gql-1' } });
     expect(rest.status).toBe(200);
-    expect(rest.body.id).toBe(a.body.data.createInvoice.data.id);
+    expect(rest.body.id).toBe(a.body.data.createInvoice.invoice.id);
   });
 
   it('requires the merchant token for createInvoice and invoices, not for invoice(id)', async () => {
-    const noToken = await server.graphql(CREATE, { input: sampleInvoice({ invoiceCurrency: 'USD' }) });
+    const noToken = await server.graphql(CREATE, { input: GQL_SAMPLE });
     expect(noToken.body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
     expect(noToken.body.data).toBeNull();
     const list = await server.graphql(LIST, {});
@@ -140,6 +156,11 @@ describe.each(DATABASES)('GraphQL invoices on %s', (kind) => {
     const page3 = (await server.graphql(LIST, { first: 2, after: page2.pageInfo.endCursor }, m.publicToken)).body.data.invoices;
     expect(page3.edges.map((e: { node: { id: string } }) => e.node.id)).toEqual([ids[0]]);
     expect(page3.pageInfo.hasNextPage).toBe(false);
+    expect(page3.nodes).toEqual([{ id: ids[0] }]);
+    const backward = (await server.graphql(LIST_BACKWARD, { last: 2, before: page3.pageInfo.endCursor }, m.publicToken)).body.data.invoices;
+    expect(backward.edges.map((e: { node: { id: string } }) => e.node.id)).toEqual([ids[2], ids[1]]);
+    const forged = await server.graphql(LIST, { first: 1, after: Buffer.from('GPC:S:x; drop table').toString('base64') }, m.publicToken);
+    expect(forged.body.errors[0]).toMatchObject({ extensions: { code: 'VALIDATION_FAILED', details: [{ path: 'after' }] } });
 
     const pending = (await server.graphql(LIST, { filter: { status: ['PENDING'] } }, m.publicToken)).body.data.invoices;
     expect(pending.totalCount).toBe(1);

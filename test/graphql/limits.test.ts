@@ -67,14 +67,14 @@ describe.each(DATABASES)('GraphQL limits on %s', (kind) => {
     const directives = await timed(server, `{ invoice(id: "x") { ${Array.from({ length: GRAPHQL_LIMITS.maxDirectives + 1 }, (_, i) => `f${i}: id @include(if: true)`).join(' ')} } }`);
     expect(codes(directives.body)).toContain('TOO_MANY_DIRECTIVES');
 
-    const page = 'invoices(first: 100) { edges { node { id status invoiceContent { items { name price } } transactions { id amount txHash } refund { id amount } } } }';
+    const page = 'invoices(first: 100) { edges { node { id status content { items { name price } } transactions { id amount txHash } refund { id amount } } } }';
     const costly = await timed(server, aliases(10, page));
     expect(codes(costly.body)).toEqual(['QUERY_TOO_COSTLY']);
     // One such page is an ordinary dashboard query: within the cost limit (refused only for the missing token),
     // also when written with fragments as generated clients do.
     expect(codes((await timed(server, `{ ${page} }`)).body)).toEqual(['UNAUTHENTICATED']);
     const withFragments = `query { invoices(first: 100) { edges { node { ...Row } } } }
-      fragment Row on Invoice { id status invoiceContent { ...Content } transactions { ...Tx } refund { id amount } }
+      fragment Row on Invoice { id status content { ...Content } transactions { ...Tx } refund { id amount } }
       fragment Content on InvoiceContent { items { name price } }
       fragment Tx on InvoiceTransaction { id amount txHash }`;
     expect(codes((await timed(server, withFragments)).body)).toEqual(['UNAUTHENTICATED']);

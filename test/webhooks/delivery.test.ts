@@ -208,8 +208,25 @@ describe.each(DATABASES)('webhook delivery on %s', (kind) => {
     expect(feed3.body).toEqual({ events: [], nextCursor: feed2.body.nextCursor });
     expect((await server.request('GET', '/api/company/events?after=abc', { token })).status).toBe(422);
 
-    const gql = await server.graphql('{ webhookDeliveries(first: 1) { deliveries { status eventType attemptLog { statusCode } } nextCursor } }', {}, token);
-    expect(gql.body.data.webhookDeliveries.deliveries).toEqual([{ status: 'DELIVERED'.toLowerCase(), eventType: 'invoice.created', attemptLog: [{ statusCode: 200 }] }]);
+    const gql = await server.graphql(
+      '{ webhookDeliveries(first: 1, filter: { status: [DELIVERED] }) { totalCount nodes { id status eventType attemptLog { id statusCode } } pageInfo { hasNextPage endCursor } } }',
+      {},
+      token,
+    );
+    const connection = gql.body.data.webhookDeliveries;
+    expect(connection.nodes).toEqual([{ id: expect.any(String), status: 'DELIVERED', eventType: 'INVOICE_CREATED', attemptLog: [{ id: expect.any(String), statusCode: 200 }] }]);
+    expect(connection.totalCount).toBe(3);
+    expect(connection.pageInfo.hasNextPage).toBe(true);
+    const next = await server.graphql('query($after: String) { webhookDeliveries(first: 5, after: $after) { nodes { id } pageInfo { hasNextPage } } }', { after: connection.pageInfo.endCursor }, token);
+    expect(next.body.data.webhookDeliveries.nodes).toHaveLength(2);
+    expect(next.body.data.webhookDeliveries.pageInfo.hasNextPage).toBe(false);
+    const none = await server.graphql('{ webhookDeliveries(filter: { status: [FAILED] }) { totalCount } }', {}, token);
+    expect(none.body.data.webhookDeliveries.totalCount).toBe(0);
+    // The delivery is a Node: its global id refetches it for its merchant and is null for anyone else.
+    const nodeQuery = 'query($id: ID!) { node(id: $id) { __typename ... on WebhookDelivery { status } } }';
+    expect((await server.graphql(nodeQuery, { id: connection.nodes[0].id }, token)).body.data.node).toEqual({ __typename: 'WebhookDelivery', status: 'DELIVERED' });
+    expect((await server.graphql(nodeQuery, { id: connection.nodes[0].id }, other.publicToken)).body.data.node).toBeNull();
+    expect((await server.graphql(nodeQuery, { id: connection.nodes[0].id })).body.data.node).toBeNull();
   });
 
   it('sends a signed test event on demand', async () => {
@@ -219,8 +236,8 @@ describe.each(DATABASES)('webhook delivery on %s', (kind) => {
     expect(r.received[0]!.json['type']).toBe('test');
     expect(r.received[0]!.specSignatureValid).toBe(true);
     expect(r.received[0]!.standardSignatureValid).toBe(true);
-    const gql = await server.graphql('mutation { sendTestWebhook { __typename ... on SendTestWebhookSuccess { data { ok statusCode } } } }', {}, m.publicToken);
-    expect(gql.body.data.sendTestWebhook.data).toEqual({ ok: true, statusCode: 200 });
+    const gql = await server.graphql('mutation { sendTestWebhook { __typename ... on SendTestWebhookSuccess { result { ok statusCode } } } }', {}, m.publicToken);
+    expect(gql.body.data.sendTestWebhook.result).toEqual({ ok: true, statusCode: 200 });
     const none = await server.merchant();
     expect((await server.request('POST', '/api/company/settings/webhook-url/test', { token: none.publicToken })).status).toBe(422);
   });
