@@ -1,0 +1,234 @@
+// Every query and mutation through codegen's typed documents and a real GraphQL client (urql core) against the
+// running server, switching on `__typename` of each result as a client team would.
+import fs from 'node:fs';
+import path from 'node:path';
+import { Client, fetchExchange, type AnyVariables, type TypedDocumentNode } from '@urql/core';
+import { Kind, parse, type OperationDefinitionNode } from 'graphql';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  AcceptInvoiceDocument,
+  AdvanceSandboxClockDocument,
+  BalancesDocument,
+  ConfirmSandboxTransferDocument,
+  CreateInvoiceDocument,
+  CreateSandboxTransferDocument,
+  DropSandboxTransferDocument,
+  InvoiceDocument,
+  InvoicesDocument,
+  NodeDocument,
+  NodesDocument,
+  ProceedInvoiceDocument,
+  RedeliverFailedDocument,
+  RedeliverWebhookDocument,
+  RefundInvoiceDocument,
+  SendTestWebhookDocument,
+  SetUnderpaymentLimitsDocument,
+  SetWebhookUrlDocument,
+  UnderpaymentLimitsDocument,
+  WebhookDeliveriesDocument,
+  WebhookSettingsDocument,
+} from '../../generated/gql/graphql.ts';
+import { graphqlSchema } from '../../src/features.ts';
+import { DATABASES } from '../support/databases.ts';
+import { startReceiver, type Receiver } from '../support/receiver.ts';
+import { useServer } from '../support/server.ts';
+
+const DOCUMENT = path.resolve('test/graphql/documents/operations.graphql');
+const TRON = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
+
+/** The typed value of a result union once its `__typename` is known. */
+function as<T extends { __typename?: string }, N extends string>(value: T | null | undefined, typename: N): Extract<T, { __typename?: N }> {
+  expect(value?.__typename).toBe(typename);
+  return value as Extract<T, { __typename?: N }>;
+}
+
+describe('the typed documents cover the schema', () => {
+  it('every Query and Mutation field is used by an operation in the document', () => {
+    const used = new Set<string>();
+    for (const def of parse(fs.readFileSync(DOCUMENT, 'utf8')).definitions) {
+      if (def.kind !== Kind.OPERATION_DEFINITION) continue;
+      for (const sel of (def as OperationDefinitionNode).selectionSet.selections) if (sel.kind === Kind.FIELD) used.add(`${def.operation}.${sel.name.value}`);
+    }
+    const schema = graphqlSchema();
+    const all = [
+      ...Object.keys(schema.getQueryType()!.getFields()).map((f) => `query.${f}`),
+      ...Object.keys(schema.getMutationType()!.getFields()).map((f) => `mutation.${f}`),
+    ];
+    expect(all.filter((f) => !used.has(f))).toEqual([]);
+  });
+});
+
+describe.each(DATABASES)('GraphQL through a typed client on %s', (kind) => {
+  const server = useServer(kind, { WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_POLL_MS: '100' });
+  const receivers: Receiver[] = [];
+  afterAll(async () => Promise.all(receivers.map((r) => r.close())));
+
+  const executed = new Set<string>();
+  const clientFor = (token?: string) => {
+    const client = new Client({
+      url: `${server.url}/graphql`,
+      exchanges: [fetchExchange],
+      preferGetMethod: false,
+      requestPolicy: 'network-only',
+      fetchOptions: (): RequestInit => ({ headers: token ? { authorization: `Bearer ${token}` } : ({} as Record<string, string>) }),
+    });
+    const run = async <D, V extends AnyVariables>(kind: 'query' | 'mutation', doc: TypedDocumentNode<D, V>, variables: V) => {
+      const name = (doc.definitions[0] as OperationDefinitionNode).name!.value;
+      executed.add(name);
+      const result = await (kind === 'query' ? client.query(doc, variables) : client.mutation(doc, variables)).toPromise();
+      return result;
+    };
+    return {
+      query: <D, V extends AnyVariables>(doc: TypedDocumentNode<D, V>, variables: V) => run('query', doc, variables),
+      mutate: async <D, V extends AnyVariables>(doc: TypedDocumentNode<D, V>, variables: V): Promise<D> => {
+        const result = await run('mutation', doc, variables);
+        expect(result.error).toBeUndefined();
+        return result.data!;
+      },
+    };
+  };
+
+  it('runs every operation and switches on the result types', async () => {
+    const m = await server.merchant({ name: 'Typed Co' });
+    const merchant = clientFor(m.publicToken);
+    const anonymous = clientFor();
+    const receiver = await startReceiver(() => m.secretKey);
+    receivers.push(receiver);
+
+    // Webhook settings: a success object also when cleared, never null.
+    const cleared = as((await merchant.mutate(SetWebhookUrlDocument, { input: { url: null } })).setWebhookUrl, 'SetWebhookUrlSuccess');
+    expect(cleared.webhookSettings.url).toBeNull();
+    const badUrl = as((await merchant.mutate(SetWebhookUrlDocument, { input: { url: 'ftp://example.com' } })).setWebhookUrl, 'ValidationError');
+    expect(badUrl.code).toBe('VALIDATION_FAILED');
+    expect(badUrl.details[0]!.path).toBe('webHookUrl');
+    const set = as((await merchant.mutate(SetWebhookUrlDocument, { input: { url: receiver.url } })).setWebhookUrl, 'SetWebhookUrlSuccess');
+    const settings = (await merchant.query(WebhookSettingsDocument, {})).data!.webhookSettings;
+    expect(settings).toEqual({ id: set.webhookSettings.id, url: receiver.url });
+
+    // Invoices.
+    const refused = as(
+      (await merchant.mutate(CreateInvoiceDocument, { input: { invoiceCurrency: 'USD', items: [{ name: 'x', price: '0' }] } })).createInvoice,
+      'ValidationError',
+    );
+    expect(refused.details).toEqual([{ path: 'items', message: 'the total of all item prices must be greater than 0' }]);
+    const createInvoice = async (price: string) =>
+      as((await merchant.mutate(CreateInvoiceDocument, { input: { invoiceCurrency: 'USD', items: [{ name: 'Tea', price }, { name: 'Cake', price: '0.5' }] } })).createInvoice, 'CreateInvoiceSuccess')
+        .invoice;
+    const created = await createInvoice('99.495');
+    expect(created).toMatchObject({ status: 'CREATED', total: { amount: '100.00', currency: 'USD' }, address: null, company: { name: 'Typed Co' } });
+    const proceed = async (invoiceId: string) =>
+      as((await anonymous.mutate(ProceedInvoiceDocument, { input: { invoiceId, clientEmail: 'c@example.com', paymentCurrency: 'TRC20USDT' } })).proceedInvoice, 'ProceedInvoiceSuccess')
+        .invoice;
+    const filled = await proceed(created.id);
+    expect(filled.status).toBe('PENDING');
+    expect(filled.paymentDetails!.amountMoney).toEqual({ amount: filled.paymentDetails!.amount, currency: 'TRC20USDT' });
+    const missing = as((await anonymous.mutate(ProceedInvoiceDocument, { input: { invoiceId: '7NEVJPgnhf1LzX7p6296iF', clientEmail: 'c@example.com' } })).proceedInvoice, 'NotFoundError');
+    expect(missing.code).toBe('NOT_FOUND');
+
+    // Payments through the sandbox.
+    const pay = async (invoiceId: string, amount: string, confirmations = 0) =>
+      as((await merchant.mutate(CreateSandboxTransferDocument, { input: { invoiceId, amount, confirmations } })).createSandboxTransfer, 'CreateSandboxTransferSuccess')
+        .transfer;
+    const seen = await pay(created.id, filled.paymentDetails!.amount);
+    expect(seen).toMatchObject({ state: 'SEEN', asset: 'TRC20USDT', invoice: { id: created.id, status: 'PROCESSING' } });
+    const confirmed = as((await merchant.mutate(ConfirmSandboxTransferDocument, { input: { id: seen.id } })).confirmSandboxTransfer, 'ConfirmSandboxTransferSuccess').transfer;
+    expect(confirmed).toMatchObject({ state: 'CONFIRMED', confirmations: confirmed.requiredConfirmations, invoice: { status: 'DONE' } });
+    const paid = (await anonymous.query(InvoiceDocument, { id: created.id })).data!.invoice!;
+    expect(paid.transactions).toHaveLength(1);
+    expect(paid.transactions[0]).toMatchObject({ kind: 'PAYMENT', status: 'CONFIRMED', from: 'TRC20USDT', invoice: { id: created.id }, address: { id: filled.address!.id } });
+
+    const balances = (await merchant.query(BalancesDocument, {})).data!.balances;
+    expect(balances).toEqual([{ id: expect.any(String), asset: 'TRC20USDT', available: '100', pending: '0', suspense: '0' }]);
+
+    // A short payment, refunded; another, accepted; a third, dropped.
+    const limits = as((await merchant.mutate(SetUnderpaymentLimitsDocument, { input: { limits: [{ asset: 'USDT', percent: '1' }] } })).setUnderpaymentLimits, 'SetUnderpaymentLimitsSuccess');
+    expect(limits.underpaymentLimits).toEqual([{ id: expect.any(String), asset: 'USDT', fixed: null, percent: '1' }]);
+    expect((await merchant.query(UnderpaymentLimitsDocument, {})).data!.underpaymentLimits).toEqual(limits.underpaymentLimits);
+
+    const short = (await createInvoice('49.5')).id;
+    await proceed(short);
+    await pay(short, '30', 19);
+    const refundedResult = (await merchant.mutate(RefundInvoiceDocument, { input: { invoiceId: short, address: TRON } })).refundInvoice;
+    const refunded = as(refundedResult, 'RefundInvoiceSuccess').invoice;
+    expect(refunded.status).toBe('REFUNDED');
+    expect(refunded.refund).toMatchObject({ status: 'SENT', address: TRON, amountMoney: { currency: 'TRC20USDT' }, networkFeeMoney: { currency: 'TRC20USDT' } });
+    const again = as((await merchant.mutate(RefundInvoiceDocument, { input: { invoiceId: short, address: TRON } })).refundInvoice, 'ConflictError');
+    expect(again.code).toBe('CONFLICT');
+
+    const accepted = (await createInvoice('49.5')).id;
+    await proceed(accepted);
+    await pay(accepted, '40', 19);
+    expect(as((await merchant.mutate(AcceptInvoiceDocument, { input: { invoiceId: accepted } })).acceptInvoice, 'AcceptInvoiceSuccess').invoice.status).toBe('DONE');
+    expect(as((await merchant.mutate(AcceptInvoiceDocument, { input: { invoiceId: accepted } })).acceptInvoice, 'ConflictError').code).toBe('CONFLICT');
+
+    const dropped = (await createInvoice('1')).id;
+    await proceed(dropped);
+    const toDrop = await pay(dropped, '1');
+    const afterDrop = as((await merchant.mutate(DropSandboxTransferDocument, { input: { id: toDrop.id } })).dropSandboxTransfer, 'DropSandboxTransferSuccess').transfer;
+    expect(afterDrop).toMatchObject({ state: 'DROPPED', invoice: { status: 'PROCESSING' } }); // statuses never go back; it expires
+
+    // The list, forward and backward.
+    const page = (await merchant.query(InvoicesDocument, { first: 2 })).data!.invoices;
+    expect(page.totalCount).toBe(4);
+    expect(page.nodes.map((n) => n.id)).toEqual([dropped, accepted]);
+    const back = (await merchant.query(InvoicesDocument, { last: 2, before: page.pageInfo.endCursor })).data!.invoices;
+    expect(back.nodes.map((n) => n.id)).toEqual([dropped]);
+    expect(back.pageInfo.hasPreviousPage).toBe(false);
+    const done = (await merchant.query(InvoicesDocument, { filter: { status: ['DONE'] } })).data!.invoices;
+    expect(done.nodes.map((n) => n.id).sort()).toEqual([accepted, created.id].sort());
+
+    const clock = as((await merchant.mutate(AdvanceSandboxClockDocument, { input: { minutes: 31 } })).advanceSandboxClock, 'AdvanceSandboxClockSuccess').clock;
+    expect(clock.offsetMinutes).toBe(31);
+    expect(clock.expired).toBeGreaterThanOrEqual(1);
+
+    // Webhooks: the log, a redelivery, the failed ones, a test event.
+    await expect.poll(async () => (await merchant.query(WebhookDeliveriesDocument, { filter: { status: ['DELIVERED'] } })).data!.webhookDeliveries.totalCount, { timeout: 10_000 }).toBeGreaterThan(5);
+    const log = (await merchant.query(WebhookDeliveriesDocument, { first: 1 })).data!.webhookDeliveries;
+    const delivery = log.edges[0]!.node;
+    expect(JSON.parse(delivery.payload)).toHaveProperty('status');
+    const redelivered = as((await merchant.mutate(RedeliverWebhookDocument, { input: { eventId: delivery.eventId } })).redeliverWebhook, 'RedeliverWebhookSuccess').delivery;
+    expect(redelivered).toMatchObject({ eventId: delivery.eventId, status: 'PENDING', attempts: 0 });
+    const unknownEvent = as((await merchant.mutate(RedeliverWebhookDocument, { input: { eventId: '2f1c7b4e-8a52-4c1e-9d6f-0b3a5e7c9d21' } })).redeliverWebhook, 'NotFoundError');
+    expect(unknownEvent.code).toBe('NOT_FOUND');
+    const failed = as((await merchant.mutate(RedeliverFailedDocument, { input: { since: '2020-01-01T00:00:00.000Z' } })).redeliverFailed, 'RedeliverFailedSuccess');
+    expect(failed.redeliveredCount).toBe(0);
+    const test = as((await merchant.mutate(SendTestWebhookDocument, {})).sendTestWebhook, 'SendTestWebhookSuccess').result;
+    expect(test).toMatchObject({ ok: true, statusCode: 200, url: receiver.url });
+
+    // Every Node refetches by its global id; merchant-only ones are null for anyone else.
+    const delivered = (await merchant.query(WebhookDeliveriesDocument, { first: 1, filter: { status: ['DELIVERED'] } })).data!.webhookDeliveries.edges[0]!.node;
+    const ids: Record<string, string> = {
+      Invoice: created.id,
+      Company: paid.company.id,
+      PaymentAddress: filled.address!.id,
+      InvoiceTransaction: paid.transactions[0]!.id,
+      Refund: refunded.refund!.id,
+      Balance: balances[0]!.id,
+      UnderpaymentLimit: limits.underpaymentLimits[0]!.id,
+      WebhookSettings: settings.id,
+      WebhookDelivery: delivered.id,
+      WebhookAttempt: delivered.attemptLog[0]!.id,
+      SandboxTransfer: seen.id,
+    };
+    const PUBLIC = ['Invoice', 'Company', 'PaymentAddress', 'InvoiceTransaction', 'Refund'];
+    for (const [typename, id] of Object.entries(ids)) {
+      const own = (await merchant.query(NodeDocument, { id })).data!.node;
+      expect(own, typename).toMatchObject({ __typename: typename, id });
+      const seenByAnyone = (await anonymous.query(NodeDocument, { id })).data!.node;
+      expect(seenByAnyone?.__typename ?? null, typename).toBe(PUBLIC.includes(typename) ? typename : null);
+    }
+    expect(as((await merchant.query(NodeDocument, { id: created.id })).data!.node, 'Invoice').invoiceStatus).toBe('DONE');
+    const many = (await merchant.query(NodesDocument, { ids: [...Object.values(ids), created.id] })).data!.nodes;
+    expect(many.map((n) => n?.__typename)).toEqual([...Object.keys(ids), 'Invoice']);
+    const garbage = await merchant.query(NodeDocument, { id: 'not a global id' });
+    expect(garbage.error?.graphQLErrors[0]?.extensions['code']).toBe('VALIDATION_FAILED');
+    const tooMany = await merchant.query(NodesDocument, { ids: Array.from({ length: 101 }, () => created.id) });
+    expect(tooMany.error?.graphQLErrors[0]?.extensions['code']).toBe('VALIDATION_FAILED');
+    const otherMerchant = clientFor((await server.merchant()).publicToken);
+    expect((await otherMerchant.query(NodeDocument, { id: ids['Balance']! })).data!.node).toBeNull();
+
+    // Every operation of the document ran.
+    const names = parse(fs.readFileSync(DOCUMENT, 'utf8')).definitions.flatMap((d) => (d.kind === Kind.OPERATION_DEFINITION ? [d.name!.value] : []));
+    expect(names.filter((n) => !executed.has(n))).toEqual([]);
+  }, 60_000);
+});
