@@ -5,6 +5,9 @@ import { ValidationError } from '../errors/app-error.ts';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ASSET = '[a-z0-9]{1,16}';
 
+/** Matches no company: a merchant-only node loaded by an anonymous caller finds nothing. */
+export const NO_COMPANY = '00000000-0000-0000-0000-000000000000';
+
 /** The raw id each Node type accepts; features register theirs with the type. */
 const idFormats = new Map<string, RegExp>();
 let publicIdType: { typename: string; pattern: RegExp } | null = null;

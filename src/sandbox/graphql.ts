@@ -1,7 +1,7 @@
 import { ConflictError, NotFoundError, ValidationError } from '../errors/app-error.ts';
 import { builder, mutationOutcome } from '../graphql/builder.ts';
 import { MoneyType, PaymentCurrencyEnum, TransferStateEnum } from '../graphql/enums.ts';
-import { nodeIdFormats, nodeIdInput, registerNodeType } from '../graphql/node-ids.ts';
+import { NO_COMPANY, nodeIdFormats, nodeIdInput, registerNodeType } from '../graphql/node-ids.ts';
 import { parseInput } from '../core/validation.ts';
 import { formatPlain } from '../domain/money.ts';
 import {
@@ -18,8 +18,6 @@ import {
 
 registerNodeType('SandboxTransfer', nodeIdFormats.uuid);
 
-/** Matches no company: anonymous callers see no sandbox transfer. */
-const NO_COMPANY = '00000000-0000-0000-0000-000000000000';
 
 const SandboxTransferType = builder.prismaNode('ChainTransfer', {
   variant: 'SandboxTransfer',

@@ -3,7 +3,7 @@ import { NotFoundError, ValidationError } from '../errors/app-error.ts';
 import { builder, mutationOutcome, type GraphQLContext } from '../graphql/builder.ts';
 import { checkPage, connectionNames, edgeNames, PAGE_SIZES } from '../graphql/connections.ts';
 import { EventTypeEnum } from '../graphql/enums.ts';
-import { nodeIdFormats, registerNodeType } from '../graphql/node-ids.ts';
+import { NO_COMPANY, nodeIdFormats, registerNodeType } from '../graphql/node-ids.ts';
 import { parseInput } from '../core/validation.ts';
 import type { EventType } from '../domain/event-types.ts';
 import {
@@ -22,8 +22,6 @@ registerNodeType('WebhookDelivery', nodeIdFormats.uuid);
 registerNodeType('WebhookAttempt', nodeIdFormats.uuid);
 registerNodeType('WebhookSettings', nodeIdFormats.uuid);
 
-/** Matches no company: anonymous callers see no delivery. */
-const NO_COMPANY = '00000000-0000-0000-0000-000000000000';
 const callerId = (ctx: GraphQLContext) => ctx.company?.id ?? NO_COMPANY;
 const UUID = nodeIdFormats.uuid;
 
