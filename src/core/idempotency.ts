@@ -66,7 +66,7 @@ export async function idempotent<T>(deps: EventDeps, request: IdempotentRequest,
     const prior = await deps.db.idempotencyKey.findUnique({ where: { companyId_key: { companyId, key } } });
     if (!prior || prior.expiresAt <= new Date()) return null;
     if (prior.operation !== operation || prior.requestHash !== hash) {
-      throw new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request');
+      throw new ConflictError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request');
     }
     return { result: await steps.replay(prior.responseBody), replayed: true };
   };

@@ -55,7 +55,7 @@ export class NotFoundError extends AppError {
 }
 
 export class ConflictError extends AppError {
-  constructor(code: 'CONFLICT' | 'INVOICE_NOT_PROCEEDABLE' | 'IDEMPOTENCY_KEY_IN_USE', message: string, details: ErrorDetail[] = []) {
+  constructor(code: 'CONFLICT' | 'INVOICE_NOT_PROCEEDABLE' | 'IDEMPOTENCY_KEY_IN_USE' | 'IDEMPOTENCY_KEY_REUSED', message: string, details: ErrorDetail[] = []) {
     super(code, message, details);
     this.name = 'ConflictError';
   }

@@ -106,7 +106,10 @@ builder.queryField('webhookDeliveries', (t) =>
         checkPage(args, query, UUID);
         return ctx.db.webhookDelivery.findMany({ ...query, where: deliveryListWhere(ctx.company!, filterOf(args.filter)), orderBy: deliveryListOrder });
       },
-      totalCount: (_root, { filter }, ctx) => ctx.db.webhookDelivery.count({ where: deliveryListWhere(ctx.company!, filterOf(filter)) }),
+      totalCount: (_root, args, ctx) => {
+        checkPage(args, {}, UUID);
+        return ctx.db.webhookDelivery.count({ where: deliveryListWhere(ctx.company!, filterOf(args.filter)) });
+      },
     },
     connectionNames('WebhookDelivery', 'webhook deliveries'),
     edgeNames('WebhookDelivery'),

@@ -122,6 +122,9 @@ describe.each(DATABASES)('GraphQL invoices on %s', (kind) => {
     const rest = await server.request('POST', '/api/invoices/v1/regular', { token: m.publicToken, json: sampleInvoice(), headers: { 'idempotency-key': 'gql-1' } });
     expect(rest.status).toBe(200);
     expect(rest.body.id).toBe(a.body.data.createInvoice.invoice.id);
+    // The same key with another input is a typed error with the REST code (REST answers 422).
+    const other = await server.graphql(CREATE, { input: { ...input, items: [{ name: 'Other', price: '1' }] } }, m.publicToken);
+    expect(other.body.data.createInvoice).toMatchObject({ __typename: 'ConflictError', code: 'IDEMPOTENCY_KEY_REUSED' });
   });
 
   it('requires the merchant token for createInvoice and invoices, not for invoice(id)', async () => {
@@ -169,6 +172,8 @@ describe.each(DATABASES)('GraphQL invoices on %s', (kind) => {
     expect(future.totalCount).toBe(0);
     const past = (await server.graphql(LIST, { filter: { createdBefore: new Date(Date.now() + 60_000).toISOString(), status: ['CREATED'] } }, m.publicToken)).body.data.invoices;
     expect(past.totalCount).toBe(4);
+    const countOnly = await server.graphql('query($first: Int) { invoices(first: $first) { totalCount } }', { first: 101 }, m.publicToken);
+    expect(countOnly.body.errors[0]).toMatchObject({ extensions: { code: 'VALIDATION_FAILED', details: [{ path: 'first' }] } });
     const tooMany = await server.graphql(LIST, { first: 1000 }, m.publicToken);
     expect(tooMany.body.errors[0]).toMatchObject({ extensions: { code: 'VALIDATION_FAILED', details: [{ path: 'first', message: 'must be at most 100' }] } });
   });

@@ -41,7 +41,10 @@ builder.queryField('invoices', (t) =>
         checkPage(args, query, INVOICE_ID_PATTERN);
         return ctx.db.invoice.findMany({ ...query, where: merchantInvoicesWhere(ctx.company!, args.filter ?? undefined), orderBy: invoiceListOrder });
       },
-      totalCount: (_root, { filter }, ctx) => ctx.db.invoice.count({ where: merchantInvoicesWhere(ctx.company!, filter ?? undefined) }),
+      totalCount: (_root, args, ctx) => {
+        checkPage(args, {}, INVOICE_ID_PATTERN);
+        return ctx.db.invoice.count({ where: merchantInvoicesWhere(ctx.company!, args.filter ?? undefined) });
+      },
     },
     connectionNames('Invoice', 'invoices'),
     edgeNames('Invoice'),
