@@ -12,7 +12,7 @@ import {
   confirmSandboxTransfer,
   createSandboxTransfer,
   dropSandboxTransfer,
-  presentSandboxTransfer,
+  requiredConfirmations,
   type ClockView,
 } from './service.ts';
 
@@ -33,7 +33,7 @@ const SandboxTransferType = builder.prismaNode('ChainTransfer', {
     amount: t.field({ type: 'Decimal', description: 'How much, in `asset`.', resolve: (x) => formatPlain(x.amount) }),
     money: t.field({ type: MoneyType, description: '`amount` with its currency.', resolve: (x) => ({ amount: formatPlain(x.amount), currency: x.asset }) }),
     confirmations: t.exposeInt('confirmations', { description: 'Confirmations so far.' }),
-    requiredConfirmations: t.int({ description: 'Confirmations its network needs before it counts.', resolve: (x) => presentSandboxTransfer(x).requiredConfirmations }),
+    requiredConfirmations: t.int({ description: 'Confirmations its network needs before it counts.', resolve: (x) => requiredConfirmations(x.asset) }),
     state: t.field({ type: TransferStateEnum, description: 'Where it stands on the simulated chain.', resolve: (x) => x.state }),
   }),
 });

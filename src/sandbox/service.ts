@@ -52,6 +52,9 @@ export interface SandboxTransferView {
   state: string;
 }
 
+/** Confirmations after which a transfer in this asset counts as final. */
+export const requiredConfirmations = (asset: string): number => (isPaymentCurrency(asset) ? PAYMENT_CURRENCY_INFO[asset].confirmations : 1);
+
 export const presentSandboxTransfer = (t: ChainTransfer): SandboxTransferView => ({
   id: t.id,
   txHash: t.txHash,
@@ -60,7 +63,7 @@ export const presentSandboxTransfer = (t: ChainTransfer): SandboxTransferView =>
   asset: t.asset,
   amount: formatPlain(t.amount),
   confirmations: t.confirmations,
-  requiredConfirmations: isPaymentCurrency(t.asset) ? PAYMENT_CURRENCY_INFO[t.asset].confirmations : 1,
+  requiredConfirmations: requiredConfirmations(t.asset),
   state: t.state,
 });
 
