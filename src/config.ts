@@ -4,9 +4,10 @@ import type { ConfigOf } from './core/config-section.ts';
 import { coreConfig, type CoreConfig } from './core/settings.ts';
 import { invoiceConfig } from './invoices/config.ts';
 import { webhookConfig } from './webhooks/config.ts';
+import { withdrawalConfig } from './withdrawals/config.ts';
 
 /** Every feature section, under the name the configuration carries it. */
-const featureSections = { invoices: invoiceConfig, webhooks: webhookConfig } as const;
+const featureSections = { invoices: invoiceConfig, webhooks: webhookConfig, withdrawals: withdrawalConfig } as const;
 
 export type Config = CoreConfig & { [K in keyof typeof featureSections]: ConfigOf<(typeof featureSections)[K]> };
 

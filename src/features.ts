@@ -10,6 +10,7 @@ import { invoicesFeature } from './invoices/index.ts';
 import { paymentsFeature } from './payments/index.ts';
 import { sandboxFeature } from './sandbox/index.ts';
 import { webhooksFeature } from './webhooks/index.ts';
+import { withdrawalsFeature } from './withdrawals/index.ts';
 
 export const features = (config: Config): Feature[] => [
   companiesFeature(),
@@ -17,6 +18,7 @@ export const features = (config: Config): Feature[] => [
   paymentsFeature(),
   sandboxFeature(),
   webhooksFeature(config.webhooks),
+  withdrawalsFeature(config.withdrawals),
 ];
 
 /** Every REST route of the public API listener (routes do not depend on the configuration: defaults do). */

@@ -2,6 +2,7 @@
 import { sandboxRegistry } from './chains/sandbox.ts';
 import { Clock } from './clock.ts';
 import { EventBus } from './core/bus.ts';
+import { CreditHooks } from './core/credits.ts';
 import type { Platform } from './core/feature.ts';
 import type { CoreConfig } from './core/settings.ts';
 import { openDatabase } from './db/client.ts';
@@ -33,8 +34,9 @@ export async function openPlatform(config: CoreConfig, logger: Logger, options: 
     database,
     db,
     clock: new Clock(db, config.sandbox),
-    chains: sandboxRegistry({ sendFailures: config.sandboxSendFailures }),
+    chains: sandboxRegistry({ sendFailures: config.sandboxSendFailures, db }),
     bus,
+    credits: new CreditHooks(),
     logger,
     async close() {
       await bus.stop();

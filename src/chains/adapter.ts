@@ -51,9 +51,22 @@ export interface ChainAdapter {
 
 export type TransferListener = (report: TransferReport) => Promise<unknown>;
 
+/** What became of one of our outgoing transactions (a withdrawal): final on chain, or failed for good. */
+export interface OutgoingReport {
+  network: Network;
+  /** The id it was sent with (OutgoingTransfer.id). */
+  id: string;
+  txHash: string;
+  outcome: 'confirmed' | 'failed';
+}
+
+export type OutgoingListener = (report: OutgoingReport) => Promise<unknown>;
+
 export interface ChainRegistry {
   forNetwork(network: Network): ChainAdapter;
   readonly sandbox: boolean;
   /** Where adapters deliver what their watchers see. */
   onTransfer(listener: TransferListener): void;
+  /** Where adapters deliver the outcome of outgoing transactions. */
+  onOutgoing(listener: OutgoingListener): void;
 }

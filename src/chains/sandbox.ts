@@ -1,6 +1,7 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { PAYMENT_CURRENCY_INFO, type Network } from '../domain/assets.ts';
-import type { AddressRequest, AllocatedAddress, ChainAdapter, ChainRegistry, OutgoingTransfer, TransferListener } from './adapter.ts';
+import type { Db } from '../db/client.ts';
+import type { AddressRequest, AllocatedAddress, ChainAdapter, ChainRegistry, OutgoingListener, OutgoingTransfer, TransferListener } from './adapter.ts';
 import { encodeAddress, validateAddress, type AddressNetwork } from './address-formats.ts';
 
 const ADDRESS_FORMAT: Record<Network, AddressNetwork> = {
@@ -22,6 +23,8 @@ const ADDRESS_FORMAT: Record<Network, AddressNetwork> = {
 export class SandboxChainAdapter implements ChainAdapter {
   constructor(
     readonly network: Network,
+    /** The simulated chain's record of outgoing transactions (SandboxBroadcast); without it hashes derive from ids. */
+    private readonly db: Db | null = null,
     private readonly outage: { sendFailures: number } = { sendFailures: 0 },
   ) {}
 
@@ -39,13 +42,22 @@ export class SandboxChainAdapter implements ChainAdapter {
     return validateAddress(ADDRESS_FORMAT[this.network], address);
   }
 
-  /** Sandbox sends always succeed; the hash derives from our id, so a repeated send is the same transaction. */
+  /**
+   * Sandbox sends succeed unless an outage is simulated. The chain records one transaction per transfer id with a
+   * fresh random hash, as a real chain would give a re-signed transaction; a repeated send answers the first one.
+   */
   async send(transfer: OutgoingTransfer): Promise<{ txHash: string }> {
     if (this.outage.sendFailures > 0) {
       this.outage.sendFailures--;
       throw new Error(`sandbox ${this.network} node unavailable (SANDBOX_SEND_FAILURES)`);
     }
-    return { txHash: sandboxTxHash(this.network, `send:${transfer.id}`) };
+    if (!this.db) return { txHash: sandboxTxHash(this.network, `send:${transfer.id}`) };
+    const [row] = await this.db.$queryRaw<{ txHash: string }[]>`
+      INSERT INTO "SandboxBroadcast" ("transferId", "network", "txHash", "asset", "toAddress", "amount")
+      VALUES (${transfer.id}, ${this.network}, ${sandboxTxHash(this.network)}, ${transfer.asset}, ${transfer.to}, ${transfer.amount.toFixed()}::numeric)
+      ON CONFLICT ("transferId") DO UPDATE SET "calls" = "SandboxBroadcast"."calls" + 1
+      RETURNING "txHash"`;
+    return { txHash: row!.txHash };
   }
 }
 
@@ -59,25 +71,38 @@ export function sandboxTxHash(network: Network, seed?: string): string {
 export interface SandboxRegistry extends ChainRegistry {
   /** Simulated chain activity enters here, as a real watcher's reports would. */
   report: TransferListener;
+  /** The simulated outcome of an outgoing transaction, as a real watcher would report it. */
+  reportOutgoing: OutgoingListener;
 }
 
-/** `sendFailures`: how many sends (across networks) fail before the simulated nodes accept them. */
-export function sandboxRegistry(options: { sendFailures?: number } = {}): SandboxRegistry {
+/**
+ * `sendFailures`: how many sends (across networks) fail before the simulated nodes accept them. `db`: where the
+ * simulated chain keeps what it broadcast.
+ */
+export function sandboxRegistry(options: { sendFailures?: number; db?: Db } = {}): SandboxRegistry {
   const adapters = new Map<Network, ChainAdapter>();
   const outage = { sendFailures: options.sendFailures ?? 0 };
   let listener: TransferListener | null = null;
+  let outgoingListener: OutgoingListener | null = null;
   return {
     sandbox: true,
     onTransfer(l) {
       listener = l;
     },
+    onOutgoing(l) {
+      outgoingListener = l;
+    },
     report(transfer) {
       if (!listener) throw new Error('no transfer listener registered');
       return listener(transfer);
     },
+    reportOutgoing(report) {
+      if (!outgoingListener) throw new Error('no outgoing listener registered');
+      return outgoingListener(report);
+    },
     forNetwork(network) {
       let adapter = adapters.get(network);
-      if (!adapter) adapters.set(network, (adapter = new SandboxChainAdapter(network, outage)));
+      if (!adapter) adapters.set(network, (adapter = new SandboxChainAdapter(network, options.db ?? null, outage)));
       return adapter;
     },
   };

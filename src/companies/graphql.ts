@@ -59,6 +59,11 @@ const BalanceType = builder.node(builder.objectRef<BalanceShape>('Balance'), {
   fields: (t) => ({
     asset: t.field({ type: PaymentCurrencyEnum, description: 'The payment currency.', resolve: (b) => b.asset as never }),
     available: t.field({ type: 'Decimal', description: 'Confirmed and free to withdraw.', resolve: (b) => b.available }),
+    held: t.field({
+      type: 'Decimal',
+      description: 'Taken by withdrawals in flight (amount plus fee): back to available if rejected, gone when done.',
+      resolve: (b) => b.held,
+    }),
     pending: t.field({ type: 'Decimal', description: 'Seen on chain, not yet confirmed.', resolve: (b) => b.pending }),
     suspense: t.field({ type: 'Decimal', description: 'Received in an asset an invoice did not expect.', resolve: (b) => b.suspense }),
   }),

@@ -3,6 +3,7 @@
 // builders live with their feature; this module knows no event type.
 import { randomUUID } from 'node:crypto';
 import { Prisma } from '../../generated/prisma/client.ts';
+import { jsonText } from './json.ts';
 import { transactionWithRetry, type Db } from '../db/client.ts';
 
 type Tx = Prisma.TransactionClient;
@@ -18,7 +19,7 @@ export interface NewEvent {
   type: string;
   companyId: string;
   subject: EventSubject;
-  /** Exactly the webhook body; its key order is kept. */
+  /** Exactly the webhook body; its key order is kept. A JsonNumber value is written as a number with its exact digits. */
   payload: Record<string, unknown>;
   /**
    * Queue a webhook delivery when the company has a URL (default). Events outside the spec's webhook table pass
@@ -32,7 +33,7 @@ export interface NewEvent {
  * (`WITH change AS (...), ${eventCtes(e)} SELECT ...`): one statement is atomic without a transaction.
  */
 export function eventCtes(event: NewEvent): Prisma.Sql {
-  const row = Prisma.sql`${randomUUID()}, ${event.companyId}::uuid, ${event.type}, ${event.subject.type}, ${event.subject.id}, ${JSON.stringify(event.payload)}::json`;
+  const row = Prisma.sql`${randomUUID()}, ${event.companyId}::uuid, ${event.type}, ${event.subject.type}, ${event.subject.id}, ${jsonText(event.payload)}::json`;
   const insert = Prisma.sql`INSERT INTO "Event" ("id", "companyId", "type", "subjectType", "subjectId", "payload") VALUES (${row})`;
   if (event.deliver === false) return Prisma.sql`recorded_event AS (${insert})`;
   return Prisma.sql`recorded_event AS (${insert} RETURNING "id", "seq", "companyId"),
@@ -46,6 +47,28 @@ export function eventCtes(event: NewEvent): Prisma.Sql {
 /** Records an event in the caller's transaction; one statement with its delivery. */
 export async function recordEvent(tx: Tx, event: NewEvent): Promise<void> {
   await tx.$executeRaw`WITH ${eventCtes(event)} SELECT 1`;
+}
+
+/** Records several events of one company in one statement (a bulk operation); their seq follows the list order. */
+export async function recordEvents(tx: Tx, events: NewEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  if (events.length === 1) return recordEvent(tx, events[0]!);
+  const rows = events.map(
+    (e, i) => Prisma.sql`(${i}::int, ${randomUUID()}::text, ${e.companyId}::uuid, ${e.type}::text, ${e.subject.type}::text, ${e.subject.id}::text, ${jsonText(e.payload)}::json,
+      ${e.deliver !== false}::boolean)`,
+  );
+  // Rows are inserted in the order ORDER BY gives, so each takes its seq in list order.
+  await tx.$executeRaw`
+    WITH v ("n", "id", "companyId", "type", "subjectType", "subjectId", "payload", "deliver") AS (VALUES ${Prisma.join(rows)}),
+    recorded AS (
+      INSERT INTO "Event" ("id", "companyId", "type", "subjectType", "subjectId", "payload")
+      SELECT "id", "companyId", "type", "subjectType", "subjectId", "payload" FROM v ORDER BY "n"
+      RETURNING "id", "seq", "companyId"
+    )
+    INSERT INTO "WebhookDelivery" ("id", "eventId", "companyId", "url", "seq", "status", "nextAttemptAt")
+    SELECT gen_random_uuid(), e."id", e."companyId", c."webhookUrl", e."seq", 'pending', now()
+    FROM recorded e JOIN v ON v."id" = e."id" JOIN "Company" c ON c."id" = e."companyId"
+    WHERE c."webhookUrl" IS NOT NULL AND v."deliver"`;
 }
 
 /** Told after a transaction that recorded events committed, so they are published at once (the event bus). */

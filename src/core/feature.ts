@@ -6,6 +6,7 @@ import type { Database, Db } from '../db/client.ts';
 import type { Route } from '../http/router.ts';
 import type { Logger } from '../logger.ts';
 import type { EventBus } from './bus.ts';
+import type { CreditHooks } from './credits.ts';
 import type { CoreConfig } from './settings.ts';
 import type { Job } from './jobs.ts';
 
@@ -27,6 +28,8 @@ export interface Platform {
   clock: Clock;
   chains: ChainRegistry;
   bus: EventBus;
+  /** Hooks run in the transaction of every credit to a merchant's available money. */
+  credits: CreditHooks;
   logger: Logger;
 }
 

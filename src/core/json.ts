@@ -1,4 +1,4 @@
-import { parse, isSafeNumber } from 'lossless-json';
+import { parse, isSafeNumber, stringify, LosslessNumber } from 'lossless-json';
 
 /** A JSON number literal kept as its exact source text (prices must never pass through a float). */
 export class DecimalLiteral {
@@ -13,4 +13,15 @@ export function parseJsonExact(text: string): unknown {
   return parse(text, null, (digits: string) =>
     /^-?\d+$/.test(digits) && isSafeNumber(digits) ? Number(digits) : new DecimalLiteral(digits),
   );
+}
+
+/** A decimal written as a JSON number with exactly these digits (where the spec wants a number, e.g. amounts). */
+export const jsonNumber = (plainDigits: string): LosslessNumber => new LosslessNumber(plainDigits);
+
+/** JSON text of a value, with jsonNumber values as exact number literals. */
+export const jsonText = (value: unknown): string => stringify(value) ?? 'null';
+
+/** A response body already serialised (by jsonText, where numbers must keep their exact digits). */
+export class JsonText {
+  constructor(readonly text: string) {}
 }

@@ -38,6 +38,12 @@ export const coreConfig = configSection(
     EVENT_POLL_MS: milliseconds(10, 60_000, 1_000),
     /** How long an Idempotency-Key answers with its first response. */
     IDEMPOTENCY_KEY_TTL_HOURS: z.coerce.number().int().min(24).max(24 * 365).default(24),
+    /** Addresses and transaction hashes the risk hook blocks (src/core/risk.ts), separated by commas or spaces. */
+    RISK_DENY_LIST: z
+      .string()
+      .max(1_000_000)
+      .default('')
+      .transform((v) => v.split(/[\s,]+/).filter(Boolean)),
   },
   (c) => {
     const dataDir = path.resolve(c.dataDir);

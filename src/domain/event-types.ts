@@ -8,6 +8,9 @@ export const EVENT_TYPES = [
   'invoice.wrong',
   'invoice.refunded',
   'invoice.closed',
+  'withdrawal.processing',
+  'withdrawal.done',
+  'withdrawal.rejected',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -20,4 +23,7 @@ export const EVENT_TYPE_DESCRIPTIONS: Record<EventType, string> = {
   'invoice.wrong': 'The confirmed payment is short of the amount due.',
   'invoice.refunded': 'The payment went back to the client.',
   'invoice.closed': 'The invoice expired unpaid.',
+  'withdrawal.processing': 'A withdrawal was accepted (txHash empty), or the chain has its transaction (txHash set).',
+  'withdrawal.done': 'A withdrawal is complete on chain.',
+  'withdrawal.rejected': 'A withdrawal was blocked or failed; its money is available again.',
 };

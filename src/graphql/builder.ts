@@ -150,7 +150,7 @@ const ERROR_CODE_DESCRIPTIONS: Record<ErrorCode, string> = {
   PAYLOAD_TOO_LARGE: 'The request body is too large (REST 413).',
   UNSUPPORTED_MEDIA_TYPE: 'The request body is not JSON (REST 415).',
   VALIDATION_FAILED: 'The input is invalid; `details` names each offending field (REST 422).',
-  IDEMPOTENCY_KEY_REUSED: 'The idempotency key was used before with a different input (REST 422).',
+  IDEMPOTENCY_KEY_REUSED: 'The idempotency key was used before with a different input (REST 409).',
   SERVICE_UNAVAILABLE: 'The service cannot take the request now; retry later (REST 503).',
   INTERNAL: 'An unexpected failure on our side (REST 500).',
 };

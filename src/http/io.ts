@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError, type ErrorDetail } from '../errors/app-error.ts';
-import { parseJsonExact } from '../core/json.ts';
+import { JsonText, parseJsonExact } from '../core/json.ts';
 import { bodyTooLarge, checkDeclaredLength } from './edge.ts';
 
 /** Reads the whole body, refusing more than `limit` bytes (413) without buffering the excess. */
@@ -38,7 +38,7 @@ export function parseJsonBody(req: IncomingMessage, raw: Buffer): unknown {
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const payload = body === undefined ? '' : JSON.stringify(body);
+  const payload = body === undefined ? '' : body instanceof JsonText ? body.text : JSON.stringify(body);
   res.writeHead(status, {
     ...headers,
     ...(payload ? { 'content-type': 'application/json; charset=utf-8' } : {}),

@@ -27,6 +27,7 @@ export function invoicesFeature(config: ConfigOf<typeof invoiceConfig>): Feature
         events: p.bus,
         clock: p.clock,
         chains: p.chains,
+        credits: p.credits,
         logger: p.logger,
         rates: config.ratesFile ? StaticRateSource.fromFile(config.ratesFile) : new StaticRateSource(),
         fees: config.feesFile ? loadFeeTable(config.feesFile) : defaultFeeTable(),

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Decimal } from 'decimal.js';
 import { Prisma, type Invoice, type Refund } from '../../generated/prisma/client.ts';
+import type { CreditHooks } from '../core/credits.ts';
 import type { ChainRegistry } from '../chains/adapter.ts';
 import type { Clock } from '../clock.ts';
 import type { Company } from '../core/auth.ts';
@@ -27,6 +28,8 @@ type Tx = Prisma.TransactionClient;
 export interface LifecycleDeps extends EventDeps {
   clock: Clock;
   chains: ChainRegistry;
+  /** Run after each credit to the merchant's available money, in its transaction. */
+  credits: CreditHooks;
   logger?: Logger;
 }
 

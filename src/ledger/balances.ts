@@ -5,8 +5,10 @@ import { ACCOUNTS } from './ledger.ts';
 export interface AssetBalance {
   /** Payment currency (asset plus network). */
   asset: string;
-  /** Confirmed money of the merchant. */
+  /** Confirmed money of the merchant that a withdrawal or refund may take. */
   available: string;
+  /** Taken by withdrawals in flight (amount plus fee each): back to available if rejected, gone when done. */
+  held: string;
   /** Seen on chain for open invoices, not yet confirmed. */
   pending: string;
   /** Received in an asset or network an invoice did not expect; held apart until resolved. */
@@ -18,23 +20,27 @@ export async function companyBalances(db: Db, companyId: string): Promise<AssetB
     // A balance is the sum of its shards.
     db.balance.groupBy({
       by: ['asset', 'account'],
-      where: { companyId, account: { in: [ACCOUNTS.merchantAvailable, ACCOUNTS.merchantSuspense] } },
+      where: { companyId, account: { in: [ACCOUNTS.merchantAvailable, ACCOUNTS.merchantHeld, ACCOUNTS.merchantSuspense] } },
       _sum: { amount: true },
     }),
     db.chainTransfer.groupBy({ by: ['asset'], where: { companyId, state: 'seen', role: 'payment' }, _sum: { amount: true } }),
   ]);
-  const byAsset = new Map<string, { available: Money; pending: Money; suspense: Money }>();
+  const byAsset = new Map<string, { available: Money; held: Money; pending: Money; suspense: Money }>();
   const row = (asset: string) => {
     let r = byAsset.get(asset);
-    if (!r) byAsset.set(asset, (r = { available: new Money(0), pending: new Money(0), suspense: new Money(0) }));
+    if (!r) byAsset.set(asset, (r = { available: new Money(0), held: new Money(0), pending: new Money(0), suspense: new Money(0) }));
     return r;
   };
-  for (const b of balances) {
-    if (b.account === ACCOUNTS.merchantAvailable) row(b.asset).available = toMoney(b._sum.amount ?? 0);
-    else row(b.asset).suspense = toMoney(b._sum.amount ?? 0);
-  }
+  const field = { [ACCOUNTS.merchantAvailable]: 'available', [ACCOUNTS.merchantHeld]: 'held', [ACCOUNTS.merchantSuspense]: 'suspense' } as const;
+  for (const b of balances) row(b.asset)[field[b.account as keyof typeof field]] = toMoney(b._sum.amount ?? 0);
   for (const p of pending) row(p.asset).pending = toMoney(p._sum.amount ?? 0);
   return [...byAsset.entries()]
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([asset, r]) => ({ asset, available: formatPlain(r.available), pending: formatPlain(r.pending), suspense: formatPlain(r.suspense) }));
+    .map(([asset, r]) => ({
+      asset,
+      available: formatPlain(r.available),
+      held: formatPlain(r.held),
+      pending: formatPlain(r.pending),
+      suspense: formatPlain(r.suspense),
+    }));
 }

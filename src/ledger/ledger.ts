@@ -11,6 +11,8 @@ export const ACCOUNTS = {
   /** Money on chain outside our addresses: debited when a payment arrives, credited when we send. */
   chainExternal: 'chain_external',
   merchantAvailable: 'merchant_available',
+  /** Accepted withdrawals not yet done or rejected (amount plus fee each). */
+  merchantHeld: 'merchant_held',
   /** Arrived at an invoice address in an asset or network the invoice does not expect; held apart. */
   merchantSuspense: 'merchant_suspense',
   platformFees: 'platform_fees',
@@ -31,16 +33,19 @@ const GUARDED: ReadonlySet<string> = new Set<string>([ACCOUNTS.merchantAvailable
 export interface Posting {
   account: Account;
   amount: Decimal;
+  /** The withdrawal this posting is for, when one journal holds several (a bulk withdrawal's hold). */
+  withdrawalId?: string;
 }
 
 export interface Journal {
   companyId: string;
   asset: string;
-  kind: 'payment' | 'late_payment' | 'unexpected_asset' | 'fee' | 'refund';
+  kind: 'payment' | 'late_payment' | 'unexpected_asset' | 'fee' | 'refund' | 'withdrawal_hold' | 'withdrawal' | 'withdrawal_release';
   postings: Posting[];
   invoiceId?: string | null;
   transferId?: string | null;
   refundId?: string | null;
+  withdrawalId?: string | null;
 }
 
 /** A guarded account lacks the money a debit needs (checked under its debit lock, see exactSum). */
@@ -98,7 +103,8 @@ export async function postJournal(tx: Tx, journal: Journal): Promise<void> {
   const journalId = randomUUID();
   const entries = postings.map(
     (p) => Prisma.sql`(${randomUUID()}::uuid, ${journalId}::uuid, ${companyId}::uuid, ${asset}, ${p.account}, ${p.amount.toFixed()}::numeric,
-      ${journal.kind}, ${journal.invoiceId ?? null}, ${journal.transferId ?? null}::uuid, ${journal.refundId ?? null}::uuid)`,
+      ${journal.kind}, ${journal.invoiceId ?? null}, ${journal.transferId ?? null}::uuid, ${journal.refundId ?? null}::uuid,
+      ${p.withdrawalId ?? journal.withdrawalId ?? null}::uuid)`,
   );
   const values = moves.map(
     ([account, amount]) => Prisma.sql`(${account}, ${amount.toFixed()}::numeric, ${held.get(balanceKey(companyId, asset, account))?.shard ?? null}::int)`,
@@ -108,7 +114,7 @@ export async function postJournal(tx: Tx, journal: Journal): Promise<void> {
   // exist yet, so two first credits never pick the same new row), else any shard (then it may wait).
   const rows = await tx.$queryRaw<{ account: string; shard: number }[]>`
     WITH entries AS (
-      INSERT INTO "LedgerEntry" ("id", "journalId", "companyId", "asset", "account", "amount", "kind", "invoiceId", "transferId", "refundId")
+      INSERT INTO "LedgerEntry" ("id", "journalId", "companyId", "asset", "account", "amount", "kind", "invoiceId", "transferId", "refundId", "withdrawalId")
       VALUES ${Prisma.join(entries)}
     ), v ("account", "amount", "held") AS (
       VALUES ${Prisma.join(values)}

@@ -8,7 +8,7 @@ import { ACCOUNTS } from './ledger.ts';
 import { MAX_UNDERPAYMENT_PERCENT } from '../domain/settlement.ts';
 
 export interface LedgerProblem {
-  check: 'journal-balance' | 'running-balance' | 'negative-balance' | 'chain-records' | 'invoice-status';
+  check: 'journal-balance' | 'running-balance' | 'negative-balance' | 'chain-records' | 'invoice-status' | 'withdrawal-status';
   key: string;
   expected: string;
   actual: string;
@@ -47,19 +47,23 @@ export async function verifyLedger(db: Db): Promise<LedgerReport> {
     const actual = running.get(k) ?? new Money(0);
     if (!expected.eq(actual)) problems.push({ check: 'running-balance', key: k, expected: expected.toFixed(), actual: actual.toFixed() });
   }
-  // Single shards may be negative; the merchant's available money (their sum) never is (postJournal's exact check).
+  // Single shards may be negative; the merchant's available money (their sum) never is (postJournal's exact check),
+  // nor what withdrawals hold.
   for (const [k, amount] of running) {
-    if (k.endsWith(`/${ACCOUNTS.merchantAvailable}`) && amount.isNegative()) {
+    if ((k.endsWith(`/${ACCOUNTS.merchantAvailable}`) || k.endsWith(`/${ACCOUNTS.merchantHeld}`)) && amount.isNegative()) {
       problems.push({ check: 'negative-balance', key: k, expected: '>= 0', actual: amount.toFixed() });
     }
   }
 
-  // On-chain view: confirmed transfers we received minus refunds we sent, per company and asset.
+  // On-chain view: confirmed transfers we received minus refunds and done withdrawals we sent, per company and asset.
   const received = await db.$queryRaw<Row[]>`
     SELECT "companyId"::text AS "companyId", "asset", SUM("amount")::text AS total FROM "ChainTransfer"
     WHERE "state" = 'confirmed' GROUP BY "companyId", "asset"`;
   const sent = await db.$queryRaw<Row[]>`
-    SELECT "companyId"::text AS "companyId", "asset", SUM("amount")::text AS total FROM "Refund" GROUP BY "companyId", "asset"`;
+    SELECT "companyId", "asset", SUM("amount")::text AS total FROM (
+      SELECT "companyId"::text AS "companyId", "asset", "amount" FROM "Refund"
+      UNION ALL SELECT "companyId"::text, "asset", "amount" FROM "Withdrawal" WHERE "status" = 'done'
+    ) sent GROUP BY "companyId", "asset"`;
   const chain = new Map<string, Money>();
   for (const r of received) chain.set(key(r['companyId'], r['asset']), new Money(String(r['total'])).neg());
   for (const r of sent) {
@@ -78,6 +82,7 @@ export async function verifyLedger(db: Db): Promise<LedgerReport> {
   }
 
   problems.push(...(await invoiceStatusProblems(db)));
+  problems.push(...(await withdrawalStatusProblems(db)));
 
   const [counts] = await db.$queryRaw<Row[]>`
     SELECT COUNT(DISTINCT "journalId")::int AS journals, COUNT(*)::int AS entries FROM "LedgerEntry"`;
@@ -136,5 +141,38 @@ async function invoiceStatusProblems(db: Db): Promise<LedgerProblem[]> {
     key: key(r['id'], r['status']),
     expected: 'status consistent with money',
     actual: `${String(r['problem'])} (paid ${new Money(String(r['paid'])).toFixed()}, confirmed ${new Money(String(r['confirmed'])).toFixed()})`,
+  }));
+}
+
+/**
+ * Per withdrawal: its hold is exactly amount plus fee; processing still holds it; done released it into the chain
+ * (amount) and the network fee; rejected gave it back to available. One statement, offenders only.
+ */
+async function withdrawalStatusProblems(db: Db): Promise<LedgerProblem[]> {
+  const rows = await db.$queryRaw<Row[]>`
+    WITH entries AS (
+      SELECT "withdrawalId",
+        SUM(CASE WHEN "kind" = 'withdrawal_hold' AND "account" = ${ACCOUNTS.merchantHeld} THEN "amount" ELSE 0 END) AS held,
+        SUM(CASE WHEN "account" = ${ACCOUNTS.merchantHeld} THEN "amount" ELSE 0 END) AS "stillHeld",
+        SUM(CASE WHEN "kind" = 'withdrawal' AND "account" = ${ACCOUNTS.chainExternal} THEN "amount" ELSE 0 END) AS sent,
+        SUM(CASE WHEN "kind" = 'withdrawal' AND "account" = ${ACCOUNTS.networkFees} THEN "amount" ELSE 0 END) AS fee,
+        SUM(CASE WHEN "kind" = 'withdrawal_release' AND "account" = ${ACCOUNTS.merchantAvailable} THEN "amount" ELSE 0 END) AS released
+      FROM "LedgerEntry" WHERE "withdrawalId" IS NOT NULL GROUP BY "withdrawalId"
+    ), checked AS (
+      SELECT w."uid", w."status",
+        CASE
+          WHEN COALESCE(e.held, 0) <> w."amount" + w."fee" THEN 'its hold is not amount plus fee'
+          WHEN w."status" = 'processing' AND (e."stillHeld" <> e.held OR e.sent <> 0 OR e.released <> 0) THEN 'processing without its whole hold'
+          WHEN w."status" = 'done' AND (e."stillHeld" <> 0 OR e.sent <> w."amount" OR e.fee <> w."fee" OR e.released <> 0) THEN 'done without its final debit'
+          WHEN w."status" = 'rejected' AND (e."stillHeld" <> 0 OR e.released <> e.held OR e.sent <> 0) THEN 'rejected without its release'
+        END AS problem
+      FROM "Withdrawal" w LEFT JOIN entries e ON e."withdrawalId" = w."uid"
+    )
+    SELECT "uid"::text AS uid, "status", problem FROM checked WHERE problem IS NOT NULL ORDER BY "uid" LIMIT 1000`;
+  return rows.map((r) => ({
+    check: 'withdrawal-status' as const,
+    key: key(r['uid'], r['status']),
+    expected: 'ledger consistent with the withdrawal status',
+    actual: String(r['problem']),
   }));
 }

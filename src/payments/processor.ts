@@ -98,6 +98,10 @@ export async function applyTransferReport(deps: LifecycleDeps, report: TransferR
         deliver: false,
       });
     }
+    // After the fee a done invoice takes: hooks see what the merchant really has.
+    if (becameConfirmed && transfer.role !== 'wrong_asset') {
+      await deps.credits.credited(tx, { companyId: transfer.companyId, asset: transfer.asset, amount: toMoney(transfer.amount) });
+    }
     return transfer;
   });
 }

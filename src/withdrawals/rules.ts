@@ -10,13 +10,21 @@ import { decimal, tag } from '../core/validation.ts';
 /** Items per withdraw call: a bulk withdrawal is one transaction, so its size is bounded. */
 export const MAX_WITHDRAWAL_ITEMS = 100;
 
-export const withdrawItemSchema = z.object({
-  amount: decimal({ positive: true }),
-  // An empty tag is no tag (rule 6 accepts "" for untagged assets).
-  tag: z.union([z.literal(''), tag]).nullish().transform((t) => t || null),
-  to: z.string().trim().min(1, 'must not be empty').max(128),
-  asset: z.enum(PAYMENT_CURRENCIES, { message: `must be one of: ${PAYMENT_CURRENCIES.join(', ')}` }),
-});
+export const withdrawItemSchema = z
+  .object({
+    amount: decimal({ positive: true }),
+    // An empty tag is no tag (rule 6 accepts "" for untagged assets).
+    tag: z.union([z.literal(''), tag]).nullish().transform((t) => t || null),
+    to: z.string().trim().min(1, 'must not be empty').max(128),
+    asset: z.enum(PAYMENT_CURRENCIES, { message: `must be one of: ${PAYMENT_CURRENCIES.join(', ')}` }),
+  })
+  // Finer than the chain can send: a malformed amount, not a refusal.
+  .superRefine((item, ctx) => {
+    const decimals = PAYMENT_CURRENCY_INFO[item.asset].decimals;
+    if (item.amount.decimalPlaces() > decimals) {
+      ctx.addIssue({ code: 'custom', path: ['amount'], message: `has more than ${decimals} decimal places, the smallest unit of ${item.asset}` });
+    }
+  });
 
 export const withdrawRequestSchema = z.object({
   items: z.array(withdrawItemSchema).min(1, 'must hold at least one item').max(MAX_WITHDRAWAL_ITEMS, `must hold at most ${MAX_WITHDRAWAL_ITEMS} items`),
@@ -40,12 +48,11 @@ export function quoteWithdrawal(asset: PaymentCurrency, amount: Decimal): Withdr
   return { asset, amount, fee, total: amount.plus(fee), minimum: toMoney(info.minWithdrawal) };
 }
 
-/** Why an item is refused before any money is looked at (rules 1, 4, 6 and the chain unit), or null. */
+/** Why an item is refused before any money is looked at (rules 1, 4, 6), or null. */
 export function itemProblem(item: WithdrawItem, isValidAddress: (asset: PaymentCurrency, address: string) => boolean): string | null {
   const info = PAYMENT_CURRENCY_INFO[item.asset];
   const quote = quoteWithdrawal(item.asset, item.amount);
   if (item.amount.lt(quote.minimum)) return `Amount is below the minimum withdrawal of ${quote.minimum.toFixed()} ${item.asset}`;
-  if (item.amount.decimalPlaces() > info.decimals) return `Amount has more than ${info.decimals} decimal places, the smallest unit of ${item.asset}`;
   // Rule 4 by address format; rule 5: a valid address of another network with the same format passes.
   if (!isValidAddress(item.asset, item.to)) return `Receiver address is not a valid ${item.asset} address`;
   if (info.tagged && !item.tag) return `A tag is required for ${item.asset}`;

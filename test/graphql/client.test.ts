@@ -27,6 +27,14 @@ import {
   UnderpaymentLimitsDocument,
   WebhookDeliveriesDocument,
   WebhookSettingsDocument,
+  AutoWithdrawalsDocument,
+  ConfirmSandboxWithdrawalDocument,
+  RejectSandboxWithdrawalDocument,
+  UpdateAutoWithdrawalsDocument,
+  WithdrawDocument,
+  WithdrawalDocument,
+  WithdrawalQuoteDocument,
+  WithdrawalsDocument,
 } from '../../generated/gql/graphql.ts';
 import { graphqlSchema } from '../../src/features.ts';
 import { DATABASES } from '../support/databases.ts';
@@ -138,7 +146,7 @@ describe.each(DATABASES)('GraphQL through a typed client on %s', (kind) => {
     expect(paid.transactions[0]).toMatchObject({ kind: 'PAYMENT', status: 'CONFIRMED', from: 'TRC20USDT', invoice: { id: created.id }, address: { id: filled.address!.id } });
 
     const balances = (await merchant.query(BalancesDocument, {})).data!.balances;
-    expect(balances).toEqual([{ id: expect.any(String), asset: 'TRC20USDT', available: '100', pending: '0', suspense: '0' }]);
+    expect(balances).toEqual([{ id: expect.any(String), asset: 'TRC20USDT', available: '100', held: '0', pending: '0', suspense: '0' }]);
 
     // A short payment, refunded; another, accepted; a third, dropped.
     const limits = as((await merchant.mutate(SetUnderpaymentLimitsDocument, { input: { limits: [{ asset: 'USDT', percent: '1' }] } })).setUnderpaymentLimits, 'SetUnderpaymentLimitsSuccess');
@@ -195,6 +203,56 @@ describe.each(DATABASES)('GraphQL through a typed client on %s', (kind) => {
     const test = as((await merchant.mutate(SendTestWebhookDocument, {})).sendTestWebhook, 'SendTestWebhookSuccess').result;
     expect(test).toMatchObject({ ok: true, statusCode: 200, url: receiver.url });
 
+    // Withdrawals: a quote, a batch with one refused item, the sender, the chain's answers, the list, the rules.
+    const quote = (await merchant.query(WithdrawalQuoteDocument, { asset: 'TRC20USDT', amount: '10' })).data!.withdrawalQuote;
+    expect(quote).toMatchObject({ asset: 'TRC20USDT', amount: '10', fee: '1', total: '11', minimum: '5', covered: true });
+    const overPrecise = await merchant.query(WithdrawalQuoteDocument, { asset: 'TRC20USDT', amount: '10.0000001' });
+    expect(overPrecise.error?.graphQLErrors[0]?.extensions['code']).toBe('VALIDATION_FAILED');
+    const withdrawn = as(
+      (
+        await merchant.mutate(WithdrawDocument, {
+          input: { items: [{ asset: 'TRC20USDT', amount: '10', to: TRON }, { asset: 'TRC20USDT', amount: '1', to: TRON }, { asset: 'TRC20USDT', amount: '5', to: TRON }] },
+        })
+      ).withdraw,
+      'WithdrawSuccess',
+    ).results;
+    expect(withdrawn.map((r) => [r.success, r.message])).toEqual([
+      [true, 'Withdrawal accepted and processing'],
+      [false, 'Amount is below the minimum withdrawal of 5 trc20usdt'],
+      [true, 'Withdrawal accepted and processing'],
+    ]);
+    expect(withdrawn[1]).toMatchObject({ uid: null, withdrawal: null });
+    expect(withdrawn[0]!.withdrawal).toMatchObject({ uid: withdrawn[0]!.uid, status: 'PROCESSING', asset: 'TRC20USDT', amount: '10', fee: '1', total: { amount: '11', currency: 'TRC20USDT' }, origin: 'API' });
+    const noItems = as((await merchant.mutate(WithdrawDocument, { input: { items: [] } })).withdraw, 'ValidationError');
+    expect(noItems.details[0]!.path).toBe('items');
+    const [toConfirm, toReject] = [withdrawn[0]!.uid!, withdrawn[2]!.uid!];
+    await expect.poll(async () => (await merchant.query(WithdrawalDocument, { uid: toReject })).data!.withdrawal!.txHash, { timeout: 10_000 }).toBeTruthy();
+    await expect.poll(async () => (await merchant.query(WithdrawalDocument, { uid: toConfirm })).data!.withdrawal!.txHash, { timeout: 10_000 }).toBeTruthy();
+    const doneWithdrawal = as((await merchant.mutate(ConfirmSandboxWithdrawalDocument, { input: { uid: toConfirm } })).confirmSandboxWithdrawal, 'ConfirmSandboxWithdrawalSuccess').withdrawal;
+    expect(doneWithdrawal).toMatchObject({ status: 'DONE', completedAt: expect.any(String) });
+    const rejectedWithdrawal = as((await merchant.mutate(RejectSandboxWithdrawalDocument, { input: { uid: toReject } })).rejectSandboxWithdrawal, 'RejectSandboxWithdrawalSuccess').withdrawal;
+    expect(rejectedWithdrawal).toMatchObject({ status: 'REJECTED', rejectReason: 'Failed on the blockchain' });
+    expect(as((await merchant.mutate(RejectSandboxWithdrawalDocument, { input: { uid: toConfirm } })).rejectSandboxWithdrawal, 'ConflictError').code).toBe('CONFLICT');
+    expect(as((await merchant.mutate(ConfirmSandboxWithdrawalDocument, { input: { uid: 'nope' } })).confirmSandboxWithdrawal, 'NotFoundError').code).toBe('NOT_FOUND');
+    const doneList = (await merchant.query(WithdrawalsDocument, { filter: { status: ['DONE'], asset: ['TRC20USDT'] } })).data!.withdrawals;
+    expect([doneList.totalCount, doneList.nodes.map((w) => w.uid)]).toEqual([1, [toConfirm]]);
+    expect((await merchant.query(WithdrawalsDocument, { first: 1 })).data!.withdrawals.pageInfo.hasNextPage).toBe(true);
+    expect((await anonymous.query(WithdrawalDocument, { uid: toConfirm })).error?.graphQLErrors[0]?.extensions['code']).toBe('UNAUTHENTICATED');
+
+    const rules = as(
+      (await merchant.mutate(UpdateAutoWithdrawalsDocument, { input: { rules: [{ asset: 'TRC20USDT', threshold: '500', isEnabled: true, withdrawalAddress: TRON }] } })).updateAutoWithdrawals,
+      'UpdateAutoWithdrawalsSuccess',
+    ).autoWithdrawals;
+    expect(rules.find((r) => r.asset === 'TRC20USDT')).toMatchObject({ threshold: '500', isEnabled: true, withdrawalTag: null, withdrawalAddress: TRON });
+    const badRule = as(
+      (await merchant.mutate(UpdateAutoWithdrawalsDocument, { input: { rules: [{ asset: 'TON', threshold: '5', isEnabled: true, withdrawalAddress: TRON }] } })).updateAutoWithdrawals,
+      'ValidationError',
+    );
+    expect(badRule.details.map((d) => d.path)).toEqual(['assets.ton.withdrawalAddress', 'assets.ton.withdrawalTag']);
+    const autoRules = (await merchant.query(AutoWithdrawalsDocument, {})).data!.autoWithdrawals;
+    expect(autoRules).toHaveLength(11);
+    expect(autoRules).toEqual(rules);
+
     // Every Node refetches by its global id; merchant-only ones are null for anyone else.
     const delivered = (await merchant.query(WebhookDeliveriesDocument, { first: 1, filter: { status: ['DELIVERED'] } })).data!.webhookDeliveries.edges[0]!.node;
     const ids: Record<string, string> = {
@@ -209,6 +267,8 @@ describe.each(DATABASES)('GraphQL through a typed client on %s', (kind) => {
       WebhookDelivery: delivered.id,
       WebhookAttempt: delivered.attemptLog[0]!.id,
       SandboxTransfer: seen.id,
+      Withdrawal: doneWithdrawal.id,
+      AutoWithdrawalRule: autoRules[0]!.id,
     };
     const PUBLIC = ['Invoice', 'Company', 'PaymentAddress', 'InvoiceTransaction', 'Refund'];
     for (const [typename, id] of Object.entries(ids)) {

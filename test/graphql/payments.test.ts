@@ -41,8 +41,8 @@ describe.each(DATABASES)('GraphQL payments on %s', (kind) => {
       ],
       refund: null,
     });
-    const balances = await server.graphql('{ balances { asset available pending suspense } }', {}, m.publicToken);
-    expect(balances.body.data.balances).toEqual([{ asset: 'TRC20USDT', available: '100', pending: '0', suspense: '0' }]);
+    const balances = await server.graphql('{ balances { asset available held pending suspense } }', {}, m.publicToken);
+    expect(balances.body.data.balances).toEqual([{ asset: 'TRC20USDT', available: '100', held: '0', pending: '0', suspense: '0' }]);
     const invalid = await server.graphql(PAY, { input: { invoiceId: id, amount: '0' } }, m.publicToken);
     expect(invalid.body.data.createSandboxTransfer).toMatchObject({ __typename: 'ValidationError', details: [{ path: 'amount' }] });
   });

@@ -20,6 +20,7 @@ const VALUE_TYPES = [
   'PaymentDetails',
   'SandboxClock',
   'WebhookTestResult',
+  'WithdrawalQuote',
 ];
 
 /** The mutation results the errors plugin generates around each payload. */

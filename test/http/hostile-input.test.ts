@@ -93,6 +93,15 @@ function samples(ids: { invoice: string; transfer: string; event: string }): Rec
     'POST /api/company/webhooks/events/:eventId/redeliver': { params: { eventId: ids.event } },
     'POST /api/company/webhooks/redeliver-failed': { body: { since: '2026-01-01T00:00:00Z' } },
     'GET /api/company/events': { query: { after: '1', limit: '10' } },
+    'POST /api/transactions/withdraw': { body: { items: [{ amount: '5', tag: '', to: TRON_ADDRESS, asset: 'trc20usdt' }] } },
+    'GET /api/transactions/withdrawals': { query: { status: 'processing', asset: 'trc20usdt', after: randomUUID(), limit: '10' } },
+    'GET /api/transactions/withdrawals/:uid': { params: { uid: randomUUID() } },
+    'GET /api/company/auto-withdrawals': {},
+    'PATCH /api/company/auto-withdrawals': {
+      body: { assets: { trc20usdt: { amount: 50, isEnabled: true, withdrawalTag: null, withdrawalAddress: TRON_ADDRESS } } },
+    },
+    'POST /api/sandbox/withdrawals/:uid/confirm': { params: { uid: randomUUID() } },
+    'POST /api/sandbox/withdrawals/:uid/reject': { params: { uid: randomUUID() } },
   };
 }
 

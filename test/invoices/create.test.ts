@@ -161,7 +161,7 @@ describe.each(DATABASES)('POST /api/invoices/v1/regular on %s', (kind) => {
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(again.body.id).toBe(first.body.id);
     const other = await create(m.publicToken, sampleInvoice({ invoiceCurrency: 'eur' }), { 'idempotency-key': 'order-42' });
-    expect(other.status).toBe(422);
+    expect(other.status).toBe(409);
     expect(other.body.error.code).toBe('IDEMPOTENCY_KEY_REUSED');
     // Keys are per merchant.
     const m2 = await server.merchant();

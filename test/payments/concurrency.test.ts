@@ -166,7 +166,7 @@ describe.each(DATABASES)('concurrent transfer reports on %s', { timeout: 240_000
 
     const balances = await server.request('GET', '/api/company/balances', { token });
     expect(balances.status, balances.text).toBe(200);
-    expect(balances.body).toEqual({ balances: [{ asset: 'trc20usdt', available: '5000', pending: '0', suspense: '0' }] });
+    expect(balances.body).toEqual({ balances: [{ asset: 'trc20usdt', available: '5000', held: '0', pending: '0', suspense: '0' }] });
 
     const report = await verifyLedger(prisma);
     expect(report.problems).toEqual([]);

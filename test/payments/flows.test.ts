@@ -42,7 +42,7 @@ describe.each(DATABASES)('payment lifecycle on %s', (kind) => {
     expect(seen.body.txHash).toMatch(/^[0-9a-f]{64}$/);
     let inv = await h.read(id);
     expect(inv.status).toBe('processing');
-    expect(await h.balances()).toEqual([{ asset: 'trc20usdt', available: '0', pending: '101', suspense: '0' }]);
+    expect(await h.balances()).toEqual([{ asset: 'trc20usdt', available: '0', held: '0', pending: '101', suspense: '0' }]);
     expect(inv.invoiceTransactions).toEqual([
       {
         id: seen.body.id,
@@ -72,7 +72,7 @@ describe.each(DATABASES)('payment lifecycle on %s', (kind) => {
       ['created', 'pending', 'processing', 'done'].map((status) => ({ invoiceId: id, status, message: INVOICE_STATUS_MESSAGES[status as 'done'] })),
     );
     // 101 received, 1 fee to the platform: the merchant has the invoice total.
-    expect(await h.balances()).toEqual([{ asset: 'trc20usdt', available: '100', pending: '0', suspense: '0' }]);
+    expect(await h.balances()).toEqual([{ asset: 'trc20usdt', available: '100', held: '0', pending: '0', suspense: '0' }]);
     const entries = await server.app.db.prisma.ledgerEntry.findMany({ where: { invoiceId: id }, orderBy: { createdAt: 'asc' } });
     expect(entries.map((e) => [e.kind, e.account, e.amount.toString()]).sort()).toEqual(
       [
@@ -104,7 +104,7 @@ describe.each(DATABASES)('payment lifecycle on %s', (kind) => {
     const t = await h.pay({ invoiceId: id, amount: '60' });
     await h.confirm(t.body.id);
     expect((await h.read(id)).status).toBe('wrong');
-    expect(await h.balances()).toEqual([{ asset: 'trc20usdt', available: '60', pending: '0', suspense: '0' }]);
+    expect(await h.balances()).toEqual([{ asset: 'trc20usdt', available: '60', held: '0', pending: '0', suspense: '0' }]);
 
     const bad = await server.request('POST', `/api/invoices/v1/regular/${id}/refund`, { token: merchant.publicToken, json: { address: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed' } });
     expect(bad.status).toBe(422);
@@ -119,7 +119,7 @@ describe.each(DATABASES)('payment lifecycle on %s', (kind) => {
     expect(res.body.refund).toMatchObject({ address: TRON_ADDRESS, tag: null, amount: '59', networkFee: '1', status: 'sent', txHash: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect(statuses(await h.events(id))).toEqual(['created', 'pending', 'processing', 'wrong', 'refunded']);
     expect((await h.events(id)).at(-1)!.message).toBe('Invoice refunded');
-    expect(await h.balances()).toEqual([{ asset: 'trc20usdt', available: '0', pending: '0', suspense: '0' }]);
+    expect(await h.balances()).toEqual([{ asset: 'trc20usdt', available: '0', held: '0', pending: '0', suspense: '0' }]);
     const again = await server.request('POST', `/api/invoices/v1/regular/${id}/refund`, { token: merchant.publicToken, json: { address: TRON_ADDRESS } });
     expect(again.status).toBe(409);
     expect(await server.app.db.prisma.refund.count({ where: { invoiceId: id } })).toBe(1);
@@ -136,7 +136,7 @@ describe.each(DATABASES)('payment lifecycle on %s', (kind) => {
     expect(accepted.body.status).toBe('done');
     expect(statuses(await h.events(id))).toEqual(['created', 'pending', 'wrong', 'done']);
     // The fee (1) is charged on acceptance too.
-    expect(await h.balances()).toEqual([{ asset: 'trc20usdt', available: '89', pending: '0', suspense: '0' }]);
+    expect(await h.balances()).toEqual([{ asset: 'trc20usdt', available: '89', held: '0', pending: '0', suspense: '0' }]);
     expect((await server.request('POST', `/api/invoices/v1/regular/${id}/accept`, { token: merchant.publicToken })).status).toBe(409);
   });
 
@@ -206,7 +206,7 @@ describe.each(DATABASES)('payment lifecycle on %s', (kind) => {
     expect(late.map((e) => e.payload)).toEqual([
       { invoiceId: id, status: 'closed', message: 'Payment received after the invoice closed', asset: 'trc20usdt', amount: '101', txHash: t.body.txHash },
     ]);
-    expect(await h.balances()).toEqual([{ asset: 'trc20usdt', available: '101', pending: '0', suspense: '0' }]);
+    expect(await h.balances()).toEqual([{ asset: 'trc20usdt', available: '101', held: '0', pending: '0', suspense: '0' }]);
     const accepted = await server.request('POST', `/api/invoices/v1/regular/${id}/accept`, { token: merchant.publicToken });
     expect(accepted.body.status).toBe('done');
   });
@@ -253,7 +253,7 @@ describe.each(DATABASES)('payment lifecycle on %s', (kind) => {
     expect(inv.status).toBe('pending');
     expect(inv.paymentDetails.paidAmount).toBe('0');
     expect(inv.invoiceTransactions).toEqual([expect.objectContaining({ kind: 'wrong_asset', from: 'usdterc20' })]);
-    expect(await h.balances()).toEqual([{ asset: 'usdterc20', available: '0', pending: '0', suspense: '30' }]);
+    expect(await h.balances()).toEqual([{ asset: 'usdterc20', available: '0', held: '0', pending: '0', suspense: '30' }]);
     const events = await server.app.db.prisma.event.findMany({ where: { subjectId: id, type: 'invoice.unexpected_asset' } });
     expect(events).toHaveLength(1);
   });

@@ -36,7 +36,7 @@ describe.each(DATABASES)('sandbox isolation on %s', (kind) => {
     expect(forged.body.error.message).toMatch(/already reported with another address, asset or amount/);
     expect(await a.status()).toBe('processing');
     expect(await b.status()).toBe('pending');
-    expect(await a.available()).toEqual([{ asset: 'trc20usdt', available: '0', pending: '101', suspense: '0' }]);
+    expect(await a.available()).toEqual([{ asset: 'trc20usdt', available: '0', held: '0', pending: '101', suspense: '0' }]);
     expect(await b.available()).toEqual([]);
     // B cannot act on A's transfer by id either.
     expect((await b.call('POST', `/api/sandbox/transfers/${seenA.body.id}/confirm`)).status).toBe(404);

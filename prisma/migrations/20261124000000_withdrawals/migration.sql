@@ -1,0 +1,57 @@
+-- Withdrawals (issue 10): payouts held in the ledger until done or rejected, auto-withdrawal rules, and the
+-- sandbox chain's record of what it broadcast.
+ALTER TABLE "LedgerEntry" ADD COLUMN "withdrawalId" UUID;
+CREATE INDEX "LedgerEntry_withdrawalId_idx" ON "LedgerEntry"("withdrawalId");
+
+CREATE TABLE "Withdrawal" (
+    "uid" UUID NOT NULL,
+    "companyId" UUID NOT NULL,
+    "asset" TEXT NOT NULL,
+    "amount" DECIMAL(38,18) NOT NULL,
+    "fee" DECIMAL(38,18) NOT NULL,
+    "toAddress" TEXT NOT NULL,
+    "tag" TEXT,
+    "status" TEXT NOT NULL,
+    "stage" TEXT NOT NULL,
+    "txHash" TEXT,
+    "origin" TEXT NOT NULL,
+    "position" INTEGER NOT NULL DEFAULT 0,
+    "rejectReason" TEXT,
+    "sendAttempts" INTEGER NOT NULL DEFAULT 0,
+    "createdAt" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "updatedAt" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "sentAt" TIMESTAMPTZ(3),
+    "completedAt" TIMESTAMPTZ(3),
+    CONSTRAINT "Withdrawal_pkey" PRIMARY KEY ("uid"),
+    CONSTRAINT "Withdrawal_status_check" CHECK ("status" IN ('processing', 'done', 'rejected')),
+    CONSTRAINT "Withdrawal_stage_check" CHECK ("stage" IN ('queued', 'sending', 'sent', 'done', 'rejected')),
+    CONSTRAINT "Withdrawal_amounts_check" CHECK ("amount" > 0 AND "fee" >= 0)
+);
+CREATE INDEX "Withdrawal_companyId_createdAt_uid_idx" ON "Withdrawal"("companyId", "createdAt" DESC, "uid");
+CREATE INDEX "Withdrawal_stage_createdAt_idx" ON "Withdrawal"("stage", "createdAt");
+ALTER TABLE "Withdrawal" ADD CONSTRAINT "Withdrawal_companyId_fkey" FOREIGN KEY ("companyId") REFERENCES "Company"("id") ON DELETE RESTRICT ON UPDATE CASCADE;
+
+CREATE TABLE "AutoWithdrawal" (
+    "companyId" UUID NOT NULL,
+    "asset" TEXT NOT NULL,
+    "amount" DECIMAL(38,18) NOT NULL,
+    "isEnabled" BOOLEAN NOT NULL,
+    "withdrawalTag" TEXT,
+    "withdrawalAddress" TEXT NOT NULL,
+    "updatedAt" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    CONSTRAINT "AutoWithdrawal_pkey" PRIMARY KEY ("companyId", "asset")
+);
+ALTER TABLE "AutoWithdrawal" ADD CONSTRAINT "AutoWithdrawal_companyId_fkey" FOREIGN KEY ("companyId") REFERENCES "Company"("id") ON DELETE RESTRICT ON UPDATE CASCADE;
+
+CREATE TABLE "SandboxBroadcast" (
+    "transferId" TEXT NOT NULL,
+    "network" TEXT NOT NULL,
+    "txHash" TEXT NOT NULL,
+    "asset" TEXT NOT NULL,
+    "toAddress" TEXT NOT NULL,
+    "amount" DECIMAL(38,18) NOT NULL,
+    "calls" INTEGER NOT NULL DEFAULT 1,
+    "createdAt" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    CONSTRAINT "SandboxBroadcast_pkey" PRIMARY KEY ("transferId")
+);
+CREATE UNIQUE INDEX "SandboxBroadcast_txHash_key" ON "SandboxBroadcast"("txHash");

@@ -1,0 +1,150 @@
+// Auto-withdrawals: per payment currency, a threshold and a destination. A confirmed credit that leaves the
+// available balance at or above the threshold sends the whole available balance (minus the fee) out through the
+// ordinary withdrawal path, in the credit's own transaction (docs/withdrawals.md).
+import { z } from 'zod';
+import { Prisma, type AutoWithdrawal } from '../../generated/prisma/client.ts';
+import type { Credit } from '../core/credits.ts';
+import { jsonNumber } from '../core/json.ts';
+import { decimal, tag } from '../core/validation.ts';
+import { PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO, isPaymentCurrency, type PaymentCurrency } from '../domain/assets.ts';
+import { formatPlain, toMoney } from '../domain/money.ts';
+import { ValidationError, type ErrorDetail } from '../errors/app-error.ts';
+import { availableBalance } from '../ledger/ledger.ts';
+import type { Db } from '../db/client.ts';
+import { quoteWithdrawal } from './rules.ts';
+import { addressCheck, createWithdrawals, type WithdrawalDeps } from './service.ts';
+
+type Tx = Prisma.TransactionClient;
+
+const ruleSchema = z.object({
+  amount: decimal({ min: 0 }),
+  isEnabled: z.boolean(),
+  withdrawalTag: z.union([z.literal(''), tag]).nullish().transform((t) => t || null),
+  withdrawalAddress: z.string().trim().max(128),
+});
+
+export const autoWithdrawalsPatchSchema = z.object({
+  assets: z
+    .record(z.string().max(32), ruleSchema)
+    .refine((r) => Object.keys(r).length >= 1, 'must name at least one asset')
+    .refine((r) => Object.keys(r).length <= PAYMENT_CURRENCIES.length, `must name at most ${PAYMENT_CURRENCIES.length} assets`),
+});
+
+export type AutoWithdrawalsPatch = z.output<typeof autoWithdrawalsPatchSchema>;
+
+/** One entry of the spec's `autoWithdrawals` array; `amount` is a JSON number with exact digits. */
+export interface AutoWithdrawalView {
+  assetId: PaymentCurrency;
+  amount: ReturnType<typeof jsonNumber>;
+  isEnabled: boolean;
+  withdrawalTag: string | null;
+  withdrawalAddress: string;
+}
+
+export interface AutoWithdrawalRule {
+  asset: PaymentCurrency;
+  amount: string;
+  isEnabled: boolean;
+  withdrawalTag: string | null;
+  withdrawalAddress: string;
+}
+
+/** Every payment currency, configured or not (an unset one is disabled with threshold 0 and no address). */
+export async function listAutoWithdrawals(db: Db, companyId: string): Promise<AutoWithdrawalRule[]> {
+  const rows = await db.autoWithdrawal.findMany({ where: { companyId } });
+  const byAsset = new Map(rows.map((r) => [r.asset, r]));
+  return PAYMENT_CURRENCIES.map((asset) => {
+    const r = byAsset.get(asset);
+    return {
+      asset,
+      amount: r ? formatPlain(toMoney(r.amount)) : '0',
+      isEnabled: r?.isEnabled ?? false,
+      withdrawalTag: r?.withdrawalTag ?? null,
+      withdrawalAddress: r?.withdrawalAddress ?? '',
+    };
+  });
+}
+
+export const presentAutoWithdrawals = (rules: AutoWithdrawalRule[]): { autoWithdrawals: AutoWithdrawalView[] } => ({
+  autoWithdrawals: rules.map((r) => ({
+    assetId: r.asset,
+    amount: jsonNumber(r.amount),
+    isEnabled: r.isEnabled,
+    withdrawalTag: r.withdrawalTag,
+    withdrawalAddress: r.withdrawalAddress,
+  })),
+});
+
+/** The smallest threshold of an asset: one withdrawal of it must reach the minimum after its fee. */
+export const minimumThreshold = (asset: PaymentCurrency) => {
+  const q = quoteWithdrawal(asset, toMoney(PAYMENT_CURRENCY_INFO[asset].minWithdrawal));
+  return q.total;
+};
+
+/** PATCH: validates every named asset (all or nothing), updates only those, answers the full list. */
+export async function updateAutoWithdrawals(deps: Pick<WithdrawalDeps, 'db' | 'chains'>, companyId: string, patch: AutoWithdrawalsPatch): Promise<AutoWithdrawalRule[]> {
+  const details: ErrorDetail[] = [];
+  const isValidAddress = addressCheck(deps.chains);
+  const rules: Prisma.AutoWithdrawalCreateManyInput[] = [];
+  for (const [key, rule] of Object.entries(patch.assets)) {
+    const path = `assets.${key}`;
+    if (!isPaymentCurrency(key)) {
+      details.push({ path, message: `is not an asset id; use one of: ${PAYMENT_CURRENCIES.join(', ')}` });
+      continue;
+    }
+    const info = PAYMENT_CURRENCY_INFO[key];
+    const before = details.length;
+    if (rule.amount.decimalPlaces() > info.decimals) details.push({ path: `${path}.amount`, message: `has more than ${info.decimals} decimal places` });
+    if (rule.isEnabled && rule.amount.lt(minimumThreshold(key))) {
+      details.push({ path: `${path}.amount`, message: `must be at least ${minimumThreshold(key).toFixed()} (the minimum withdrawal plus its fee) when enabled` });
+    }
+    if (rule.withdrawalAddress === '') {
+      if (rule.isEnabled) details.push({ path: `${path}.withdrawalAddress`, message: 'is required when enabled' });
+    } else if (!isValidAddress(key, rule.withdrawalAddress)) {
+      details.push({ path: `${path}.withdrawalAddress`, message: `is not a valid ${key} address` });
+    }
+    if (info.tagged && !rule.withdrawalTag && rule.withdrawalAddress !== '') details.push({ path: `${path}.withdrawalTag`, message: `is required for ${key}` });
+    if (!info.tagged && rule.withdrawalTag) details.push({ path: `${path}.withdrawalTag`, message: `${key} takes no tag; send null` });
+    if (details.length > before) continue;
+    rules.push({
+      companyId,
+      asset: key,
+      amount: new Prisma.Decimal(rule.amount.toFixed()),
+      isEnabled: rule.isEnabled,
+      withdrawalTag: rule.withdrawalTag,
+      withdrawalAddress: rule.withdrawalAddress,
+    });
+  }
+  if (details.length) throw new ValidationError(details);
+  await deps.db.$transaction(
+    rules.map((r) =>
+      deps.db.autoWithdrawal.upsert({
+        where: { companyId_asset: { companyId, asset: r.asset } },
+        create: r,
+        update: { amount: r.amount, isEnabled: r.isEnabled, withdrawalTag: r.withdrawalTag, withdrawalAddress: r.withdrawalAddress, updatedAt: new Date() },
+      }),
+    ),
+  );
+  return listAutoWithdrawals(deps.db, companyId);
+}
+
+/**
+ * The credit hook. The rule's row lock serialises credits of one merchant and asset, and the exact available
+ * balance is read under the debit lock, so of concurrent credits exactly the one that reaches the threshold
+ * sends the balance out; the others see what is left after it.
+ */
+export async function autoWithdrawOnCredit(tx: Tx, credit: Credit): Promise<void> {
+  if (!isPaymentCurrency(credit.asset)) return;
+  const [rule] = await tx.$queryRaw<AutoWithdrawal[]>`
+    SELECT * FROM "AutoWithdrawal" WHERE "companyId" = ${credit.companyId}::uuid AND "asset" = ${credit.asset} AND "isEnabled"
+    FOR UPDATE`;
+  if (!rule) return;
+  const asset = credit.asset;
+  const available = await availableBalance(tx, credit.companyId, asset);
+  if (available.lt(toMoney(rule.amount))) return;
+  const fee = quoteWithdrawal(asset, available).fee;
+  const amount = available.minus(fee).toDecimalPlaces(PAYMENT_CURRENCY_INFO[asset].decimals, 1 /* ROUND_DOWN */);
+  const quote = quoteWithdrawal(asset, amount);
+  if (amount.lt(quote.minimum)) return;
+  await createWithdrawals(tx, credit.companyId, [{ position: 0, item: { asset, amount, to: rule.withdrawalAddress, tag: rule.withdrawalTag }, quote }], 'auto');
+}

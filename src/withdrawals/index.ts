@@ -1,0 +1,81 @@
+// Withdrawals: payouts held in the ledger, sent by a worker through the chain adapters, and auto-withdrawals.
+import type { SandboxRegistry } from '../chains/sandbox.ts';
+import type { EventBus } from '../core/bus.ts';
+import type { ConfigOf } from '../core/config-section.ts';
+import type { Feature } from '../core/feature.ts';
+import { intervalJob, type Job } from '../core/jobs.ts';
+import { denyList } from '../core/risk.ts';
+import { autoWithdrawOnCredit } from './auto.ts';
+import type { withdrawalConfig } from './config.ts';
+import './graphql.ts';
+import { withdrawalRoutes } from './rest.ts';
+import type { SandboxWithdrawalDeps } from './sandbox.ts';
+import { applyOutgoingReport, sendQueuedWithdrawals } from './service.ts';
+
+declare module '../core/feature.ts' {
+  interface Services {
+    withdrawals: SandboxWithdrawalDeps;
+  }
+}
+
+export function withdrawalsFeature(config: ConfigOf<typeof withdrawalConfig>): Feature {
+  return {
+    name: 'withdrawals',
+    services: (p) => {
+      const withdrawals: SandboxWithdrawalDeps = {
+        db: p.db,
+        events: p.bus,
+        chains: p.chains,
+        risk: denyList(p.config.riskDenyList),
+        logger: p.logger,
+        idempotencyTtlMs: p.config.idempotencyKeyTtlHours * 3_600_000,
+        sendLeaseMs: config.sendLeaseMs,
+        sandbox: p.config.sandbox ? (p.chains as SandboxRegistry) : null,
+      };
+      p.chains.onOutgoing((report) => applyOutgoingReport(withdrawals, report));
+      p.credits.add(autoWithdrawOnCredit);
+      return { withdrawals };
+    },
+    routes: withdrawalRoutes,
+    jobs: (p, s) => [senderJob(intervalJob('withdrawal-sender', config.sendIntervalMs, () => sendQueuedWithdrawals(s.withdrawals), p.logger), p.bus)],
+  };
+}
+
+/**
+ * The sender also wakes as soon as a new withdrawal committed (its first event), not only on its interval. Wake-ups
+ * during a run fold into one more run after it.
+ */
+function senderJob(job: Job, bus: Pick<EventBus, 'subscribe'>): Job {
+  let unsubscribe: (() => void) | null = null;
+  let running = false;
+  let again = false;
+  const wake = async () => {
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    try {
+      do {
+        again = false;
+        await job.runOnce();
+      } while (again);
+    } finally {
+      running = false;
+    }
+  };
+  return {
+    ...job,
+    start() {
+      unsubscribe ??= bus.subscribe((m) => {
+        if (m.type === 'withdrawal.processing' && (m.payload as { txHash?: string }).txHash === '') void wake();
+      });
+      job.start();
+    },
+    async stop() {
+      unsubscribe?.();
+      unsubscribe = null;
+      await job.stop();
+    },
+  };
+}
