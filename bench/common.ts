@@ -7,7 +7,7 @@ export const DEFAULT_SERVER_URL = 'postgresql://postgres@127.0.0.1:5432/postgres
 export const CREATE_BODY = JSON.stringify({ invoiceCurrency: 'usd', items: [{ name: 'Coffee', price: 4.5 }, { name: 'Cake', price: 3.25 }] });
 // The success member of CreateInvoiceResult (named MutationCreateInvoiceSuccess before the schema review).
 export const GQL_CREATE = JSON.stringify({
-  query: 'mutation($i: CreateInvoiceInput!){ createInvoice(input:$i){ __typename ... on CreateInvoiceSuccess { data { id status } } } }',
+  query: 'mutation($i: CreateInvoiceInput!){ createInvoice(input:$i){ __typename ... on CreateInvoiceSuccess { invoice { id status } } } }',
   variables: { i: { invoiceCurrency: 'USD', items: [{ name: 'Coffee', price: '4.5' }, { name: 'Cake', price: '3.25' }] } },
 });
 const GQL_READ = 'query($id: ID!){ invoice(id:$id){ id status createdAt company { name } invoiceContent { items { name price } } } }';

@@ -49,26 +49,35 @@ export async function recordEvent(tx: Tx, event: NewEvent): Promise<void> {
   await tx.$executeRaw`WITH ${eventCtes(event)} SELECT 1`;
 }
 
-/** Records several events of one company in one statement (a bulk operation); their seq follows the list order. */
-export async function recordEvents(tx: Tx, events: NewEvent[]): Promise<void> {
-  if (events.length === 0) return;
-  if (events.length === 1) return recordEvent(tx, events[0]!);
+/**
+ * Several events (and their deliveries) as common table expressions for a statement that also makes the state
+ * change; their seq follows the list order. `where` (over the alias `ev`, e.g. `ev."subjectId"`) keeps only the
+ * events whose change happened, so a conditional change and its events stay one atomic statement.
+ */
+export function eventsCtes(events: NewEvent[], where: Prisma.Sql = Prisma.sql`TRUE`): Prisma.Sql {
   const rows = events.map(
     (e, i) => Prisma.sql`(${i}::int, ${randomUUID()}::text, ${e.companyId}::uuid, ${e.type}::text, ${e.subject.type}::text, ${e.subject.id}::text, ${jsonText(e.payload)}::json,
       ${e.deliver !== false}::boolean)`,
   );
   // Rows are inserted in the order ORDER BY gives, so each takes its seq in list order.
-  await tx.$executeRaw`
-    WITH v ("n", "id", "companyId", "type", "subjectType", "subjectId", "payload", "deliver") AS (VALUES ${Prisma.join(rows)}),
-    recorded AS (
+  return Prisma.sql`ev_rows ("n", "id", "companyId", "type", "subjectType", "subjectId", "payload", "deliver") AS (VALUES ${Prisma.join(rows)}),
+    ev_recorded AS (
       INSERT INTO "Event" ("id", "companyId", "type", "subjectType", "subjectId", "payload")
-      SELECT "id", "companyId", "type", "subjectType", "subjectId", "payload" FROM v ORDER BY "n"
+      SELECT ev."id", ev."companyId", ev."type", ev."subjectType", ev."subjectId", ev."payload" FROM ev_rows ev WHERE ${where} ORDER BY ev."n"
       RETURNING "id", "seq", "companyId"
-    )
-    INSERT INTO "WebhookDelivery" ("id", "eventId", "companyId", "url", "seq", "status", "nextAttemptAt")
-    SELECT gen_random_uuid(), e."id", e."companyId", c."webhookUrl", e."seq", 'pending', now()
-    FROM recorded e JOIN v ON v."id" = e."id" JOIN "Company" c ON c."id" = e."companyId"
-    WHERE c."webhookUrl" IS NOT NULL AND v."deliver"`;
+    ),
+    ev_queued AS (
+      INSERT INTO "WebhookDelivery" ("id", "eventId", "companyId", "url", "seq", "status", "nextAttemptAt")
+      SELECT gen_random_uuid(), e."id", e."companyId", c."webhookUrl", e."seq", 'pending', now()
+      FROM ev_recorded e JOIN ev_rows ev ON ev."id" = e."id" JOIN "Company" c ON c."id" = e."companyId"
+      WHERE c."webhookUrl" IS NOT NULL AND ev."deliver"
+    )`;
+}
+
+/** Records several events in one statement (a bulk operation); their seq follows the list order. */
+export async function recordEvents(tx: Tx, events: NewEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  await tx.$executeRaw`WITH ${eventsCtes(events)} SELECT 1`;
 }
 
 /** Told after a transaction that recorded events committed, so they are published at once (the event bus). */

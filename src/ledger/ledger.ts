@@ -72,27 +72,86 @@ interface Held {
 const heldByTx = new WeakMap<object, Map<string, Held>>();
 const balanceKey = (companyId: string, asset: string, account: string) => `${companyId}/${asset}/${account}`;
 
+/** The postings of a journal checked to balance, netted per account in a fixed order (the lock order). */
+function prepare(journal: Journal): { postings: Posting[]; moves: [string, Decimal][] } {
+  const postings = journal.postings.filter((p) => !p.amount.isZero());
+  const sum = postings.reduce((s, p) => s.plus(p.amount), new Money(0));
+  if (!sum.isZero()) throw new Error(`unbalanced journal ${journal.kind}: sums to ${sum.toFixed()}`);
+  // Accounts in a fixed order, so transactions that fall back to waiting take them in the same order.
+  const byAccount = new Map<string, Decimal>();
+  for (const p of postings) byAccount.set(p.account, (byAccount.get(p.account) ?? new Money(0)).plus(p.amount));
+  const moves = [...byAccount.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return { postings, moves };
+}
+
+/**
+ * The journal's entries and balance moves as common table expressions (`journal_*`), posted only where `when`
+ * holds. The last one, `journal_moved`, returns the account and shard each move went to.
+ */
+function journalCtes(journal: Journal, prepared: ReturnType<typeof prepare>, held: Map<string, Held> | null, when: Prisma.Sql): Prisma.Sql {
+  const { companyId, asset } = journal;
+  const journalId = randomUUID();
+  const entries = prepared.postings.map(
+    (p) => Prisma.sql`(${randomUUID()}::uuid, ${journalId}::uuid, ${companyId}::uuid, ${asset}::text, ${p.account}::text, ${p.amount.toFixed()}::numeric,
+      ${journal.kind}::text, ${journal.invoiceId ?? null}::text, ${journal.transferId ?? null}::uuid, ${journal.refundId ?? null}::uuid,
+      ${p.withdrawalId ?? journal.withdrawalId ?? null}::uuid)`,
+  );
+  const values = prepared.moves.map(
+    ([account, amount]) => Prisma.sql`(${account}::text, ${amount.toFixed()}::numeric, ${held?.get(balanceKey(companyId, asset, account))?.shard ?? null}::int)`,
+  );
+  // Per account: the shard this transaction already holds, else the first shard no other transaction is posting
+  // to (a transaction-scoped advisory lock per shard, tried without waiting; it also covers shards that do not
+  // exist yet, so two first credits never pick the same new row), else any shard (then it may wait).
+  return Prisma.sql`journal_entries AS (
+      INSERT INTO "LedgerEntry" ("id", "journalId", "companyId", "asset", "account", "amount", "kind", "invoiceId", "transferId", "refundId", "withdrawalId")
+      SELECT * FROM (VALUES ${Prisma.join(entries)}) AS e WHERE ${when}
+    ), journal_v ("account", "amount", "held") AS (
+      VALUES ${Prisma.join(values)}
+    ), journal_picked AS (
+      SELECT v."account", v."amount", COALESCE(
+        v."held",
+        (SELECT s FROM generate_series(0, ${BALANCE_SHARDS - 1}::int) s
+         WHERE pg_try_advisory_xact_lock(hashtext(${`${companyId}/${asset}/`} || v."account"), s) LIMIT 1),
+        floor(random() * ${BALANCE_SHARDS}::int)::int
+      ) AS "shard"
+      FROM journal_v v WHERE ${when}
+    ), journal_moved AS (
+      INSERT INTO "Balance" AS b ("companyId", "asset", "account", "shard", "amount", "updatedAt")
+      SELECT ${companyId}::uuid, ${asset}, p."account", p."shard", p."amount", now() FROM journal_picked p
+      ON CONFLICT ("companyId", "asset", "account", "shard") DO UPDATE SET "amount" = b."amount" + EXCLUDED."amount", "updatedAt" = now()
+      RETURNING b."account", b."shard"
+    )`;
+}
+
+/** Records, for the rest of the transaction, the shard each account posted to and what it netted. */
+function remember(held: Map<string, Held>, journal: Journal, moves: [string, Decimal][], rows: { account: string; shard: number }[]): void {
+  for (const [account, amount] of moves) {
+    const row = rows.find((r) => r.account === account);
+    if (!row) throw new Error(`journal ${journal.kind}: no balance row moved for ${account}`);
+    const k = balanceKey(journal.companyId, journal.asset, account);
+    held.set(k, { shard: Number(row.shard), net: (held.get(k)?.net ?? new Money(0)).plus(amount) });
+  }
+}
+
+const heldOf = (tx: Tx): Map<string, Held> => {
+  let held = heldByTx.get(tx);
+  if (!held) heldByTx.set(tx, (held = new Map()));
+  return held;
+};
+
 /**
  * Writes one balanced journal and moves the running balances, in the caller's transaction, in one statement
  * (the entries and every shard) unless a guarded account needs its exact check first.
  */
 export async function postJournal(tx: Tx, journal: Journal): Promise<void> {
-  const postings = journal.postings.filter((p) => !p.amount.isZero());
-  const sum = postings.reduce((s, p) => s.plus(p.amount), new Money(0));
-  if (!sum.isZero()) throw new Error(`unbalanced journal ${journal.kind}: sums to ${sum.toFixed()}`);
-  if (postings.length === 0) return;
+  const prepared = prepare(journal);
+  if (prepared.postings.length === 0) return;
   const { companyId, asset } = journal;
-  let held = heldByTx.get(tx);
-  if (!held) heldByTx.set(tx, (held = new Map()));
-
-  // Accounts in a fixed order, so transactions that fall back to waiting take them in the same order.
-  const byAccount = new Map<string, Decimal>();
-  for (const p of postings) byAccount.set(p.account, (byAccount.get(p.account) ?? new Money(0)).plus(p.amount));
-  const moves = [...byAccount.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const held = heldOf(tx);
 
   // A debit of a guarded account beyond this transaction's own credits to it: exact check (exactSum). Every
   // such debit (withdrawal, refund, fee on a later accept) takes it, so two never both pass on the same money.
-  for (const [account, amount] of moves) {
+  for (const [account, amount] of prepared.moves) {
     if (!GUARDED.has(account) || !amount.isNegative()) continue;
     const mine = held.get(balanceKey(companyId, asset, account));
     if (mine && !mine.net.plus(amount).isNegative()) continue;
@@ -100,58 +159,52 @@ export async function postJournal(tx: Tx, journal: Journal): Promise<void> {
     if (total.plus(amount).isNegative()) throw new InsufficientFundsError(account, total, amount.neg());
   }
 
-  const journalId = randomUUID();
-  const entries = postings.map(
-    (p) => Prisma.sql`(${randomUUID()}::uuid, ${journalId}::uuid, ${companyId}::uuid, ${asset}, ${p.account}, ${p.amount.toFixed()}::numeric,
-      ${journal.kind}, ${journal.invoiceId ?? null}, ${journal.transferId ?? null}::uuid, ${journal.refundId ?? null}::uuid,
-      ${p.withdrawalId ?? journal.withdrawalId ?? null}::uuid)`,
-  );
-  const values = moves.map(
-    ([account, amount]) => Prisma.sql`(${account}, ${amount.toFixed()}::numeric, ${held.get(balanceKey(companyId, asset, account))?.shard ?? null}::int)`,
-  );
-  // Per account: the shard this transaction already holds, else the first shard no other transaction is posting
-  // to (a transaction-scoped advisory lock per shard, tried without waiting; it also covers shards that do not
-  // exist yet, so two first credits never pick the same new row), else any shard (then it may wait).
   const rows = await tx.$queryRaw<{ account: string; shard: number }[]>`
-    WITH entries AS (
-      INSERT INTO "LedgerEntry" ("id", "journalId", "companyId", "asset", "account", "amount", "kind", "invoiceId", "transferId", "refundId", "withdrawalId")
-      VALUES ${Prisma.join(entries)}
-    ), v ("account", "amount", "held") AS (
-      VALUES ${Prisma.join(values)}
-    ), picked AS (
-      SELECT v."account", v."amount", COALESCE(
-        v."held",
-        (SELECT s FROM generate_series(0, ${BALANCE_SHARDS - 1}::int) s
-         WHERE pg_try_advisory_xact_lock(hashtext(${`${companyId}/${asset}/`} || v."account"), s) LIMIT 1),
-        floor(random() * ${BALANCE_SHARDS}::int)::int
-      ) AS "shard"
-      FROM v
-    )
-    INSERT INTO "Balance" AS b ("companyId", "asset", "account", "shard", "amount", "updatedAt")
-    SELECT ${companyId}::uuid, ${asset}, picked."account", picked."shard", picked."amount", now() FROM picked
-    ON CONFLICT ("companyId", "asset", "account", "shard") DO UPDATE SET "amount" = b."amount" + EXCLUDED."amount", "updatedAt" = now()
-    RETURNING b."account", b."shard"`;
+    WITH ${journalCtes(journal, prepared, held, Prisma.sql`TRUE`)} SELECT "account", "shard" FROM journal_moved`;
+  remember(held, journal, prepared.moves, rows);
+}
 
-  for (const [account, amount] of moves) {
-    const row = rows.find((r) => r.account === account);
-    if (!row) throw new Error(`journal ${journal.kind}: no balance row moved for ${account}`);
-    const k = balanceKey(companyId, asset, account);
-    held.set(k, { shard: Number(row.shard), net: (held.get(k)?.net ?? new Money(0)).plus(amount) });
-  }
+/**
+ * A debit of merchant_available and whatever depends on it, in ONE statement: the exact check (the balance's
+ * debit lock, then its sum, inside payrail_exact_balance), the journal when the balance covers the debit, and the
+ * caller's own table expressions, which must make their changes conditional on `covered` (an SQL boolean). Without
+ * a transaction around it the debit lock is held only for this statement, the shortest it can be.
+ * The journal must not already have debited merchant_available in the same transaction.
+ */
+export async function postDebitIfCovered(
+  q: Tx,
+  journal: Journal,
+  dependent: (covered: Prisma.Sql) => Prisma.Sql,
+): Promise<{ covered: boolean; available: Decimal }> {
+  const prepared = prepare(journal);
+  const debit = prepared.moves.find(([account]) => account === ACCOUNTS.merchantAvailable)?.[1];
+  if (!debit?.isNegative()) throw new Error(`journal ${journal.kind}: postDebitIfCovered needs a debit of ${ACCOUNTS.merchantAvailable}`);
+  const held = heldByTx.get(q) ?? null;
+  const covered = Prisma.sql`(SELECT "covered" FROM journal_guard)`;
+  const rows = await q.$queryRaw<{ available: string; covered: boolean; account: string | null; shard: number | null }[]>`
+    WITH journal_guard AS (
+      SELECT t."available", t."available" >= ${debit.neg().toFixed()}::numeric AS "covered"
+      FROM (SELECT payrail_exact_balance(${journal.companyId}::uuid, ${journal.asset}::text, ${ACCOUNTS.merchantAvailable}::text) AS "available") t
+    ),
+    ${journalCtes(journal, prepared, held, covered)},
+    ${dependent(covered)}
+    SELECT g."available"::text AS "available", g."covered", m."account", m."shard" FROM journal_guard g LEFT JOIN journal_moved m ON TRUE`;
+  const first = rows[0]!;
+  if (first.covered && held) remember(held, journal, prepared.moves, rows as { account: string; shard: number }[]);
+  return { covered: first.covered, available: new Money(first.available) };
 }
 
 /**
  * One balance, exact for debits: first the balance's debit lock (a transaction-scoped advisory lock, waited
- * for), then the sum of its shards in a second statement, whose snapshot therefore includes every debit that
+ * for), then the sum of its shards under a snapshot taken after it, which therefore includes every debit that
  * held the lock before. Debits that come later wait for this transaction; credits (and a transaction's debits
  * covered by its own credits) only add once committed, so leaving out those in flight can only under-count.
  */
 async function exactSum(tx: Tx, companyId: string, asset: string, account: string): Promise<Decimal> {
-  // Slot -1: apart from the shard slots 0..BALANCE_SHARDS-1 of the same key.
-  await tx.$queryRaw`SELECT 1 AS locked FROM pg_advisory_xact_lock(hashtext(${`${companyId}/${asset}/${account}`}), -1)`;
+  // The lock (slot -1, apart from the shard slots of the same key) and the sum under a later snapshot: see the
+  // function in the withdrawals migration.
   const [row] = await tx.$queryRaw<{ total: string }[]>`
-    SELECT COALESCE(SUM("amount"), 0)::text AS total FROM "Balance"
-    WHERE "companyId" = ${companyId}::uuid AND "asset" = ${asset} AND "account" = ${account}`;
+    SELECT payrail_exact_balance(${companyId}::uuid, ${asset}::text, ${account}::text)::text AS total`;
   return new Money(row!.total);
 }
 

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { Prisma, type Withdrawal } from '../../generated/prisma/client.ts';
 import type { ChainRegistry, OutgoingReport } from '../chains/adapter.ts';
 import type { Company } from '../core/auth.ts';
-import { commitWithEvents, recordEvent, recordEvents, type EventDeps, type NewEvent } from '../core/events.ts';
+import { commitWithEvents, eventsCtes, recordEvent, type EventDeps, type NewEvent } from '../core/events.ts';
 import { idempotent } from '../core/idempotency.ts';
 import { jsonNumber } from '../core/json.ts';
 import type { RiskHook } from '../core/risk.ts';
@@ -15,7 +15,7 @@ import { PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO, type PaymentCurrency } from 
 import { formatPlain, Money, toMoney } from '../domain/money.ts';
 import { ConflictError, NotFoundError } from '../errors/app-error.ts';
 import type { Logger } from '../logger.ts';
-import { ACCOUNTS, InsufficientFundsError, postJournal } from '../ledger/ledger.ts';
+import { ACCOUNTS, postDebitIfCovered, postJournal } from '../ledger/ledger.ts';
 import { itemProblem, quoteWithdrawal, totalOf, type WithdrawalQuote, type WithdrawItem } from './rules.ts';
 
 type Tx = Prisma.TransactionClient;
@@ -75,68 +75,73 @@ export function withdrawalEvent(w: Pick<Withdrawal, 'uid' | 'companyId' | 'asset
 }
 
 /**
- * Creates the candidates' withdrawals in the caller's transaction: per asset, the balance check and the hold of
- * amount plus fee of every item are one exact debit of merchant_available (locked until commit). An asset whose
- * items together exceed its available balance gets none of them (all-or-nothing per asset; docs/withdrawals.md).
- * Answers, per candidate position, the uid or the refusal.
+ * Creates the withdrawals of one asset, all or none: the balance check, the hold of amount plus fee of every item,
+ * the rows and their first webhooks are one statement (postDebitIfCovered), so without a transaction around it the
+ * balance's debit lock is held only while it runs.
+ */
+async function holdAssetGroup(q: Tx, companyId: string, asset: PaymentCurrency, group: Candidate[], origin: 'api' | 'auto'): Promise<{ uids: string[] } | { refused: string }> {
+  const total = totalOf(group.map((c) => c.quote));
+  const rows = group.map((c) => ({
+    uid: randomUUID(),
+    companyId,
+    asset,
+    amount: c.item.amount,
+    fee: c.quote.fee,
+    toAddress: c.item.to,
+    tag: c.item.tag,
+    position: c.position,
+  }));
+  const values = rows.map(
+    (r) => Prisma.sql`(${r.uid}::uuid, ${companyId}::uuid, ${asset}::text, ${r.amount.toFixed()}::numeric, ${r.fee.toFixed()}::numeric, ${r.toAddress}::text,
+      ${r.tag}::text, 'processing', 'queued', ${origin}::text, ${r.position}::int)`,
+  );
+  const { covered, available } = await postDebitIfCovered(
+    q,
+    {
+      companyId,
+      asset,
+      kind: 'withdrawal_hold',
+      postings: [
+        { account: ACCOUNTS.merchantAvailable, amount: total.neg() },
+        ...group.map((c, i) => ({ account: ACCOUNTS.merchantHeld, amount: c.quote.total, withdrawalId: rows[i]!.uid })),
+      ],
+    },
+    (when) => Prisma.sql`new_withdrawals AS (
+        INSERT INTO "Withdrawal" ("uid", "companyId", "asset", "amount", "fee", "toAddress", "tag", "status", "stage", "origin", "position")
+        SELECT * FROM (VALUES ${Prisma.join(values)}) AS w WHERE ${when}
+      ),
+      ${eventsCtes(rows.map((r) => withdrawalEvent(r, 'processing')), when)}`,
+  );
+  if (covered) return { uids: rows.map((r) => r.uid) };
+  return {
+    refused:
+      group.length === 1
+        ? `Insufficient balance: ${total.toFixed()} ${asset} needed (amount plus fee), ${available.toFixed()} available`
+        : `Insufficient balance: the ${group.length} ${asset} items need ${total.toFixed()} (amounts plus fees), ${available.toFixed()} available`,
+  };
+}
+
+/** The candidates by asset, in a fixed order (two bulk calls lock balances in the same order). */
+const byAsset = (candidates: Candidate[]): [PaymentCurrency, Candidate[]][] => {
+  const groups = new Map<PaymentCurrency, Candidate[]>();
+  for (const c of candidates) groups.set(c.item.asset, [...(groups.get(c.item.asset) ?? []), c]);
+  return [...groups.entries()].sort(([a], [b]) => a.localeCompare(b));
+};
+
+/**
+ * Creates the candidates' withdrawals (in the caller's transaction, or alone for one asset): per asset, all of its
+ * items or none of them (docs/withdrawals.md). Answers, per candidate position, the uid or the refusal.
  */
 export async function createWithdrawals(
-  tx: Tx,
+  q: Tx,
   companyId: string,
   candidates: Candidate[],
   origin: 'api' | 'auto',
 ): Promise<Map<number, { uid: string } | { refused: string }>> {
   const outcome = new Map<number, { uid: string } | { refused: string }>();
-  const byAsset = new Map<PaymentCurrency, Candidate[]>();
-  for (const c of candidates) byAsset.set(c.item.asset, [...(byAsset.get(c.item.asset) ?? []), c]);
-  const rows: Prisma.WithdrawalCreateManyInput[] = [];
-  // Assets in a fixed order: two bulk calls lock balances in the same order.
-  for (const [asset, group] of [...byAsset.entries()].sort(([a], [b]) => a.localeCompare(b))) {
-    const total = totalOf(group.map((c) => c.quote));
-    const uids = group.map(() => randomUUID());
-    try {
-      await postJournal(tx, {
-        companyId,
-        asset,
-        kind: 'withdrawal_hold',
-        postings: [
-          { account: ACCOUNTS.merchantAvailable, amount: total.neg() },
-          ...group.map((c, i) => ({ account: ACCOUNTS.merchantHeld, amount: c.quote.total, withdrawalId: uids[i]! })),
-        ],
-      });
-    } catch (e) {
-      if (!(e instanceof InsufficientFundsError)) throw e;
-      const message =
-        group.length === 1
-          ? `Insufficient balance: ${total.toFixed()} ${asset} needed (amount plus fee), ${e.available.toFixed()} available`
-          : `Insufficient balance: the ${group.length} ${asset} items need ${total.toFixed()} (amounts plus fees), ${e.available.toFixed()} available`;
-      for (const c of group) outcome.set(c.position, { refused: message });
-      continue;
-    }
-    group.forEach((c, i) => {
-      const uid = uids[i]!;
-      outcome.set(c.position, { uid });
-      rows.push({
-        uid,
-        companyId,
-        asset,
-        amount: new Prisma.Decimal(c.item.amount.toFixed()),
-        fee: new Prisma.Decimal(c.quote.fee.toFixed()),
-        toAddress: c.item.to,
-        tag: c.item.tag,
-        status: 'processing',
-        stage: 'queued',
-        origin,
-        position: c.position,
-      });
-    });
-  }
-  if (rows.length > 0) {
-    await tx.withdrawal.createMany({ data: rows });
-    await recordEvents(
-      tx,
-      rows.map((r) => withdrawalEvent({ ...r, uid: r.uid, amount: r.amount as Prisma.Decimal, fee: r.fee as Prisma.Decimal }, 'processing')),
-    );
+  for (const [asset, group] of byAsset(candidates)) {
+    const held = await holdAssetGroup(q, companyId, asset, group, origin);
+    group.forEach((c, i) => outcome.set(c.position, 'uids' in held ? { uid: held.uids[i]! } : held));
   }
   return outcome;
 }
@@ -158,6 +163,8 @@ export async function withdraw(deps: WithdrawalDeps, company: Company, input: { 
     deps,
     { companyId: company.id, key: idempotencyKey, operation: 'withdraw', input, ttlMs: deps.idempotencyTtlMs },
     {
+      // One asset (the usual call) is one statement: no transaction around it without a key.
+      singleStatement: byAsset(candidates).length <= 1,
       execute: async (tx) => {
         const created = candidates.length ? await createWithdrawals(tx, company.id, candidates, 'api') : new Map();
         const results: ItemResult[] = input.items.map((_item, position) => {
@@ -251,68 +258,93 @@ export async function applyOutgoingReport(deps: WithdrawalDeps, report: Outgoing
 }
 
 /**
- * Takes one withdrawal that waits for the chain (queued, or a send interrupted longer than the lease ago) and
- * moves it on: the risk hook may reject it; otherwise the intent to send is recorded (stage `sending`) before
- * the adapter is called with the withdrawal's uid, so a crash at any point leads to the same call again, never
- * to a second transaction. Answers false when there was nothing to take.
+ * Takes up to `limit` withdrawals that wait for the chain (queued, or a send interrupted longer than the lease ago)
+ * and moves them on. Taking them records the intent to send (stage `sending`) before anything is broadcast; the
+ * risk hook may still reject one; the others are handed to their adapter with the withdrawal's uid as the
+ * transfer id, so a crash at any point leads to the same call again, never to a second transaction. What the
+ * chain took is recorded, with its second `processing` webhook, in one statement. Answers how many it moved on.
  */
-export async function sendNextWithdrawal(deps: WithdrawalDeps): Promise<boolean> {
-  const claimed = await commitWithEvents(deps, async (tx) => {
-    const [w] = await tx.$queryRaw<Withdrawal[]>`
-      SELECT * FROM "Withdrawal"
-      WHERE "stage" = 'queued' OR ("stage" = 'sending' AND "updatedAt" < now() - ${deps.sendLeaseMs} * interval '1 millisecond')
-      ORDER BY "createdAt", "position" LIMIT 1 FOR UPDATE SKIP LOCKED`;
-    if (!w) return null;
-    if (w.stage === 'queued') {
-      const verdict = await deps.risk.review({ kind: 'withdrawal', companyId: w.companyId, asset: w.asset, address: w.toAddress });
-      if (!verdict.allow) {
-        await rejectLocked(tx, w, verdict.reason);
-        return { rejected: true as const };
-      }
-    }
-    const sending = await tx.withdrawal.update({
-      where: { uid: w.uid },
-      data: { stage: 'sending', sendAttempts: { increment: 1 }, updatedAt: new Date() },
-    });
-    return { sending };
-  });
-  if (!claimed) return false;
-  if (!claimed.sending) return true;
-  const w = claimed.sending;
-  let txHash: string;
-  try {
-    ({ txHash } = await deps.chains.forNetwork(PAYMENT_CURRENCY_INFO[w.asset as PaymentCurrency].network).send({
-      id: w.uid,
-      asset: w.asset as PaymentCurrency,
-      to: w.toAddress,
-      tag: w.tag,
-      amount: toMoney(w.amount),
-    }));
-  } catch (e) {
-    // Back to queued so the next run retries it (the same id: the adapter dedupes).
-    deps.logger?.warn({ err: e, uid: w.uid }, 'withdrawal send failed; it is retried');
-    await deps.db.withdrawal.updateMany({ where: { uid: w.uid, stage: 'sending' }, data: { stage: 'queued', updatedAt: new Date() } });
-    return false;
-  }
-  await commitWithEvents(deps, async (tx) => {
-    const current = await lockWithdrawal(tx, w.uid);
-    // Another process that took it over after the lease may have recorded it already.
-    if (current?.stage !== 'sending') return;
-    const sent = await tx.withdrawal.update({ where: { uid: w.uid }, data: { stage: 'sent', txHash, sentAt: new Date(), updatedAt: new Date() } });
-    await recordEvent(tx, withdrawalEvent(sent, 'processing', txHash));
-  });
-  return true;
-}
-
-/** Sends every withdrawal waiting for the chain; answers how many it moved on. */
-export async function sendQueuedWithdrawals(deps: WithdrawalDeps, limit = 1000): Promise<number> {
+export async function sendWithdrawalBatch(deps: WithdrawalDeps, limit = 50): Promise<number> {
+  // Each kind through the (stage, createdAt, position) index.
+  const claimed = await deps.db.$queryRaw<Withdrawal[]>`
+    WITH queued AS (
+      SELECT "uid" FROM "Withdrawal" WHERE "stage" = 'queued' ORDER BY "createdAt", "position" LIMIT ${limit} FOR UPDATE SKIP LOCKED
+    ), stale AS (
+      SELECT "uid" FROM "Withdrawal" WHERE "stage" = 'sending' AND "updatedAt" < now() - ${deps.sendLeaseMs} * interval '1 millisecond'
+      ORDER BY "createdAt", "position" LIMIT ${limit} FOR UPDATE SKIP LOCKED
+    )
+    UPDATE "Withdrawal" w SET "stage" = 'sending', "sendAttempts" = w."sendAttempts" + 1, "updatedAt" = now()
+    WHERE w."uid" IN (SELECT "uid" FROM queued UNION ALL SELECT "uid" FROM stale)
+    RETURNING w.*`;
+  if (claimed.length === 0) return 0;
+  claimed.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a.position - b.position);
+  const sent: { w: Withdrawal; txHash: string }[] = [];
+  const failed: string[] = [];
   let moved = 0;
-  while (moved < limit && (await sendNextWithdrawal(deps))) moved++;
+  for (const w of claimed) {
+    const verdict = await deps.risk.review({ kind: 'withdrawal', companyId: w.companyId, asset: w.asset, address: w.toAddress });
+    if (!verdict.allow) {
+      if (await rejectSending(deps, w.uid, verdict.reason)) moved++;
+      continue;
+    }
+    try {
+      const { txHash } = await deps.chains.forNetwork(PAYMENT_CURRENCY_INFO[w.asset as PaymentCurrency].network).send({
+        id: w.uid,
+        asset: w.asset as PaymentCurrency,
+        to: w.toAddress,
+        tag: w.tag,
+        amount: toMoney(w.amount),
+      });
+      sent.push({ w, txHash });
+    } catch (e) {
+      deps.logger?.warn({ err: e, uid: w.uid }, 'withdrawal send failed; it is retried');
+      failed.push(w.uid);
+    }
+  }
+  if (failed.length) {
+    // Back to queued: the next run retries them (the same id: the adapter dedupes).
+    await deps.db.withdrawal.updateMany({ where: { uid: { in: failed }, stage: 'sending' }, data: { stage: 'queued', updatedAt: new Date() } });
+  }
+  if (sent.length) {
+    // Only rows still `sending` (not taken over by another process after the lease) move, with their event.
+    const recorded = await deps.db.$queryRaw<{ uid: string }[]>`
+      WITH sent ("uid", "txHash") AS (SELECT * FROM unnest(${sent.map((s) => s.w.uid)}::uuid[], ${sent.map((s) => s.txHash)}::text[])),
+      moved AS (
+        UPDATE "Withdrawal" w SET "stage" = 'sent', "txHash" = s."txHash", "sentAt" = now(), "updatedAt" = now()
+        FROM sent s WHERE w."uid" = s."uid" AND w."stage" = 'sending'
+        RETURNING w."uid"
+      ),
+      ${eventsCtes(
+        sent.map((s) => withdrawalEvent(s.w, 'processing', s.txHash)),
+        Prisma.sql`ev."subjectId" IN (SELECT "uid"::text FROM moved)`,
+      )}
+      SELECT "uid"::text AS "uid" FROM moved`;
+    deps.events.committed();
+    moved += recorded.length;
+  }
   return moved;
 }
 
-/** Sum of what the given withdrawals take from the balance (amount plus fee each). */
-export const heldBy = (ws: Withdrawal[]): Decimal => ws.reduce((s, w) => s.plus(totalOfRow(w)), new Money(0));
+/** The risk hook's refusal of a withdrawal being sent: rejected, its hold released. */
+async function rejectSending(deps: WithdrawalDeps, uid: string, reason: string): Promise<boolean> {
+  return commitWithEvents(deps, async (tx) => {
+    const w = await lockWithdrawal(tx, uid);
+    if (w?.stage !== 'sending') return false;
+    await rejectLocked(tx, w, reason);
+    return true;
+  });
+}
+
+/** Sends every withdrawal waiting for the chain; answers how many it moved on. */
+export async function sendQueuedWithdrawals(deps: WithdrawalDeps, limit = 10_000): Promise<number> {
+  let moved = 0;
+  for (;;) {
+    const n = await sendWithdrawalBatch(deps);
+    moved += n;
+    // Nothing left, or only sends that failed (retried on the next interval).
+    if (n === 0 || moved >= limit) return moved;
+  }
+}
 
 export const withdrawalListSchema = z.object({
   status: z.enum(WITHDRAWAL_STATUSES).optional(),

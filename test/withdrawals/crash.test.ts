@@ -50,7 +50,8 @@ describe.each(DATABASES)('withdrawals across kill -9 on %s', { timeout: 300_000 
     env = await environment(kind, databases);
     receiver = await startReceiver(() => merchant.secretKey);
     // A short lease: a send interrupted by the kill is taken over soon after the restart.
-    env = { ...env, WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_POLL_MS: '100', WITHDRAWAL_SEND_LEASE_MS: '500', WITHDRAWAL_SEND_INTERVAL_MS: '200' };
+    // Webhook claims cut short by the kill come back soon too.
+    env = { ...env, WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_POLL_MS: '100', WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_LEASE_MS: '2000', WITHDRAWAL_SEND_LEASE_MS: '500', WITHDRAWAL_SEND_INTERVAL_MS: '200' };
     if (kind === 'postgres') {
       const created = await runCli('src/cli/merchant.ts', ['create', '--name', 'Crash Payouts'], env);
       expect(created.code, created.stderr).toBe(0);
@@ -96,6 +97,7 @@ describe.each(DATABASES)('withdrawals across kill -9 on %s', { timeout: 300_000 
       return [a!.uid, b!.uid];
     });
 
+    const restarted = Date.now();
     await start();
     const all = [...heldOnly, ...during];
     const deadline = Date.now() + 60_000;
@@ -105,9 +107,11 @@ describe.each(DATABASES)('withdrawals across kill -9 on %s', { timeout: 300_000 
       if (Date.now() > deadline) throw new Error(`not all sent: ${list.filter((r) => !r.body.txHash).length} left`);
       await sleep(200);
     }
+    const allSent = Date.now();
     // Every event delivered once: 2 processing webhooks per withdrawal.
     const withdrawalIds = (r: typeof receiver.received) => new Set(r.filter((x) => x.json['type'] === 'withdrawal').map((x) => x.headers['webhook-id']));
     await receiver.waitFor((r) => withdrawalIds(r).size >= all.length * 2, 60_000);
+    console.info(`[withdrawal crash ${kind}] all sent ${allSent - restarted} ms after the restart began; webhooks drained ${Date.now() - allSent} ms later`);
     const stopped = await killServer(server!);
     expect(stopped.signal).toBe('SIGKILL');
     server = null;

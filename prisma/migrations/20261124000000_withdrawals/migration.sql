@@ -28,7 +28,7 @@ CREATE TABLE "Withdrawal" (
     CONSTRAINT "Withdrawal_amounts_check" CHECK ("amount" > 0 AND "fee" >= 0)
 );
 CREATE INDEX "Withdrawal_companyId_createdAt_uid_idx" ON "Withdrawal"("companyId", "createdAt" DESC, "uid");
-CREATE INDEX "Withdrawal_stage_createdAt_idx" ON "Withdrawal"("stage", "createdAt");
+CREATE INDEX "Withdrawal_stage_createdAt_position_idx" ON "Withdrawal"("stage", "createdAt", "position");
 ALTER TABLE "Withdrawal" ADD CONSTRAINT "Withdrawal_companyId_fkey" FOREIGN KEY ("companyId") REFERENCES "Company"("id") ON DELETE RESTRICT ON UPDATE CASCADE;
 
 CREATE TABLE "AutoWithdrawal" (
@@ -55,3 +55,17 @@ CREATE TABLE "SandboxBroadcast" (
     CONSTRAINT "SandboxBroadcast_pkey" PRIMARY KEY ("transferId")
 );
 CREATE UNIQUE INDEX "SandboxBroadcast_txHash_key" ON "SandboxBroadcast"("txHash");
+
+-- The exact balance of one account for a debit: its debit lock (held until commit), then the sum of its shards
+-- read with a snapshot taken after the lock (a VOLATILE function's statements each take a fresh snapshot), so it
+-- includes every debit that held the lock before. One round trip where it used to take two, and usable inside a
+-- statement that posts the debit only when covered (src/ledger/ledger.ts).
+CREATE FUNCTION payrail_exact_balance(p_company UUID, p_asset TEXT, p_account TEXT) RETURNS NUMERIC
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  -- Slot -1: apart from the shard slots 0..15 of the same key (BALANCE_SHARDS).
+  PERFORM pg_advisory_xact_lock(hashtext(p_company::text || '/' || p_asset || '/' || p_account), -1);
+  RETURN (SELECT COALESCE(SUM("amount"), 0) FROM "Balance"
+          WHERE "companyId" = p_company AND "asset" = p_asset AND "account" = p_account);
+END
+$$;
