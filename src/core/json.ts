@@ -18,6 +18,9 @@ export function parseJsonExact(text: string): unknown {
 /** A decimal written as a JSON number with exactly these digits (where the spec wants a number, e.g. amounts). */
 export const jsonNumber = (plainDigits: string): LosslessNumber => new LosslessNumber(plainDigits);
 
+/** JSON.parse keeping every number's exact digits (as jsonNumber values), for text that is shown again with jsonText. */
+export const parseJsonKeepingNumbers = (text: string): unknown => parse(text);
+
 /** JSON text of a value, with jsonNumber values as exact number literals. */
 export const jsonText = (value: unknown): string => stringify(value) ?? 'null';
 

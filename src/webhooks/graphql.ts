@@ -6,8 +6,10 @@ import { EventTypeEnum } from '../graphql/enums.ts';
 import { NO_COMPANY, nodeIdFormats, registerNodeType } from '../graphql/node-ids.ts';
 import { parseInput } from '../core/validation.ts';
 import type { EventType } from '../domain/event-types.ts';
+import { jsonText } from '../core/json.ts';
 import {
   deliveryListOrder,
+  exactPayloads,
   deliveryListWhere,
   getWebhookUrl,
   redeliverEvent,
@@ -77,9 +79,9 @@ export const DeliveryType = builder.prismaNode('WebhookDelivery', {
     lastError: t.exposeString('lastError', { nullable: true, description: 'Why the last try failed.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the delivery was queued.' }),
     payload: t.string({
-      description: 'The event body as sent, JSON text.',
-      select: { event: { select: { payload: true } } },
-      resolve: (d) => JSON.stringify(d.event.payload),
+      description: 'The event body as sent, JSON text (numbers with their exact digits).',
+      select: { eventId: true },
+      resolve: async (d, _args, ctx) => jsonText((await exactPayloads(ctx.db, [d.eventId])).get(d.eventId)),
     }),
     attemptLog: t.relation('attemptLog', { description: 'Every try, oldest first.', query: { orderBy: { attempt: 'asc' } } }),
   }),

@@ -9,7 +9,8 @@ export const presentAttempt = (a: DeliveryRecord['attemptLog'][number]) => ({
   responseBody: a.responseBody,
 });
 
-export const presentDelivery = (d: DeliveryRecord) => ({
+/** `payload`: the event body with exact numbers (exactPayloads); the parsed column otherwise. */
+export const presentDelivery = (d: DeliveryRecord, payloads?: Map<string, unknown>) => ({
   id: d.id,
   eventId: d.eventId,
   eventType: d.event.type,
@@ -21,6 +22,6 @@ export const presentDelivery = (d: DeliveryRecord) => ({
   lastStatusCode: d.lastStatusCode,
   lastError: d.lastError,
   createdAt: d.createdAt.toISOString(),
-  payload: d.event.payload,
+  payload: payloads?.get(d.eventId) ?? d.event.payload,
   attemptLog: d.attemptLog.map(presentAttempt),
 });

@@ -1,7 +1,9 @@
 import type { Services } from '../core/feature.ts';
+import { JsonText, jsonText } from '../core/json.ts';
 import { route, type Route } from '../http/router.ts';
 import { presentDelivery } from './presenter.ts';
 import {
+  exactPayloads,
   deliveryListSchema,
   eventsQuerySchema,
   getDelivery,
@@ -15,6 +17,9 @@ import {
   setWebhookUrl,
   webhookUrlSchema,
 } from './service.ts';
+
+// Event payloads keep their numbers' exact digits (a withdrawal `amount` is a JSON number).
+const exactJson = (body: unknown) => new JsonText(jsonText(body));
 
 export const webhookRoutes: Route<Services>[] = [
   route({
@@ -43,14 +48,18 @@ export const webhookRoutes: Route<Services>[] = [
     query: deliveryListSchema,
     handler: async (req, ctx) => {
       const page = await listDeliveries(ctx.webhooks, req.company!, req.query);
-      return { status: 200, body: { deliveries: page.deliveries.map(presentDelivery), nextCursor: page.nextCursor } };
+      const payloads = await exactPayloads(ctx.db, page.deliveries.map((d) => d.eventId));
+      return { status: 200, body: exactJson({ deliveries: page.deliveries.map((d) => presentDelivery(d, payloads)), nextCursor: page.nextCursor }) };
     },
   }),
   route({
     method: 'GET',
     path: '/api/company/webhooks/deliveries/:id',
     auth: 'required',
-    handler: async (req, ctx) => ({ status: 200, body: presentDelivery(await getDelivery(ctx.webhooks, req.company!, req.params['id']!)) }),
+    handler: async (req, ctx) => {
+      const delivery = await getDelivery(ctx.webhooks, req.company!, req.params['id']!);
+      return { status: 200, body: exactJson(presentDelivery(delivery, await exactPayloads(ctx.db, [delivery.eventId]))) };
+    },
   }),
   route({
     method: 'POST',
@@ -70,6 +79,6 @@ export const webhookRoutes: Route<Services>[] = [
     path: '/api/company/events',
     auth: 'required',
     query: eventsQuerySchema,
-    handler: async (req, ctx) => ({ status: 200, body: await listEvents(ctx.webhooks, req.company!, req.query) }),
+    handler: async (req, ctx) => ({ status: 200, body: exactJson(await listEvents(ctx.webhooks, req.company!, req.query)) }),
   }),
 ];

@@ -1,12 +1,13 @@
 // Webhook settings, the delivery log, redelivery, the polling catch-up feed and the test event.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { Prisma } from '../../generated/prisma/client.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
 import type { Company } from '../core/auth.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/client.ts';
 import { NotFoundError, ValidationError } from '../errors/app-error.ts';
 import { httpUrl, instant, sequenceCursor } from '../core/validation.ts';
+import { parseJsonKeepingNumbers } from '../core/json.ts';
 import { literalHostBlocked } from './ssrf.ts';
 import type { SendResult, WebhookSender } from './sender.ts';
 
@@ -156,6 +157,17 @@ export const eventsQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(100),
 });
 
+/**
+ * Event payloads as stored, numbers with their exact digits (a withdrawal webhook's `amount` is a JSON number:
+ * Prisma's JSON parsing would pass it through a float). Keyed by event id.
+ */
+export async function exactPayloads(db: Db, eventIds: string[]): Promise<Map<string, unknown>> {
+  if (eventIds.length === 0) return new Map();
+  const rows = await db.$queryRaw<{ id: string; payload: string }[]>`
+    SELECT "id", "payload"::text AS "payload" FROM "Event" WHERE "id" IN (${Prisma.join([...new Set(eventIds)])})`;
+  return new Map(rows.map((r) => [r.id, parseJsonKeepingNumbers(r.payload)]));
+}
+
 /** Catch-up feed: every event of the company in order, after a cursor (exclusive). */
 export async function listEvents(deps: WebhookDeps, company: Company, q: z.output<typeof eventsQuerySchema>) {
   const rows = await deps.db.event.findMany({
@@ -163,8 +175,9 @@ export async function listEvents(deps: WebhookDeps, company: Company, q: z.outpu
     orderBy: { seq: 'asc' },
     take: q.limit,
   });
+  const payloads = await exactPayloads(deps.db, rows.map((e) => e.id));
   return {
-    events: rows.map((e) => ({ id: e.id, cursor: e.seq.toString(), type: e.type, createdAt: e.createdAt.toISOString(), payload: e.payload })),
+    events: rows.map((e) => ({ id: e.id, cursor: e.seq.toString(), type: e.type, createdAt: e.createdAt.toISOString(), payload: payloads.get(e.id) })),
     nextCursor: rows.at(-1)?.seq.toString() ?? q.after?.toString() ?? null,
   };
 }

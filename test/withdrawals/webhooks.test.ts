@@ -6,6 +6,7 @@ import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { useServer } from '../support/server.ts';
 
 const TRON = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
+const EVM = '0x52908400098527886E0F7030069857D2E4169EE7';
 
 describe.each(DATABASES)('withdrawal webhooks on %s', (kind) => {
   const server = useServer(kind, { WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_POLL_MS: '100' });
@@ -50,5 +51,24 @@ describe.each(DATABASES)('withdrawal webhooks on %s', (kind) => {
       expect(r.specSignatureValid).toBe(true);
       expect(r.standardSignatureValid).toBe(true);
     }
+  });
+
+  it('keeps an 18-decimal amount exact in the webhook, the events feed and the delivery log (never through a float)', async () => {
+    const m = await server.merchant();
+    secret = m.secretKey;
+    await server.request('PUT', '/api/company/settings/webhook-url', { token: m.publicToken, json: { webHookUrl: receiver.url } });
+    await fund(server, m.publicToken, 'eth', '1');
+    const amount = '0.123456789012345678';
+    const res = await server.request('POST', '/api/transactions/withdraw', { token: m.publicToken, json: { items: [{ amount, tag: '', to: EVM, asset: 'eth' }] } });
+    const uid = res.body[0].uid as string;
+    await receiver.waitFor((r) => r.some((x) => x.json['uid'] === uid));
+    const exact = `"amount":${amount},"fee":"0.0005"`;
+    expect(receiver.received.find((x) => x.json['uid'] === uid)!.body).toContain(exact);
+    const feed = await server.request('GET', '/api/company/events?limit=500', { token: m.publicToken });
+    expect(feed.text).toContain(exact);
+    const log = await server.request('GET', '/api/company/webhooks/deliveries?limit=100', { token: m.publicToken });
+    expect(log.text).toContain(exact);
+    const gql = await server.graphql('{ webhookDeliveries(first: 100) { nodes { payload } } }', {}, m.publicToken);
+    expect(gql.body.data.webhookDeliveries.nodes.some((n: { payload: string }) => n.payload.includes(exact))).toBe(true);
   });
 });
