@@ -193,47 +193,42 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const lockWithdrawal = async (tx: Tx, uid: string): Promise<Withdrawal | undefined> =>
   (await tx.$queryRaw<Withdrawal[]>`SELECT * FROM "Withdrawal" WHERE "uid" = ${uid}::uuid FOR UPDATE`)[0];
 
-const totalOfRow = (w: Withdrawal): Decimal => toMoney(w.amount).plus(toMoney(w.fee));
+type Outcome = { status: 'done'; txHash: string } | { status: 'rejected'; reason: string };
 
-/** Rejects a withdrawal that is not final yet, in the caller's transaction: the hold goes back to available. */
-async function rejectLocked(tx: Tx, w: Withdrawal, reason: string): Promise<Withdrawal> {
+/**
+ * Finishes a withdrawal that is not final yet, in the caller's transaction: done turns the hold into the final
+ * debit (amount out to the chain, fee to the network); rejected gives the hold back to available.
+ */
+async function finishLocked(tx: Tx, w: Withdrawal, outcome: Outcome): Promise<Withdrawal> {
+  const total = toMoney(w.amount).plus(toMoney(w.fee));
+  const done = outcome.status === 'done';
   await postJournal(tx, {
     companyId: w.companyId,
     asset: w.asset,
-    kind: 'withdrawal_release',
+    kind: done ? 'withdrawal' : 'withdrawal_release',
     withdrawalId: w.uid,
     postings: [
-      { account: ACCOUNTS.merchantHeld, amount: totalOfRow(w).neg() },
-      { account: ACCOUNTS.merchantAvailable, amount: totalOfRow(w) },
+      { account: ACCOUNTS.merchantHeld, amount: total.neg() },
+      ...(done
+        ? [
+            { account: ACCOUNTS.chainExternal, amount: toMoney(w.amount) },
+            { account: ACCOUNTS.networkFees, amount: toMoney(w.fee) },
+          ]
+        : [{ account: ACCOUNTS.merchantAvailable, amount: total }]),
     ],
   });
-  const rejected = await tx.withdrawal.update({
+  const finished = await tx.withdrawal.update({
     where: { uid: w.uid },
-    data: { status: 'rejected', stage: 'rejected', rejectReason: reason, completedAt: new Date(), updatedAt: new Date() },
+    data: {
+      status: outcome.status,
+      stage: outcome.status,
+      ...(outcome.status === 'done' ? { txHash: outcome.txHash } : { rejectReason: outcome.reason }),
+      completedAt: new Date(),
+      updatedAt: new Date(),
+    },
   });
-  await recordEvent(tx, withdrawalEvent(rejected, 'rejected'));
-  return rejected;
-}
-
-/** Completes a withdrawal the chain confirmed: the hold becomes the final debit (amount out, fee to the network). */
-async function completeLocked(tx: Tx, w: Withdrawal, txHash: string): Promise<Withdrawal> {
-  await postJournal(tx, {
-    companyId: w.companyId,
-    asset: w.asset,
-    kind: 'withdrawal',
-    withdrawalId: w.uid,
-    postings: [
-      { account: ACCOUNTS.merchantHeld, amount: totalOfRow(w).neg() },
-      { account: ACCOUNTS.chainExternal, amount: toMoney(w.amount) },
-      { account: ACCOUNTS.networkFees, amount: toMoney(w.fee) },
-    ],
-  });
-  const done = await tx.withdrawal.update({
-    where: { uid: w.uid },
-    data: { status: 'done', stage: 'done', txHash, completedAt: new Date(), updatedAt: new Date() },
-  });
-  await recordEvent(tx, withdrawalEvent(done, 'done', txHash));
-  return done;
+  await recordEvent(tx, withdrawalEvent(finished, outcome.status, outcome.status === 'done' ? outcome.txHash : undefined));
+  return finished;
 }
 
 /**
@@ -253,7 +248,7 @@ export async function applyOutgoingReport(deps: WithdrawalDeps, report: Outgoing
     if (w.stage !== 'sent' || w.txHash !== report.txHash) {
       throw new ConflictError('CONFLICT', `Withdrawal ${w.uid} has no transaction ${report.txHash} on chain yet`);
     }
-    return report.outcome === 'confirmed' ? completeLocked(tx, w, report.txHash) : rejectLocked(tx, w, 'Failed on the blockchain');
+    return finishLocked(tx, w, report.outcome === 'confirmed' ? { status: 'done', txHash: report.txHash } : { status: 'rejected', reason: 'Failed on the blockchain' });
   });
 }
 
@@ -330,7 +325,7 @@ async function rejectSending(deps: WithdrawalDeps, uid: string, reason: string):
   return commitWithEvents(deps, async (tx) => {
     const w = await lockWithdrawal(tx, uid);
     if (w?.stage !== 'sending') return false;
-    await rejectLocked(tx, w, reason);
+    await finishLocked(tx, w, { status: 'rejected', reason });
     return true;
   });
 }

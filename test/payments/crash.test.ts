@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/client.ts';
 import { DATABASES, type TestDatabase } from '../support/databases.ts';
-import { databaseUrlOf, environment } from '../support/server-env.ts';
+import { databaseUrlOf, environment, startWithMerchant } from '../support/server-env.ts';
 import {
   killServer,
   runCli,
@@ -77,16 +77,7 @@ describe.each(DATABASES)('kill -9 and restart on %s', { timeout: 300_000 }, (kin
   beforeAll(async () => {
     env = await environment(kind, databases);
     dbUrl = databaseUrlOf(env);
-    if (kind === 'postgres') {
-      // No server yet: the CLI opens the database itself.
-      const created = await runCli('src/cli/merchant.ts', ['create', '--name', 'Crash Test'], env);
-      expect(created.code, created.stderr).toBe(0);
-      merchant = created.json as Credentials;
-      await start();
-    } else {
-      await start();
-      merchant = server!.demo!;
-    }
+    merchant = await startWithMerchant(kind, env, start, 'Crash Test');
     expect(merchant.publicToken).toMatch(/^pk_/);
   });
 

@@ -141,3 +141,18 @@ export async function waitUntilRefusing(server: ServerProcess, timeoutMs = 30_00
     await sleep(20);
   }
 }
+
+/**
+ * Starts the first server of a test and answers a merchant of it: on PostgreSQL one made with the CLI before the
+ * start (no server yet: the CLI opens the database itself), on PGlite the demo merchant the first start prints.
+ */
+export async function startWithMerchant(kind: DbKind, env: Record<string, string>, start: () => Promise<ServerProcess>, name: string): Promise<Credentials> {
+  if (kind === 'postgres') {
+    const created = await runCli('src/cli/merchant.ts', ['create', '--name', name], env);
+    expect(created.code, created.stderr).toBe(0);
+    await start();
+    return created.json as Credentials;
+  }
+  const server = await start();
+  return server.demo!;
+}

@@ -7,8 +7,8 @@ import { Money } from '../../src/domain/money.ts';
 import { verifyLedger } from '../../src/ledger/verify.ts';
 import { DATABASES, type TestDatabase } from '../support/databases.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
-import { databaseUrlOf, environment } from '../support/server-env.ts';
-import { killServer, runCli, sleep, startServerProcess, stopAllChildren, type Credentials, type ServerProcess } from '../support/processes.ts';
+import { databaseUrlOf, environment, startWithMerchant } from '../support/server-env.ts';
+import { killServer, sleep, startServerProcess, stopAllChildren, type Credentials, type ServerProcess } from '../support/processes.ts';
 
 const TRON = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
 const ITEMS = 100;
@@ -52,15 +52,7 @@ describe.each(DATABASES)('withdrawals across kill -9 on %s', { timeout: 300_000 
     // A short lease: a send interrupted by the kill is taken over soon after the restart.
     // Webhook claims cut short by the kill come back soon too.
     env = { ...env, WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_POLL_MS: '100', WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_LEASE_MS: '2000', WITHDRAWAL_SEND_LEASE_MS: '500', WITHDRAWAL_SEND_INTERVAL_MS: '200' };
-    if (kind === 'postgres') {
-      const created = await runCli('src/cli/merchant.ts', ['create', '--name', 'Crash Payouts'], env);
-      expect(created.code, created.stderr).toBe(0);
-      merchant = created.json as Credentials;
-      await start();
-    } else {
-      await start();
-      merchant = server!.demo!;
-    }
+    merchant = await startWithMerchant(kind, env, start, 'Crash Payouts');
     expect((await api('PUT', '/api/company/settings/webhook-url', { webHookUrl: receiver.url })).status).toBe(200);
     await fund('2000');
   });
