@@ -1,6 +1,7 @@
 // The one wiring point: every capability of the service, in dependency order. A new feature adds its line here
 // (and its config section in config.ts); see docs/architecture.md.
 import { companiesFeature } from './companies/index.ts';
+import { depositsFeature } from './deposits/index.ts';
 import { loadConfig, type Config } from './config.ts';
 import type { Feature, Platform, Services } from './core/feature.ts';
 import type { Job } from './core/jobs.ts';
@@ -19,6 +20,7 @@ export const features = (config: Config): Feature[] => [
   sandboxFeature(),
   webhooksFeature(config.webhooks),
   withdrawalsFeature(config.withdrawals),
+  depositsFeature(),
 ];
 
 /** Every REST route of the public API listener (routes do not depend on the configuration: defaults do). */

@@ -9,7 +9,8 @@ export interface AllocatedAddress {
 
 export interface AddressRequest {
   companyId: string;
-  invoiceId: string;
+  /** What the address is for: an invoice id or a static address id. */
+  ownerId: string;
   paymentCurrency: PaymentCurrency;
 }
 

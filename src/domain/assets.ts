@@ -26,7 +26,8 @@ export const PRICE_PRECISION: Record<InvoiceCurrency, number> = {
   trx: 8,
 };
 
-export type Network = 'bitcoin' | 'litecoin' | 'bitcoin-cash' | 'ethereum' | 'bsc' | 'tron' | 'solana' | 'ton';
+export const NETWORKS = ['bitcoin', 'litecoin', 'bitcoin-cash', 'ethereum', 'bsc', 'tron', 'solana', 'ton'] as const;
+export type Network = (typeof NETWORKS)[number];
 
 export interface PaymentCurrencyInfo {
   /** The company asset it pays in (company.assets[].asset). */
@@ -44,20 +45,22 @@ export interface PaymentCurrencyInfo {
   withdrawalFee: string;
   /** Smallest outgoing transfer, in this currency. */
   minWithdrawal: string;
+  /** Deposits to static addresses below this are dust: not recorded, not credited (docs/deposits.md). */
+  depositDust: string;
 }
 
 export const PAYMENT_CURRENCY_INFO: Record<PaymentCurrency, PaymentCurrencyInfo> = {
-  btc: { asset: 'btc', network: 'bitcoin', decimals: 8, tagged: false, expiryMinutes: 120, confirmations: 2, withdrawalFee: '0.00002', minWithdrawal: '0.0001' },
-  eth: { asset: 'eth', network: 'ethereum', decimals: 18, tagged: false, expiryMinutes: 30, confirmations: 12, withdrawalFee: '0.0005', minWithdrawal: '0.001' },
-  trc20usdt: { asset: 'usdt', network: 'tron', decimals: 6, tagged: false, expiryMinutes: 30, confirmations: 19, withdrawalFee: '1', minWithdrawal: '5' },
-  usdterc20: { asset: 'usdt', network: 'ethereum', decimals: 6, tagged: false, expiryMinutes: 30, confirmations: 12, withdrawalFee: '5', minWithdrawal: '10' },
-  sol: { asset: 'sol', network: 'solana', decimals: 9, tagged: false, expiryMinutes: 30, confirmations: 32, withdrawalFee: '0.00001', minWithdrawal: '0.01' },
-  ton: { asset: 'ton', network: 'ton', decimals: 9, tagged: true, expiryMinutes: 30, confirmations: 1, withdrawalFee: '0.01', minWithdrawal: '0.1' },
-  usdc: { asset: 'usdc', network: 'ethereum', decimals: 6, tagged: false, expiryMinutes: 30, confirmations: 12, withdrawalFee: '5', minWithdrawal: '10' },
-  bnb: { asset: 'bnb', network: 'bsc', decimals: 18, tagged: false, expiryMinutes: 30, confirmations: 15, withdrawalFee: '0.0005', minWithdrawal: '0.001' },
-  ltc: { asset: 'ltc', network: 'litecoin', decimals: 8, tagged: false, expiryMinutes: 30, confirmations: 6, withdrawalFee: '0.0001', minWithdrawal: '0.001' },
-  trx: { asset: 'trx', network: 'tron', decimals: 6, tagged: false, expiryMinutes: 30, confirmations: 19, withdrawalFee: '1', minWithdrawal: '10' },
-  bch: { asset: 'bch', network: 'bitcoin-cash', decimals: 8, tagged: false, expiryMinutes: 30, confirmations: 6, withdrawalFee: '0.00001', minWithdrawal: '0.0001' },
+  btc: { asset: 'btc', network: 'bitcoin', decimals: 8, tagged: false, expiryMinutes: 120, confirmations: 2, withdrawalFee: '0.00002', minWithdrawal: '0.0001', depositDust: '0.00001' },
+  eth: { asset: 'eth', network: 'ethereum', decimals: 18, tagged: false, expiryMinutes: 30, confirmations: 12, withdrawalFee: '0.0005', minWithdrawal: '0.001', depositDust: '0.0001' },
+  trc20usdt: { asset: 'usdt', network: 'tron', decimals: 6, tagged: false, expiryMinutes: 30, confirmations: 19, withdrawalFee: '1', minWithdrawal: '5', depositDust: '0.1' },
+  usdterc20: { asset: 'usdt', network: 'ethereum', decimals: 6, tagged: false, expiryMinutes: 30, confirmations: 12, withdrawalFee: '5', minWithdrawal: '10', depositDust: '1' },
+  sol: { asset: 'sol', network: 'solana', decimals: 9, tagged: false, expiryMinutes: 30, confirmations: 32, withdrawalFee: '0.00001', minWithdrawal: '0.01', depositDust: '0.001' },
+  ton: { asset: 'ton', network: 'ton', decimals: 9, tagged: true, expiryMinutes: 30, confirmations: 1, withdrawalFee: '0.01', minWithdrawal: '0.1', depositDust: '0.01' },
+  usdc: { asset: 'usdc', network: 'ethereum', decimals: 6, tagged: false, expiryMinutes: 30, confirmations: 12, withdrawalFee: '5', minWithdrawal: '10', depositDust: '1' },
+  bnb: { asset: 'bnb', network: 'bsc', decimals: 18, tagged: false, expiryMinutes: 30, confirmations: 15, withdrawalFee: '0.0005', minWithdrawal: '0.001', depositDust: '0.0001' },
+  ltc: { asset: 'ltc', network: 'litecoin', decimals: 8, tagged: false, expiryMinutes: 30, confirmations: 6, withdrawalFee: '0.0001', minWithdrawal: '0.001', depositDust: '0.0001' },
+  trx: { asset: 'trx', network: 'tron', decimals: 6, tagged: false, expiryMinutes: 30, confirmations: 19, withdrawalFee: '1', minWithdrawal: '10', depositDust: '1' },
+  bch: { asset: 'bch', network: 'bitcoin-cash', decimals: 8, tagged: false, expiryMinutes: 30, confirmations: 6, withdrawalFee: '0.00001', minWithdrawal: '0.0001', depositDust: '0.00001' },
 };
 
 /** Assets a new company accepts unless told otherwise: every asset a payment currency pays in. */

@@ -11,6 +11,10 @@ export const EVENT_TYPES = [
   'withdrawal.processing',
   'withdrawal.done',
   'withdrawal.rejected',
+  'deposit.processing',
+  'deposit.done',
+  'deposit.failed',
+  'deposit.frozen',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -26,4 +30,8 @@ export const EVENT_TYPE_DESCRIPTIONS: Record<EventType, string> = {
   'withdrawal.processing': 'A withdrawal was accepted (txHash empty), or the chain has its transaction (txHash set).',
   'withdrawal.done': 'A withdrawal is complete on chain.',
   'withdrawal.rejected': 'A withdrawal was blocked or failed; its money is available again.',
+  'deposit.processing': 'A deposit to a static address was seen on chain and awaits confirmations.',
+  'deposit.done': 'A deposit to a static address is confirmed and credited (less its fee).',
+  'deposit.failed': 'A deposit left the chain before it was confirmed; nothing was credited.',
+  'deposit.frozen': 'The risk checks hold a deposit; it is recorded and not credited.',
 };

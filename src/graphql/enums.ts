@@ -1,5 +1,5 @@
 // Enums and small value types shared by several features' GraphQL types.
-import { COMPANY_ASSETS, INVOICE_CURRENCIES, PAYMENT_CURRENCIES } from '../domain/assets.ts';
+import { COMPANY_ASSETS, INVOICE_CURRENCIES, NETWORKS, PAYMENT_CURRENCIES } from '../domain/assets.ts';
 import { EVENT_TYPE_DESCRIPTIONS, EVENT_TYPES } from '../domain/event-types.ts';
 import { builder } from './builder.ts';
 
@@ -19,6 +19,7 @@ export function specEnum<T extends string>(name: string, values: readonly T[], d
 export const InvoiceCurrencyEnum = specEnum('InvoiceCurrency', INVOICE_CURRENCIES, 'Currency of invoice prices.');
 export const PaymentCurrencyEnum = specEnum('PaymentCurrency', PAYMENT_CURRENCIES, 'Asset plus network a client pays with.');
 export const CompanyAssetEnum = specEnum('CompanyAsset', COMPANY_ASSETS, 'Asset a company may accept.');
+export const NetworkEnum = specEnum('Network', NETWORKS, 'A blockchain network (the deposit webhook `network`).');
 
 /** Every currency an amount can be in: invoice currencies and payment currencies (asset plus network). */
 export const CURRENCIES = [...new Set<string>([...INVOICE_CURRENCIES, ...PAYMENT_CURRENCIES])].sort();
@@ -45,5 +46,6 @@ export const TransferStateEnum = builder.enumType('TransferState', {
     SEEN: { value: 'seen', description: 'In a block or the mempool, not yet confirmed enough. REST: "seen".' },
     CONFIRMED: { value: 'confirmed', description: 'Has the confirmations its network requires; counted. REST: "confirmed".' },
     DROPPED: { value: 'dropped', description: 'Left the chain (replaced or reorganised away); never counted. REST: "dropped".' },
+    FROZEN: { value: 'frozen', description: 'A deposit the risk checks hold; recorded, never credited. REST: "frozen".' },
   } as const,
 });

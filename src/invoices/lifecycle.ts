@@ -191,7 +191,7 @@ export async function proceedInvoice(
   if (!fitsColumn(quote.paymentAmount)) {
     throw new ValidationError([{ path: 'paymentCurrency', message: `the invoice total is too large to be paid in ${paymentCurrency}` }]);
   }
-  const allocated = await deps.chains.forNetwork(info.network).allocateAddress({ companyId: current.companyId, invoiceId, paymentCurrency });
+  const allocated = await deps.chains.forNetwork(info.network).allocateAddress({ companyId: current.companyId, ownerId: invoiceId, paymentCurrency });
   const now = await deps.clock.now(current.companyId);
   const filled = await commitWithEvents(deps, async (tx) => {
     const invoice = await lockInvoice(tx, invoiceId);

@@ -40,7 +40,7 @@ export interface Posting {
 export interface Journal {
   companyId: string;
   asset: string;
-  kind: 'payment' | 'late_payment' | 'unexpected_asset' | 'fee' | 'refund' | 'withdrawal_hold' | 'withdrawal' | 'withdrawal_release';
+  kind: 'payment' | 'late_payment' | 'unexpected_asset' | 'fee' | 'refund' | 'withdrawal_hold' | 'withdrawal' | 'withdrawal_release' | 'deposit' | 'deposit_fee';
   postings: Posting[];
   invoiceId?: string | null;
   transferId?: string | null;

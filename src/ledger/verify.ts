@@ -8,7 +8,7 @@ import { ACCOUNTS } from './ledger.ts';
 import { MAX_UNDERPAYMENT_PERCENT } from '../domain/settlement.ts';
 
 export interface LedgerProblem {
-  check: 'journal-balance' | 'running-balance' | 'negative-balance' | 'chain-records' | 'invoice-status' | 'withdrawal-status';
+  check: 'journal-balance' | 'running-balance' | 'negative-balance' | 'chain-records' | 'invoice-status' | 'withdrawal-status' | 'deposit-status';
   key: string;
   expected: string;
   actual: string;
@@ -83,6 +83,7 @@ export async function verifyLedger(db: Db): Promise<LedgerReport> {
 
   problems.push(...(await invoiceStatusProblems(db)));
   problems.push(...(await withdrawalStatusProblems(db)));
+  problems.push(...(await depositStatusProblems(db)));
 
   const [counts] = await db.$queryRaw<Row[]>`
     SELECT COUNT(DISTINCT "journalId")::int AS journals, COUNT(*)::int AS entries FROM "LedgerEntry"`;
@@ -173,6 +174,38 @@ async function withdrawalStatusProblems(db: Db): Promise<LedgerProblem[]> {
     check: 'withdrawal-status' as const,
     key: key(r['uid'], r['status']),
     expected: 'ledger consistent with the withdrawal status',
+    actual: String(r['problem']),
+  }));
+}
+
+/**
+ * Per deposit to a static address: confirmed has exactly its credit (the amount) and one fee journal (between 0 and
+ * the amount); seen, dropped and frozen have no entries at all.
+ */
+async function depositStatusProblems(db: Db): Promise<LedgerProblem[]> {
+  const rows = await db.$queryRaw<Row[]>`
+    WITH entries AS (
+      SELECT "transferId",
+        SUM(CASE WHEN "kind" = 'deposit' AND "account" = ${ACCOUNTS.merchantAvailable} THEN "amount" ELSE 0 END) AS credited,
+        SUM(CASE WHEN "kind" = 'deposit_fee' AND "account" = ${ACCOUNTS.platformFees} THEN "amount" ELSE 0 END) AS fee,
+        COUNT(DISTINCT "journalId") FILTER (WHERE "kind" = 'deposit_fee') AS "feeJournals",
+        COUNT(*) AS n
+      FROM "LedgerEntry" WHERE "transferId" IS NOT NULL AND "kind" IN ('deposit', 'deposit_fee') GROUP BY "transferId"
+    ), checked AS (
+      SELECT t."id", t."state"::text AS state,
+        CASE
+          WHEN t."state" = 'confirmed' AND COALESCE(e.credited, 0) <> t."amount" THEN 'confirmed without its credit'
+          WHEN t."state" = 'confirmed' AND (COALESCE(e."feeJournals", 0) <> 1 OR e.fee < 0 OR e.fee > t."amount") THEN 'confirmed without exactly one fee within the amount'
+          WHEN t."state" <> 'confirmed' AND COALESCE(e.n, 0) > 0 THEN 'ledger entries for a deposit that is not confirmed'
+        END AS problem
+      FROM "ChainTransfer" t LEFT JOIN entries e ON e."transferId" = t."id"
+      WHERE t."role" = 'deposit'
+    )
+    SELECT "id"::text AS id, state, problem FROM checked WHERE problem IS NOT NULL ORDER BY "id" LIMIT 1000`;
+  return rows.map((r) => ({
+    check: 'deposit-status' as const,
+    key: key(r['id'], r['state']),
+    expected: 'ledger consistent with the deposit status',
     actual: String(r['problem']),
   }));
 }

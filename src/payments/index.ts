@@ -6,7 +6,8 @@ export function paymentsFeature(): Feature {
   return {
     name: 'payments',
     services: (p, s) => {
-      p.chains.onTransfer((report) => applyTransferReport(s.invoices, report));
+      // Read when a report arrives: the deposits feature is listed after this one.
+      p.chains.onTransfer((report) => applyTransferReport({ ...s.invoices, deposits: s.deposits }, report));
       return {};
     },
   };

@@ -10,12 +10,19 @@ import { toMoney } from '../domain/money.ts';
 import { ConflictError, NotFoundError } from '../errors/app-error.ts';
 import { closeIfExpired, lockInvoice, reevaluate, type LifecycleDeps } from '../invoices/lifecycle.ts';
 import { ACCOUNTS, postJournal } from '../ledger/ledger.ts';
+import { applyDepositReport } from '../deposits/processor.ts';
+import type { DepositDeps } from '../deposits/service.ts';
 
 type Tx = Prisma.TransactionClient;
 
 const requiredConfirmations = (asset: string) => (isPaymentCurrency(asset) ? PAYMENT_CURRENCY_INFO[asset].confirmations : 1);
 
-export async function applyTransferReport(deps: LifecycleDeps, report: TransferReport): Promise<ChainTransfer> {
+export interface PaymentDeps extends LifecycleDeps {
+  /** Reports for static addresses go to the deposits feature. */
+  deposits: DepositDeps;
+}
+
+export async function applyTransferReport(deps: PaymentDeps, report: TransferReport): Promise<ChainTransfer> {
   // The address and its company's time in one round trip; the assets of the network let it use the
   // (asset, address, tag) index.
   const assets = PAYMENT_CURRENCIES.filter((c) => PAYMENT_CURRENCY_INFO[c].network === report.network);
@@ -24,6 +31,10 @@ export async function applyTransferReport(deps: LifecycleDeps, report: TransferR
     WHERE a."asset" IN (${Prisma.join(assets)}) AND a."address" = ${report.to}
       AND ${report.tag === null ? Prisma.sql`a."tag" IS NULL` : Prisma.sql`a."tag" = ${report.tag}`}
     LIMIT 1`;
+  if (address && !address.invoiceId) {
+    const staticAddress = await deps.db.staticAddress.findUnique({ where: { id: address.id } });
+    if (staticAddress) return applyDepositReport(deps.deposits, report, { ...address, staticAddress });
+  }
   if (!address?.invoiceId) throw new NotFoundError(`No payment address ${report.to}${report.tag ? ` (tag ${report.tag})` : ''} on ${report.network}`);
   const invoiceId = address.invoiceId;
   const now = address.now;

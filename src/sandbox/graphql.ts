@@ -28,7 +28,7 @@ const SandboxTransferType = builder.prismaNode('ChainTransfer', {
   fields: (t) => ({
     txHash: t.exposeString('txHash', { description: 'The simulated transaction hash.' }),
     outputIndex: t.exposeInt('outputIndex', { description: 'Output of the transaction that pays the address.' }),
-    invoice: t.relation('invoice', { description: 'The invoice whose address it pays.' }),
+    invoice: t.relation('invoice', { nullable: true, description: 'The invoice whose address it pays; null for a deposit to a static address.' }),
     asset: t.field({ type: PaymentCurrencyEnum, description: 'What was sent.', resolve: (x) => x.asset as never }),
     amount: t.field({ type: 'Decimal', description: 'How much, in `asset`.', resolve: (x) => formatPlain(x.amount) }),
     money: t.field({ type: MoneyType, description: '`amount` with its currency.', resolve: (x) => ({ amount: formatPlain(x.amount), currency: x.asset }) }),

@@ -44,7 +44,9 @@ export interface SandboxTransferView {
   id: string;
   txHash: string;
   outputIndex: number;
-  invoiceId: string;
+  /** Null for a deposit to a static address. */
+  invoiceId: string | null;
+  addressId: string;
   asset: string;
   amount: string;
   confirmations: number;
@@ -60,6 +62,7 @@ export const presentSandboxTransfer = (t: ChainTransfer): SandboxTransferView =>
   txHash: t.txHash,
   outputIndex: t.outputIndex,
   invoiceId: t.invoiceId,
+  addressId: t.addressId,
   asset: t.asset,
   amount: formatPlain(t.amount),
   confirmations: t.confirmations,

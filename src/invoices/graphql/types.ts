@@ -97,18 +97,19 @@ export const InvoiceTransactionType = builder.prismaNode('ChainTransfer', {
     money: t.field({ type: MoneyType, description: '`amount` with its currency.', resolve: (x) => money(formatPlain(x.amount), x.asset) }),
     from: t.field({ type: PaymentCurrencyEnum, description: 'Payment currency the transfer was made in.', resolve: (x) => x.asset as never }),
     txHash: t.exposeString('txHash', { description: 'The bare transaction hash on its network.' }),
-    invoice: t.relation('invoice', { description: 'The invoice whose address received it.' }),
+    invoice: t.relation('invoice', { onNull: 'error', description: 'The invoice whose address received it.' }),
     address: t.field({
       type: PaymentAddressType,
       nullable: true,
       description: 'The address that received it.',
       select: { invoice: { select: { address: true } } },
-      resolve: (x) => x.invoice.address,
+      resolve: (x) => x.invoice?.address ?? null,
     }),
     createdAt: t.field({ type: 'DateTime', description: 'When it was first seen.', resolve: (x) => x.seenAt }),
     status: t.field({ type: TransferStateEnum, description: 'Where it stands on its chain.', resolve: (x) => x.state }),
     confirmations: t.exposeInt('confirmations', { description: 'Confirmations counted so far.' }),
-    kind: t.field({ type: TransferKindEnum, description: 'How it counts for the invoice.', resolve: (x) => x.role }),
+    // Transfers of invoices only: a deposit (to a static address) is never an invoice transaction.
+    kind: t.field({ type: TransferKindEnum, description: 'How it counts for the invoice.', resolve: (x) => x.role as Exclude<typeof x.role, 'deposit'> }),
   }),
 });
 

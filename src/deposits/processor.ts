@@ -1,0 +1,145 @@
+// What chains report for static addresses: each report is one transaction that records the deposit (once per
+// network + txHash + output), moves its state, books the ledger on confirmation and writes the spec's webhook.
+import { randomUUID } from 'node:crypto';
+import type { Decimal } from 'decimal.js';
+import type { ChainTransfer, PaymentAddress, Prisma, StaticAddress } from '../../generated/prisma/client.ts';
+import type { TransferReport } from '../chains/adapter.ts';
+import { commitWithEvents, recordEvent, type NewEvent } from '../core/events.ts';
+import type { EventType } from '../domain/event-types.ts';
+import { PAYMENT_CURRENCY_INFO, type PaymentCurrency } from '../domain/assets.ts';
+import { formatPlain, Money, roundUpToUnit, toMoney } from '../domain/money.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../errors/app-error.ts';
+import { ACCOUNTS, postJournal } from '../ledger/ledger.ts';
+import type { FeeTable } from '../pricing/fees.ts';
+import { DEPOSIT_STATUS, type DepositDeps, type DepositStatus } from './service.ts';
+
+type Tx = Prisma.TransactionClient;
+
+/** Who pays the deposit fee: always the merchant (it is taken from the credited amount; docs/deposits.md). */
+export const DEPOSIT_FEE_PAYER = 'merchant';
+
+/** The gateway fee of a deposit: the payment currency's fee rule on the amount, rounded up to the chain unit, at most the amount. */
+export function depositFee(fees: FeeTable, asset: PaymentCurrency, amount: Decimal): Decimal {
+  const rule = fees[asset];
+  return Money.min(amount, roundUpToUnit(amount.times(rule.percent).div(100).plus(rule.fixed), PAYMENT_CURRENCY_INFO[asset].decimals));
+}
+
+/** The webhook body exactly as the spec's table (`email` only when the address has one). */
+export function depositEvent(t: ChainTransfer, address: PaymentAddress & { staticAddress: StaticAddress }, status: DepositStatus): NewEvent {
+  const info = PAYMENT_CURRENCY_INFO[t.asset as PaymentCurrency];
+  const s = address.staticAddress;
+  return {
+    type: `deposit.${status}` satisfies EventType,
+    companyId: t.companyId,
+    subject: { type: 'deposit', id: t.id },
+    payload: {
+      amount: formatPlain(toMoney(t.amount)),
+      asset: info.asset,
+      network: info.network,
+      depositAddress: address.address,
+      status,
+      id: s.id,
+      internal_user_id: s.internalUserId,
+      hash: t.txHash,
+      ...(s.email ? { email: s.email } : {}),
+      feePayer: DEPOSIT_FEE_PAYER,
+    },
+  };
+}
+
+/** Credits a confirmed deposit, less its fee, and lets credit hooks (auto-withdrawals) act in the same transaction. */
+async function creditDeposit(tx: Tx, deps: DepositDeps, t: ChainTransfer): Promise<void> {
+  const amount = toMoney(t.amount);
+  const base = { companyId: t.companyId, asset: t.asset, transferId: t.id };
+  await postJournal(tx, {
+    ...base,
+    kind: 'deposit',
+    postings: [
+      { account: ACCOUNTS.chainExternal, amount: amount.neg() },
+      { account: ACCOUNTS.merchantAvailable, amount },
+    ],
+  });
+  const fee = depositFee(deps.fees, t.asset as PaymentCurrency, amount);
+  await postJournal(tx, {
+    ...base,
+    kind: 'deposit_fee',
+    postings: [
+      { account: ACCOUNTS.merchantAvailable, amount: fee.neg() },
+      { account: ACCOUNTS.platformFees, amount: fee },
+    ],
+  });
+  await deps.credits.credited(tx, { companyId: t.companyId, asset: t.asset, amount: amount.minus(fee) });
+}
+
+/**
+ * Applies a report for a static address. New outputs are recorded `seen` (webhook `processing`), or `frozen` when
+ * the risk hook holds them; enough confirmations make them `confirmed` (credit, fee, webhook `done`); a drop before
+ * that makes them `dropped` (webhook `failed`). Repeats change nothing.
+ */
+export async function applyDepositReport(
+  deps: DepositDeps,
+  report: TransferReport,
+  address: PaymentAddress & { staticAddress: StaticAddress; now: Date },
+): Promise<ChainTransfer> {
+  const asset = address.asset as PaymentCurrency;
+  const info = PAYMENT_CURRENCY_INFO[asset];
+  if (report.asset !== asset) {
+    throw new ValidationError([{ path: 'asset', message: `static address ${address.id} takes ${asset} only; ${report.asset} sent to it is not credited` }]);
+  }
+  const verdict = report.dropped ? { allow: true as const } : await deps.risk.review({ kind: 'deposit', companyId: address.companyId, asset, address: report.from, txHash: report.txHash });
+  const now = address.now;
+  return commitWithEvents(deps, async (tx) => {
+    const confirmed = report.confirmations >= info.confirmations;
+    let transfer: ChainTransfer | undefined;
+    if (!report.dropped) {
+      if (toMoney(report.amount).lt(info.depositDust)) {
+        throw new ValidationError([{ path: 'amount', message: `below the deposit dust minimum of ${info.depositDust} ${asset}` }]);
+      }
+      const state = !verdict.allow ? 'frozen' : confirmed ? 'confirmed' : 'seen';
+      [transfer] = await tx.$queryRaw<ChainTransfer[]>`
+        INSERT INTO "ChainTransfer" ("id", "network", "asset", "txHash", "outputIndex", "fromAddress", "toAddress", "tag", "amount",
+          "confirmations", "blockNumber", "state", "role", "companyId", "invoiceId", "addressId", "seenAt", "confirmedAt")
+        VALUES (${randomUUID()}::uuid, ${report.network}, ${report.asset}, ${report.txHash}, ${report.outputIndex}::int, ${report.from}::text,
+          ${report.to}, ${report.tag}::text, ${report.amount.toFixed()}::numeric, ${report.confirmations}::int, ${report.blockNumber}::bigint,
+          ${state}::"TransferState", 'deposit'::"TransferRole", ${address.companyId}::uuid, NULL, ${address.id},
+          ${now}::timestamptz, ${state === 'confirmed' ? now : null}::timestamptz)
+        ON CONFLICT ("network", "txHash", "outputIndex") DO NOTHING
+        RETURNING *`;
+      if (transfer) {
+        // The spec's first webhook (processing or frozen), then done when it is final at once.
+        await recordEvent(tx, depositEvent(transfer, address, state === 'frozen' ? 'frozen' : 'processing'));
+        if (state === 'confirmed') {
+          await creditDeposit(tx, deps, transfer);
+          await recordEvent(tx, depositEvent(transfer, address, 'done'));
+        }
+        return transfer;
+      }
+    }
+    const [existing] = await tx.$queryRaw<ChainTransfer[]>`
+      SELECT * FROM "ChainTransfer" WHERE "network" = ${report.network} AND "txHash" = ${report.txHash} AND "outputIndex" = ${report.outputIndex}::int
+      FOR UPDATE`;
+    if (!existing) throw new NotFoundError(`No deposit ${report.txHash}:${report.outputIndex} to drop`);
+    // One output pays one address: a report naming another address, asset or amount is not a repeat.
+    if (existing.addressId !== address.id || existing.asset !== report.asset || !toMoney(existing.amount).eq(report.amount)) {
+      throw new ConflictError('CONFLICT', `Transaction output ${report.txHash}:${report.outputIndex} was already reported with another address, asset or amount`);
+    }
+    if (existing.state === 'dropped' || existing.state === 'frozen') return existing;
+    if (report.dropped) {
+      if (existing.state === 'confirmed') throw new ConflictError('CONFLICT', `Deposit ${existing.id} is already final and cannot drop`);
+      const dropped = await tx.chainTransfer.update({ where: { id: existing.id }, data: { state: 'dropped', droppedAt: now } });
+      await recordEvent(tx, depositEvent(dropped, address, DEPOSIT_STATUS.dropped));
+      return dropped;
+    }
+    if (report.confirmations <= existing.confirmations) return existing;
+    const becameConfirmed = existing.state === 'seen' && confirmed;
+    const updated = await tx.chainTransfer.update({
+      where: { id: existing.id },
+      data: { confirmations: report.confirmations, blockNumber: report.blockNumber ?? existing.blockNumber, ...(becameConfirmed ? { state: 'confirmed', confirmedAt: now } : {}) },
+    });
+    if (becameConfirmed) {
+      await creditDeposit(tx, deps, updated);
+      await recordEvent(tx, depositEvent(updated, address, 'done'));
+    }
+    return updated;
+  });
+}
