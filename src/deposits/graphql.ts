@@ -31,6 +31,7 @@ const StaticAddressType = builder.prismaNode('StaticAddress', {
   findUnique: (id, ctx) => ({ id, companyId: callerId(ctx) }),
   nullable: true,
   fields: (t) => ({
+    addressId: t.exposeID('id', { description: 'Its id in REST, in `staticAddress(id:)` and in the deposit webhook `id`.' }),
     asset: t.field({ type: PaymentCurrencyEnum, description: 'What it receives (asset plus network).', resolve: (a) => a.asset as never }),
     network: t.field({ type: NetworkEnum, description: 'Its network.', resolve: (a) => PAYMENT_CURRENCY_INFO[a.asset as PaymentCurrency].network }),
     address: t.string({ description: 'The address to send to.', select: { paymentAddress: { select: { address: true } } }, resolve: (a) => a.paymentAddress.address }),

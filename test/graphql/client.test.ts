@@ -35,6 +35,10 @@ import {
   WithdrawalDocument,
   WithdrawalQuoteDocument,
   WithdrawalsDocument,
+  CreateStaticAddressDocument,
+  DepositsDocument,
+  StaticAddressDocument,
+  StaticAddressesDocument,
 } from '../../generated/gql/graphql.ts';
 import { graphqlSchema } from '../../src/features.ts';
 import { DATABASES } from '../support/databases.ts';
@@ -253,6 +257,27 @@ describe.each(DATABASES)('GraphQL through a typed client on %s', (kind) => {
     expect(autoRules).toHaveLength(11);
     expect(autoRules).toEqual(rules);
 
+    // Static addresses and a deposit to one.
+    const staticAddress = as(
+      (await merchant.mutate(CreateStaticAddressDocument, { input: { asset: 'LTC', internalUserId: 'client-user', email: 'cu@example.com' } })).createStaticAddress,
+      'CreateStaticAddressSuccess',
+    ).staticAddress;
+    expect(staticAddress).toMatchObject({ asset: 'LTC', network: 'LITECOIN', tag: null, internalUserId: 'client-user', email: 'cu@example.com' });
+    const sameAddress = as((await merchant.mutate(CreateStaticAddressDocument, { input: { asset: 'LTC', internalUserId: 'client-user' } })).createStaticAddress, 'CreateStaticAddressSuccess');
+    expect(sameAddress.staticAddress.id).toBe(staticAddress.id);
+    const badAddress = as((await merchant.mutate(CreateStaticAddressDocument, { input: { asset: 'LTC', internalUserId: '', email: 'x' } })).createStaticAddress, 'ValidationError');
+    expect(badAddress.details.map((d) => d.path).sort()).toEqual(['email', 'internalUserId']);
+    expect((await merchant.query(StaticAddressDocument, { id: staticAddress.addressId })).data!.staticAddress).toEqual(staticAddress);
+    expect((await merchant.query(StaticAddressesDocument, { filter: { internalUserId: 'client-user' } })).data!.staticAddresses.nodes).toEqual([staticAddress]);
+    const deposit = as(
+      (await merchant.mutate(CreateSandboxTransferDocument, { input: { address: staticAddress.address, amount: '0.5', confirmations: 6 } })).createSandboxTransfer,
+      'CreateSandboxTransferSuccess',
+    ).transfer;
+    expect(deposit).toMatchObject({ state: 'CONFIRMED', invoice: null });
+    const deposits = (await merchant.query(DepositsDocument, { filter: { staticAddressId: staticAddress.addressId, status: ['DONE'] } })).data!.deposits;
+    expect(deposits.totalCount).toBe(1);
+    expect(deposits.nodes[0]).toMatchObject({ amount: '0.5', money: { amount: '0.5', currency: 'LTC' }, status: 'DONE', hash: deposit.txHash, staticAddress: { id: staticAddress.id } });
+
     // Every Node refetches by its global id; merchant-only ones are null for anyone else.
     const delivered = (await merchant.query(WebhookDeliveriesDocument, { first: 1, filter: { status: ['DELIVERED'] } })).data!.webhookDeliveries.edges[0]!.node;
     const ids: Record<string, string> = {
@@ -269,6 +294,8 @@ describe.each(DATABASES)('GraphQL through a typed client on %s', (kind) => {
       SandboxTransfer: seen.id,
       Withdrawal: doneWithdrawal.id,
       AutoWithdrawalRule: autoRules[0]!.id,
+      StaticAddress: staticAddress.id,
+      Deposit: deposits.nodes[0]!.id,
     };
     const PUBLIC = ['Invoice', 'Company', 'PaymentAddress', 'InvoiceTransaction', 'Refund'];
     for (const [typename, id] of Object.entries(ids)) {

@@ -102,6 +102,10 @@ function samples(ids: { invoice: string; transfer: string; event: string }): Rec
     },
     'POST /api/sandbox/withdrawals/:uid/confirm': { params: { uid: randomUUID() } },
     'POST /api/sandbox/withdrawals/:uid/reject': { params: { uid: randomUUID() } },
+    'POST /api/static-addresses': { body: { asset: 'trc20usdt', internalUserId: 'user-1', email: 'a@b.co' } },
+    'GET /api/static-addresses': { query: { internalUserId: 'user-1', asset: 'trc20usdt', after: randomUUID(), limit: '10' } },
+    'GET /api/static-addresses/:id': { params: { id: randomUUID() } },
+    'GET /api/deposits': { query: { addressId: randomUUID(), status: 'done', after: randomUUID(), limit: '10' } },
   };
 }
 
