@@ -9,7 +9,7 @@ export interface AssetBalance {
   available: string;
   /** Taken by withdrawals in flight (amount plus fee each): back to available if rejected, gone when done. */
   held: string;
-  /** Seen on chain for open invoices, not yet confirmed. */
+  /** Seen on chain for open invoices and static addresses, not yet confirmed. */
   pending: string;
   /** Received in an asset or network an invoice did not expect; held apart until resolved. */
   suspense: string;
@@ -23,7 +23,7 @@ export async function companyBalances(db: Db, companyId: string): Promise<AssetB
       where: { companyId, account: { in: [ACCOUNTS.merchantAvailable, ACCOUNTS.merchantHeld, ACCOUNTS.merchantSuspense] } },
       _sum: { amount: true },
     }),
-    db.chainTransfer.groupBy({ by: ['asset'], where: { companyId, state: 'seen', role: 'payment' }, _sum: { amount: true } }),
+    db.chainTransfer.groupBy({ by: ['asset'], where: { companyId, state: 'seen', role: { in: ['payment', 'deposit'] } }, _sum: { amount: true } }),
   ]);
   const byAsset = new Map<string, { available: Money; held: Money; pending: Money; suspense: Money }>();
   const row = (asset: string) => {

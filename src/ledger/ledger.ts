@@ -165,11 +165,11 @@ export async function postJournal(tx: Tx, journal: Journal): Promise<void> {
 }
 
 /**
- * A debit of merchant_available and whatever depends on it, in ONE statement: the exact check (the balance's
- * debit lock, then its sum, inside payrail_exact_balance), the journal when the balance covers the debit, and the
- * caller's own table expressions, which must make their changes conditional on `covered` (an SQL boolean). Without
- * a transaction around it the debit lock is held only for this statement, the shortest it can be.
- * The journal must not already have debited merchant_available in the same transaction.
+ * A withdrawal's debit of merchant_available and whatever depends on it, in ONE statement: the exact check of the
+ * withdrawable balance (payrail_withdrawable: the balance's debit lock, its sum under a later snapshot, less the
+ * fees invoices will still charge), the journal when that covers the debit, and the caller's own table
+ * expressions, which must make their changes conditional on `covered` (an SQL boolean). Without a transaction
+ * around it the debit lock is held only for this statement, the shortest it can be.
  */
 export async function postDebitIfCovered(
   q: Tx,
@@ -184,7 +184,7 @@ export async function postDebitIfCovered(
   const rows = await q.$queryRaw<{ available: string; covered: boolean; account: string | null; shard: number | null }[]>`
     WITH journal_guard AS (
       SELECT t."available", t."available" >= ${debit.neg().toFixed()}::numeric AS "covered"
-      FROM (SELECT payrail_exact_balance(${journal.companyId}::uuid, ${journal.asset}::text, ${ACCOUNTS.merchantAvailable}::text) AS "available") t
+      FROM (SELECT payrail_withdrawable(${journal.companyId}::uuid, ${journal.asset}::text) AS "available") t
     ),
     ${journalCtes(journal, prepared, held, covered)},
     ${dependent(covered)}
@@ -214,6 +214,16 @@ async function exactSum(tx: Tx, companyId: string, asset: string, account: strin
  */
 export async function availableBalance(tx: Tx, companyId: string, asset: string): Promise<Decimal> {
   return exactSum(tx, companyId, asset, ACCOUNTS.merchantAvailable);
+}
+
+/**
+ * What a withdrawal may take from the merchant's money in `asset` (available less the fees invoices will still
+ * charge), exact for the rest of the caller's transaction: it holds the debit lock until commit, so no other debit
+ * can take from it meanwhile (credits may still add to it).
+ */
+export async function withdrawableBalance(tx: Tx, companyId: string, asset: string): Promise<Decimal> {
+  const [row] = await tx.$queryRaw<{ total: string }[]>`SELECT payrail_withdrawable(${companyId}::uuid, ${asset}::text)::text AS total`;
+  return new Money(row!.total);
 }
 
 export interface Debit {

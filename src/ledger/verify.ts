@@ -179,8 +179,8 @@ async function withdrawalStatusProblems(db: Db): Promise<LedgerProblem[]> {
 }
 
 /**
- * Per deposit to a static address: confirmed has exactly its credit (the amount) and one fee journal (between 0 and
- * the amount); seen, dropped and frozen have no entries at all.
+ * Per deposit to a static address: confirmed has exactly its credit (the amount) and at most one fee journal (between
+ * 0 and the amount; none when the fee rule makes it 0); seen, dropped and frozen have no entries at all.
  */
 async function depositStatusProblems(db: Db): Promise<LedgerProblem[]> {
   const rows = await db.$queryRaw<Row[]>`
@@ -195,7 +195,7 @@ async function depositStatusProblems(db: Db): Promise<LedgerProblem[]> {
       SELECT t."id", t."state"::text AS state,
         CASE
           WHEN t."state" = 'confirmed' AND COALESCE(e.credited, 0) <> t."amount" THEN 'confirmed without its credit'
-          WHEN t."state" = 'confirmed' AND (COALESCE(e."feeJournals", 0) <> 1 OR e.fee < 0 OR e.fee > t."amount") THEN 'confirmed without exactly one fee within the amount'
+          WHEN t."state" = 'confirmed' AND (COALESCE(e."feeJournals", 0) > 1 OR e.fee < 0 OR e.fee > t."amount") THEN 'confirmed with more than one fee, or one outside the amount'
           WHEN t."state" <> 'confirmed' AND COALESCE(e.n, 0) > 0 THEN 'ledger entries for a deposit that is not confirmed'
         END AS problem
       FROM "ChainTransfer" t LEFT JOIN entries e ON e."transferId" = t."id"

@@ -9,7 +9,7 @@ import { decimal, tag } from '../core/validation.ts';
 import { PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO, isPaymentCurrency, type PaymentCurrency } from '../domain/assets.ts';
 import { formatPlain, toMoney } from '../domain/money.ts';
 import { ValidationError, type ErrorDetail } from '../errors/app-error.ts';
-import { availableBalance } from '../ledger/ledger.ts';
+import { withdrawableBalance } from '../ledger/ledger.ts';
 import type { Db } from '../db/client.ts';
 import { quoteWithdrawal } from './rules.ts';
 import { addressCheck, createWithdrawals, type WithdrawalDeps } from './service.ts';
@@ -140,7 +140,7 @@ export async function autoWithdrawOnCredit(tx: Tx, credit: Credit): Promise<void
     FOR UPDATE`;
   if (!rule) return;
   const asset = credit.asset;
-  const available = await availableBalance(tx, credit.companyId, asset);
+  const available = await withdrawableBalance(tx, credit.companyId, asset);
   if (available.lt(toMoney(rule.amount))) return;
   const fee = quoteWithdrawal(asset, available).fee;
   const amount = available.minus(fee).toDecimalPlaces(PAYMENT_CURRENCY_INFO[asset].decimals, 1 /* ROUND_DOWN */);

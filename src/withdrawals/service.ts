@@ -274,13 +274,17 @@ export async function sendWithdrawalBatch(deps: WithdrawalDeps, limit = 50): Pro
   if (claimed.length === 0) return 0;
   claimed.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a.position - b.position);
   const sent: { w: Withdrawal; txHash: string }[] = [];
-  const failed: string[] = [];
+  const failed: Withdrawal[] = [];
   let moved = 0;
   for (const w of claimed) {
-    const verdict = await deps.risk.review({ kind: 'withdrawal', companyId: w.companyId, asset: w.asset, address: w.toAddress });
-    if (!verdict.allow) {
-      if (await rejectSending(deps, w.uid, verdict.reason)) moved++;
-      continue;
+    // Only before the first send: a withdrawal claimed again (a failed send, a crash, a takeover) may already be
+    // on chain, so it is never rejected; it is sent again with the same id, which answers that transaction.
+    if (w.sendAttempts === 1) {
+      const verdict = await deps.risk.review({ kind: 'withdrawal', companyId: w.companyId, asset: w.asset, address: w.toAddress });
+      if (!verdict.allow) {
+        if (await rejectSending(deps, w, verdict.reason)) moved++;
+        continue;
+      }
     }
     try {
       const { txHash } = await deps.chains.forNetwork(PAYMENT_CURRENCY_INFO[w.asset as PaymentCurrency].network).send({
@@ -293,12 +297,13 @@ export async function sendWithdrawalBatch(deps: WithdrawalDeps, limit = 50): Pro
       sent.push({ w, txHash });
     } catch (e) {
       deps.logger?.warn({ err: e, uid: w.uid }, 'withdrawal send failed; it is retried');
-      failed.push(w.uid);
+      failed.push(w);
     }
   }
-  if (failed.length) {
-    // Back to queued: the next run retries them (the same id: the adapter dedupes).
-    await deps.db.withdrawal.updateMany({ where: { uid: { in: failed }, stage: 'sending' }, data: { stage: 'queued', updatedAt: new Date() } });
+  // Back to queued: the next run retries them (the same id: the adapter dedupes). Only while this claim is the
+  // latest (sendAttempts unchanged): a process that took one over after the lease owns it now.
+  for (const w of failed) {
+    await deps.db.withdrawal.updateMany({ where: { uid: w.uid, stage: 'sending', sendAttempts: w.sendAttempts }, data: { stage: 'queued', updatedAt: new Date() } });
   }
   if (sent.length) {
     // Only rows still `sending` (not taken over by another process after the lease) move, with their event.
@@ -320,11 +325,12 @@ export async function sendWithdrawalBatch(deps: WithdrawalDeps, limit = 50): Pro
   return moved;
 }
 
-/** The risk hook's refusal of a withdrawal being sent: rejected, its hold released. */
-async function rejectSending(deps: WithdrawalDeps, uid: string, reason: string): Promise<boolean> {
+/** The risk hook's refusal of a withdrawal before its first send: rejected, its hold released. */
+async function rejectSending(deps: WithdrawalDeps, claimed: Withdrawal, reason: string): Promise<boolean> {
   return commitWithEvents(deps, async (tx) => {
-    const w = await lockWithdrawal(tx, uid);
-    if (w?.stage !== 'sending') return false;
+    const w = await lockWithdrawal(tx, claimed.uid);
+    // Still this claim's (no takeover after the lease, which could have sent it meanwhile).
+    if (w?.stage !== 'sending' || w.sendAttempts !== claimed.sendAttempts) return false;
     await finishLocked(tx, w, { status: 'rejected', reason });
     return true;
   });

@@ -91,6 +91,8 @@ export const InvoiceTransactionType = builder.prismaNode('ChainTransfer', {
   variant: 'InvoiceTransaction',
   description: 'A transfer to an invoice address (REST invoiceTransactions).',
   id: { field: 'id' },
+  // Public like its invoice; a deposit to a static address (no invoice) is not one.
+  findUnique: (id) => ({ id, invoiceId: { not: null } }),
   nullable: true,
   fields: (t) => ({
     amount: t.field({ type: 'Decimal', description: 'Sent, in `from`.', resolve: (x) => formatPlain(x.amount) }),
