@@ -52,7 +52,11 @@ export interface ChainAdapter {
 
 export type TransferListener = (report: TransferReport) => Promise<unknown>;
 
-/** What became of one of our outgoing transactions (a withdrawal): final on chain, or failed for good. */
+/**
+ * What became of one of our outgoing transactions (a withdrawal): final on chain, or failed for good. A report for
+ * a withdrawal whose transaction is not recorded yet (the sender crashed between broadcast and record) is refused
+ * with a conflict; watchers report again until it is taken, as they do for incoming transfers.
+ */
 export interface OutgoingReport {
   network: Network;
   /** The id it was sent with (OutgoingTransfer.id). */
