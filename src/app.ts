@@ -9,6 +9,7 @@ import { intervalJob, JobRunner } from './core/jobs.ts';
 import type { Database } from './db/client.ts';
 import { assemble, graphqlSchema } from './features.ts';
 import { buildYoga } from './graphql/yoga.ts';
+import { attachGraphqlWs } from './graphql/ws.ts';
 import { checkDeclaredLength, clientError, errorHeaders } from './http/edge.ts';
 import { errorBody, sendJson } from './http/io.ts';
 import { createRestHandler } from './http/rest.ts';
@@ -111,6 +112,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       else res.destroy();
     });
   });
+  const live = attachGraphqlWs(server, yoga, { path: '/graphql', caller });
   server.requestTimeout = 30_000;
   server.headersTimeout = 15_000;
   server.keepAliveTimeout = 5_000;
@@ -141,7 +143,9 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= (async () => {
-      // Stop accepting, let in-flight requests finish (bounded), then the jobs, then the database.
+      // Stop accepting, let in-flight requests finish (bounded), then the jobs, then the database. Live
+      // subscriptions over WebSocket end at once (1001), so clients reconnect to another instance.
+      await live.close();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const timer = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs * DRAIN_SHARE);

@@ -36,7 +36,7 @@ export interface AssembledFeatures {
 /** Builds every feature's services, in order, on the platform. */
 export function assemble(config: Config, platform: Platform): AssembledFeatures {
   const list = features(config);
-  const services = { db: platform.db, logger: platform.logger } as Services;
+  const services = { db: platform.db, logger: platform.logger, bus: platform.bus } as Services;
   for (const feature of list) Object.assign(services, feature.services?.(platform, services));
   return {
     services,

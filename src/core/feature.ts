@@ -18,6 +18,8 @@ import type { Job } from './jobs.ts';
 export interface Services {
   db: Db;
   logger: Logger;
+  /** Committed events, for live subscriptions. */
+  bus: EventBus;
 }
 
 /** What every feature builds on. */

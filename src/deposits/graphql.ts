@@ -2,7 +2,9 @@
 import { parseInput } from '../core/validation.ts';
 import { PAYMENT_CURRENCY_INFO, type PaymentCurrency } from '../domain/assets.ts';
 import { formatPlain } from '../domain/money.ts';
-import { ValidationError } from '../errors/app-error.ts';
+import { NotFoundError, UnauthenticatedError, ValidationError } from '../errors/app-error.ts';
+import type { BusMessage } from '../core/bus.ts';
+import { busMessages } from '../graphql/live.ts';
 import { builder, mutationOutcome, type GraphQLContext } from '../graphql/builder.ts';
 import { checkPage, connectionNames, edgeNames, PAGE_SIZES } from '../graphql/connections.ts';
 import { MoneyType, NetworkEnum, PaymentCurrencyEnum } from '../graphql/enums.ts';
@@ -188,5 +190,28 @@ builder.mutationField('createStaticAddress', (t) =>
     errors: mutationOutcome('staticAddress', 'The user’s static address for the asset.', [ValidationError]),
     args: { input: t.arg({ type: CreateStaticAddressInput, required: true, description: 'The user and the asset.' }) },
     resolve: async (_root, { input }, ctx) => (await createStaticAddress(ctx.deposits, ctx.company!, parseInput(createStaticAddressSchema, input))).address,
+  }),
+);
+
+/** The deposit a message is about, with the state its status announced (a later change may be committed). */
+async function depositAt(ctx: GraphQLContext, m: BusMessage) {
+  const t = await ctx.db.chainTransfer.findUnique({ where: { id: m.subject.id! } });
+  if (!t) throw new NotFoundError(`No deposit with id ${m.subject.id}`);
+  const status = (m.payload as { status?: string } | null)?.status;
+  const state = (Object.entries(DEPOSIT_STATUS) as [keyof typeof DEPOSIT_STATUS, string][]).find(([, s]) => s === status)?.[0];
+  return state ? { ...t, state } : t;
+}
+
+builder.subscriptionField('depositEvents', (t) =>
+  t.field({
+    type: DepositType,
+    description: 'Every deposit change of the calling merchant (the same steps as its webhooks), in commit order.',
+    subscribe: (_root, _args, ctx) => {
+      // Scope checks guard resolvers; a subscription must be refused before it starts listening.
+      const company = ctx.company;
+      if (!company) throw new UnauthenticatedError();
+      return busMessages(ctx.bus, (m) => m.subject.type === 'deposit' && m.subject.id !== null && m.companyId === company.id);
+    },
+    resolve: (m: BusMessage, _args, ctx) => depositAt(ctx, m),
   }),
 );

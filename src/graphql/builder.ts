@@ -97,6 +97,9 @@ export const builder = new SchemaBuilder<{
 
 builder.queryType({ description: 'Reads. Merchant fields need the `Authorization: Bearer <public token>` header; public ones say so.' });
 builder.mutationType({ description: 'Changes. Each takes one `input` and answers a result to switch on: its success object or a typed error.' });
+builder.subscriptionType({
+  description: 'Live changes, published only after the change committed (graphql-ws on /graphql, or SSE with Accept: text/event-stream).',
+});
 
 /** A Decimal input as its exact text, read by the project's decimal parser (bounded, fits the amount column). */
 function decimalText(text: string | null): string {

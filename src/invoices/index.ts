@@ -8,6 +8,7 @@ import type { invoiceConfig } from './config.ts';
 import './graphql/types.ts';
 import './graphql/queries.ts';
 import './graphql/mutations.ts';
+import './graphql/subscriptions.ts';
 import { sweepExpired, type InvoiceDeps } from './lifecycle.ts';
 import { dispatchQueuedRefunds } from './refunds.ts';
 import { invoiceRoutes } from './rest.ts';

@@ -2,7 +2,10 @@
 import { parseInput } from '../core/validation.ts';
 import type { PaymentCurrency } from '../domain/assets.ts';
 import { formatPlain, Money, toMoney } from '../domain/money.ts';
-import { ConflictError, NotFoundError, ValidationError } from '../errors/app-error.ts';
+import { ConflictError, NotFoundError, UnauthenticatedError, ValidationError } from '../errors/app-error.ts';
+import type { BusMessage } from '../core/bus.ts';
+import type { Withdrawal } from '../../generated/prisma/client.ts';
+import { busMessages, currentThenMessages } from '../graphql/live.ts';
 import { builder, mutationOutcome, type GraphQLContext } from '../graphql/builder.ts';
 import { checkPage, connectionNames, edgeNames, PAGE_SIZES } from '../graphql/connections.ts';
 import { MoneyType, PaymentCurrencyEnum } from '../graphql/enums.ts';
@@ -11,7 +14,7 @@ import { companyBalances } from '../ledger/balances.ts';
 import { autoWithdrawalsPatchSchema, listAutoWithdrawals, updateAutoWithdrawals, type AutoWithdrawalRule } from './auto.ts';
 import { quoteWithdrawal, withdrawItemSchema, withdrawRequestSchema } from './rules.ts';
 import { confirmSandboxWithdrawal, rejectSandboxWithdrawal } from './sandbox.ts';
-import { withdraw, withdrawalListOrder, withdrawalListWhere, type WithdrawalStatus } from './service.ts';
+import { getWithdrawal, withdraw, withdrawalListOrder, withdrawalListWhere, type WithdrawalStatus } from './service.ts';
 
 registerNodeType('Withdrawal', nodeIdFormats.uuid);
 registerNodeType('AutoWithdrawalRule', nodeIdFormats.companyAsset);
@@ -310,5 +313,61 @@ builder.mutationField('rejectSandboxWithdrawal', (t) =>
     errors: sandboxOutcome('The withdrawal, REJECTED.'),
     args: { input: t.arg({ type: SandboxWithdrawalInput, required: true, description: 'The withdrawal.' }) },
     resolve: (_root, { input }, ctx) => rejectSandboxWithdrawal(ctx.withdrawals, ctx.company!, String(input.uid)),
+  }),
+);
+
+const isWithdrawalEvent = (m: BusMessage) => m.subject.type === 'withdrawal' && m.subject.id !== null;
+
+/** The withdrawal a message is about, with the status the message announced (a later change may be committed). */
+async function withdrawalAt(ctx: GraphQLContext, m: BusMessage) {
+  const w = await ctx.db.withdrawal.findUnique({ where: { uid: m.subject.id! } });
+  if (!w) throw new NotFoundError(`No withdrawal with uid ${m.subject.id}`);
+  const payload = (m.payload ?? {}) as { status?: string; txHash?: string };
+  const status = payload.status;
+  if (status !== 'processing' && status !== 'done' && status !== 'rejected') return w;
+  // As the step's webhook said it: no hash yet on the first processing step.
+  return { ...w, status, txHash: payload.txHash === undefined ? w.txHash : payload.txHash || null };
+}
+
+const merchantOf = (ctx: GraphQLContext) => {
+  // Scope checks guard resolvers; a subscription must be refused before it starts listening.
+  if (!ctx.company) throw new UnauthenticatedError();
+  return ctx.company;
+};
+
+builder.subscriptionField('withdrawalStatusChanged', (t) =>
+  t.field({
+    type: WithdrawalType,
+    description: 'One withdrawal of the calling merchant: first as it stands, then once per webhook-worthy change (both processing steps, done or rejected).',
+    args: { uid: t.arg.id({ required: true, description: 'The uid from the withdraw answer.' }) },
+    subscribe: (_root, { uid }, ctx) => {
+      const company = merchantOf(ctx);
+      return currentThenMessages(
+        ctx.bus,
+        (m) => isWithdrawalEvent(m) && m.subject.id === String(uid) && m.companyId === company.id,
+        async () => {
+          // Tenant and format checks first, then the row and its last event in one statement (one snapshot).
+          await getWithdrawal(ctx.withdrawals, company, String(uid));
+          const [row] = await ctx.db.$queryRaw<(Withdrawal & { lastSeq: string | null })[]>`
+            SELECT w.*, (SELECT MAX(e."seq") FROM "Event" e WHERE e."subjectId" = w."uid"::text)::text AS "lastSeq"
+            FROM "Withdrawal" w WHERE w."uid" = ${String(uid)}::uuid`;
+          const { lastSeq, ...current } = row!;
+          return { current: current as Withdrawal, lastSeq: lastSeq === null ? null : BigInt(lastSeq) };
+        },
+      );
+    },
+    resolve: async (item, _args, ctx) => ('current' in item ? item.current : withdrawalAt(ctx, item.message)),
+  }),
+);
+
+builder.subscriptionField('withdrawalEvents', (t) =>
+  t.field({
+    type: WithdrawalType,
+    description: 'Every withdrawal change of the calling merchant (the same steps as its webhooks), in commit order.',
+    subscribe: (_root, _args, ctx) => {
+      const company = merchantOf(ctx);
+      return busMessages(ctx.bus, (m) => isWithdrawalEvent(m) && m.companyId === company.id);
+    },
+    resolve: (m: BusMessage, _args, ctx) => withdrawalAt(ctx, m),
   }),
 );
