@@ -112,7 +112,13 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       else res.destroy();
     });
   });
-  const live = attachGraphqlWs(server, yoga, { path: '/graphql', caller });
+  const live = attachGraphqlWs(server, yoga, {
+    path: '/graphql',
+    caller,
+    maxConnectionsPerIp: config.liveMaxConnectionsPerIp,
+    maxConnectionsPerMerchant: config.liveMaxConnectionsPerMerchant,
+    maxSubscriptionsPerConnection: config.liveMaxSubscriptionsPerConnection,
+  });
   server.requestTimeout = 30_000;
   server.headersTimeout = 15_000;
   server.keepAliveTimeout = 5_000;

@@ -24,6 +24,12 @@ export const coreConfig = configSection(
     /** Largest accepted request body, in bytes. */
     BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(10_000_000).default(262_144),
     GRAPHIQL: flag('1'),
+    /** Live (graphql-ws) connections one client address may hold at once. */
+    LIVE_MAX_CONNECTIONS_PER_IP: z.coerce.number().int().min(1).max(100_000).default(100),
+    /** Live connections one merchant token may hold at once. */
+    LIVE_MAX_CONNECTIONS_PER_MERCHANT: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
+    /** Subscriptions running at once on one live connection. */
+    LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION: z.coerce.number().int().min(1).max(10_000).default(100),
     GRAPHQL_INTROSPECTION: flag('1'),
     ADMIN_HOST: z.string().min(1).default('127.0.0.1'),
     ADMIN_PORT: port.default(0),
