@@ -7,10 +7,21 @@ import { toMoney } from '../../src/domain/money.ts';
 import { verifyLedger } from '../../src/ledger/verify.ts';
 import { sendWithdrawalBatch } from '../../src/withdrawals/service.ts';
 import { DATABASES } from '../support/databases.ts';
-import { balanceOf, fund } from '../support/funding.ts';
-import { useServer } from '../support/server.ts';
+import { balanceOf, eventually, fund } from '../support/funding.ts';
+import { useServer, type TestServer } from '../support/server.ts';
 
 const TRON = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
+
+/**
+ * The server's own sender wakes once for each new withdrawal (its sends all fail here and put it back to queued);
+ * the test drives its own sender only after that, so the two never race.
+ */
+async function afterServerSender(server: TestServer, uid: string) {
+  await eventually(
+    () => server.app.db.prisma.withdrawal.findUniqueOrThrow({ where: { uid } }),
+    (w) => w.sendAttempts >= 1 && w.stage === 'queued',
+  );
+}
 
 describe.each(DATABASES)('withdrawal safety on %s', (kind) => {
   // The server's own sender stays idle (every send fails, long interval): the test drives a sender itself.
@@ -22,6 +33,7 @@ describe.each(DATABASES)('withdrawal safety on %s', (kind) => {
     const uid = (await server.request('POST', '/api/transactions/withdraw', { token: m.publicToken, json: { items: [{ amount: '10', tag: '', to: TRON, asset: 'trc20usdt' }] } })).body[0]
       .uid as string;
     const prisma = server.app.db.prisma;
+    await afterServerSender(server, uid);
     // The crash window between broadcast and record: the chain has it, the row is still `sending`, its lease over.
     const chains = sandboxRegistry({ db: prisma });
     const row = await prisma.withdrawal.findUniqueOrThrow({ where: { uid } });
@@ -42,7 +54,8 @@ describe.each(DATABASES)('withdrawal safety on %s', (kind) => {
     const uid = (await server.request('POST', '/api/transactions/withdraw', { token: m.publicToken, json: { items: [{ amount: '10', tag: '', to: TRON, asset: 'trc20usdt' }] } })).body[0]
       .uid as string;
     const prisma = server.app.db.prisma;
-    // Queued and never claimed by the idle server sender (its sends fail and put it back): claim it fresh.
+    await afterServerSender(server, uid);
+    // As if never claimed: its first send is the test's.
     await prisma.withdrawal.update({ where: { uid }, data: { stage: 'queued', sendAttempts: 0 } });
     await sendWithdrawalBatch({ ...server.app.services.withdrawals, chains: sandboxRegistry({ db: prisma }), risk: denyList([TRON]) });
     expect((await prisma.withdrawal.findUniqueOrThrow({ where: { uid } })).status).toBe('rejected');
