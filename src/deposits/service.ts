@@ -8,6 +8,7 @@ import type { Company } from '../core/auth.ts';
 import type { EventDeps } from '../core/events.ts';
 import type { RiskHook } from '../core/risk.ts';
 import { email } from '../core/validation.ts';
+import { pageArgs, pageOf } from '../core/pages.ts';
 import type { Clock } from '../clock.ts';
 import { PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO } from '../domain/assets.ts';
 import { NotFoundError, ValidationError } from '../errors/app-error.ts';
@@ -122,11 +123,10 @@ export async function listStaticAddresses(deps: Pick<DepositDeps, 'db'>, company
     where: staticAddressWhere(company, { internalUserId: q.internalUserId, asset: q.asset ? [q.asset] : undefined }),
     include,
     orderBy: staticAddressOrder,
-    take: q.limit + 1,
-    ...(q.after ? { cursor: { id: q.after }, skip: 1 } : {}),
+    ...pageArgs('id', q.limit, q.after),
   });
-  const page = rows.slice(0, q.limit);
-  return { staticAddresses: page, nextCursor: rows.length > q.limit ? page.at(-1)!.id : null };
+  const { page, nextCursor } = pageOf(rows, q.limit, (a) => a.id);
+  return { staticAddresses: page, nextCursor };
 }
 
 /** Deposit statuses (the spec's webhook `status`) from the transfer's state. */
@@ -187,9 +187,8 @@ export async function listDeposits(deps: Pick<DepositDeps, 'db'>, company: Compa
   const rows = await deps.db.chainTransfer.findMany({
     where: depositWhere(company, { addressId: q.addressId, status: q.status ? [q.status] : undefined }),
     orderBy: depositOrder,
-    take: q.limit + 1,
-    ...(q.after ? { cursor: { id: q.after }, skip: 1 } : {}),
+    ...pageArgs('id', q.limit, q.after),
   });
-  const page = rows.slice(0, q.limit);
-  return { deposits: page, nextCursor: rows.length > q.limit ? page.at(-1)!.id : null };
+  const { page, nextCursor } = pageOf(rows, q.limit, (t) => t.id);
+  return { deposits: page, nextCursor };
 }

@@ -8,6 +8,7 @@ import type { Db } from '../db/client.ts';
 import { NotFoundError, ValidationError } from '../errors/app-error.ts';
 import { httpUrl, instant, sequenceCursor } from '../core/validation.ts';
 import { parseJsonKeepingNumbers } from '../core/json.ts';
+import { pageArgs, pageOf } from '../core/pages.ts';
 import { literalHostBlocked } from './ssrf.ts';
 import type { SendResult, WebhookSender } from './sender.ts';
 
@@ -97,11 +98,10 @@ export async function listDeliveries(deps: WebhookDeps, company: Company, q: z.o
     where: deliveryListWhere(company, { status: q.status ? [q.status] : undefined, eventId: q.eventId }),
     include: deliveryInclude,
     orderBy: deliveryListOrder,
-    take: q.limit + 1,
-    ...(q.after ? { cursor: { id: q.after }, skip: 1 } : {}),
+    ...pageArgs('id', q.limit, q.after),
   });
-  const page = rows.slice(0, q.limit);
-  return { deliveries: page, nextCursor: rows.length > q.limit ? page.at(-1)!.id : null };
+  const { page, nextCursor } = pageOf(rows, q.limit, (d) => d.id);
+  return { deliveries: page, nextCursor };
 }
 
 export async function getDelivery(deps: WebhookDeps, company: Company, id: string): Promise<DeliveryRecord> {

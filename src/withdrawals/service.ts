@@ -9,6 +9,7 @@ import type { Company } from '../core/auth.ts';
 import { commitWithEvents, eventsCtes, recordEvent, type EventDeps, type NewEvent } from '../core/events.ts';
 import { idempotent } from '../core/idempotency.ts';
 import { jsonNumber } from '../core/json.ts';
+import { pageArgs, pageOf } from '../core/pages.ts';
 import type { RiskHook } from '../core/risk.ts';
 import type { EventType } from '../domain/event-types.ts';
 import { PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO, type PaymentCurrency } from '../domain/assets.ts';
@@ -375,9 +376,8 @@ export async function listWithdrawals(deps: Pick<WithdrawalDeps, 'db'>, company:
   const rows = await deps.db.withdrawal.findMany({
     where: withdrawalListWhere(company, { status: q.status ? [q.status] : undefined, asset: q.asset ? [q.asset] : undefined }),
     orderBy: withdrawalListOrder,
-    take: q.limit + 1,
-    ...(q.after ? { cursor: { uid: q.after }, skip: 1 } : {}),
+    ...pageArgs('uid', q.limit, q.after),
   });
-  const page = rows.slice(0, q.limit);
-  return { withdrawals: page, nextCursor: rows.length > q.limit ? page.at(-1)!.uid : null };
+  const { page, nextCursor } = pageOf(rows, q.limit, (w) => w.uid);
+  return { withdrawals: page, nextCursor };
 }

@@ -23,17 +23,23 @@ async function afterServerSender(server: TestServer, uid: string) {
   );
 }
 
+/** A merchant with 100 trc20usdt and a withdrawal of 10 that the server's sender has tried once. */
+async function fundedWithdrawal(server: TestServer) {
+  const m = await server.merchant();
+  await fund(server, m.publicToken, 'trc20usdt', '100');
+  const res = await server.request('POST', '/api/transactions/withdraw', { token: m.publicToken, json: { items: [{ amount: '10', tag: '', to: TRON, asset: 'trc20usdt' }] } });
+  const uid = res.body[0].uid as string;
+  await afterServerSender(server, uid);
+  return { m, uid };
+}
+
 describe.each(DATABASES)('withdrawal safety on %s', (kind) => {
   // The server's own sender stays idle (every send fails, long interval): the test drives a sender itself.
   const server = useServer(kind, { WITHDRAWAL_SEND_INTERVAL_MS: '3600000', SANDBOX_SEND_FAILURES: '1000000' });
 
   it('a withdrawal claimed again after a crash is sent again, never rejected by the risk hook', async () => {
-    const m = await server.merchant();
-    await fund(server, m.publicToken, 'trc20usdt', '100');
-    const uid = (await server.request('POST', '/api/transactions/withdraw', { token: m.publicToken, json: { items: [{ amount: '10', tag: '', to: TRON, asset: 'trc20usdt' }] } })).body[0]
-      .uid as string;
+    const { m, uid } = await fundedWithdrawal(server);
     const prisma = server.app.db.prisma;
-    await afterServerSender(server, uid);
     // The crash window between broadcast and record: the chain has it, the row is still `sending`, its lease over.
     const chains = sandboxRegistry({ db: prisma });
     const row = await prisma.withdrawal.findUniqueOrThrow({ where: { uid } });
@@ -49,12 +55,8 @@ describe.each(DATABASES)('withdrawal safety on %s', (kind) => {
   });
 
   it('the risk hook still rejects a withdrawal before its first send', async () => {
-    const m = await server.merchant();
-    await fund(server, m.publicToken, 'trc20usdt', '100');
-    const uid = (await server.request('POST', '/api/transactions/withdraw', { token: m.publicToken, json: { items: [{ amount: '10', tag: '', to: TRON, asset: 'trc20usdt' }] } })).body[0]
-      .uid as string;
+    const { m, uid } = await fundedWithdrawal(server);
     const prisma = server.app.db.prisma;
-    await afterServerSender(server, uid);
     // As if never claimed: its first send is the test's.
     await prisma.withdrawal.update({ where: { uid }, data: { stage: 'queued', sendAttempts: 0 } });
     await sendWithdrawalBatch({ ...server.app.services.withdrawals, chains: sandboxRegistry({ db: prisma }), risk: denyList([TRON]) });
