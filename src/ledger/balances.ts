@@ -44,3 +44,17 @@ export async function companyBalances(db: Db, companyId: string): Promise<AssetB
       suspense: formatPlain(r.suspense),
     }));
 }
+
+/**
+ * What a withdrawal could take now (available less the fees invoices will still charge), read without the debit
+ * lock: a preview (withdrawal quotes); the withdrawal itself checks exactly (payrail_withdrawable).
+ */
+export async function withdrawableNow(db: Db, companyId: string, asset: string): Promise<Money> {
+  const [row] = await db.$queryRaw<{ withdrawable: string }[]>`
+    SELECT ((SELECT COALESCE(SUM("amount"), 0) FROM "Balance"
+             WHERE "companyId" = ${companyId}::uuid AND "asset" = ${asset} AND "account" = ${ACCOUNTS.merchantAvailable})
+          - (SELECT COALESCE(SUM(LEAST("invoiceFee", "paidAmount")), 0) FROM "Invoice"
+             WHERE "companyId" = ${companyId}::uuid AND "paymentCurrency" = ${asset} AND "paidAmount" > 0
+               AND "feeCharged" IS NULL AND "status" <> 'refunded'))::text AS "withdrawable"`;
+  return new Money(row!.withdrawable);
+}

@@ -1,7 +1,7 @@
 // Withdrawals for GraphQL clients: the same edge schemas and service functions as the REST paths.
 import { parseInput } from '../core/validation.ts';
 import type { PaymentCurrency } from '../domain/assets.ts';
-import { formatPlain, Money, toMoney } from '../domain/money.ts';
+import { formatPlain, toMoney } from '../domain/money.ts';
 import { ConflictError, NotFoundError, UnauthenticatedError, ValidationError } from '../errors/app-error.ts';
 import type { BusMessage } from '../core/bus.ts';
 import type { Withdrawal } from '../../generated/prisma/client.ts';
@@ -10,7 +10,7 @@ import { builder, mutationOutcome, type GraphQLContext } from '../graphql/builde
 import { checkPage, connectionNames, edgeNames, PAGE_SIZES } from '../graphql/connections.ts';
 import { MoneyType, PaymentCurrencyEnum } from '../graphql/enums.ts';
 import { NO_COMPANY, nodeIdFormats, registerNodeType } from '../graphql/node-ids.ts';
-import { companyBalances } from '../ledger/balances.ts';
+import { withdrawableNow } from '../ledger/balances.ts';
 import { autoWithdrawalsPatchSchema, listAutoWithdrawals, updateAutoWithdrawals, type AutoWithdrawalRule } from './auto.ts';
 import { quoteWithdrawal, withdrawItemSchema, withdrawRequestSchema } from './rules.ts';
 import { confirmSandboxWithdrawal, rejectSandboxWithdrawal } from './sandbox.ts';
@@ -185,8 +185,12 @@ const WithdrawalQuoteType = builder.objectRef<QuoteShape>('WithdrawalQuote').imp
     fee: t.field({ type: 'Decimal', description: 'Network fee charged on top.', resolve: (q) => q.fee }),
     total: t.field({ type: 'Decimal', description: 'Amount plus fee: what it would take from the balance.', resolve: (q) => q.total }),
     minimum: t.field({ type: 'Decimal', description: 'The smallest amount of this asset a withdrawal may send.', resolve: (q) => q.minimum }),
-    available: t.field({ type: 'Decimal', description: 'The merchant’s available balance now.', resolve: (q) => q.available }),
-    covered: t.boolean({ description: 'Whether the available balance covers the total now (a later withdraw checks again).', resolve: (q) => q.covered }),
+    available: t.field({
+      type: 'Decimal',
+      description: 'What withdrawals may take now: the available balance less the fees invoices will still charge.',
+      resolve: (q) => q.available,
+    }),
+    covered: t.boolean({ description: 'Whether that covers the total now (a later withdraw checks again, exactly).', resolve: (q) => q.covered }),
   }),
 });
 
@@ -202,8 +206,7 @@ builder.queryField('withdrawalQuote', (t) =>
     resolve: async (_root, { asset, amount }, ctx) => {
       const item = parseInput(withdrawItemSchema, { asset, amount, to: '-', tag: '' });
       const q = quoteWithdrawal(item.asset, item.amount);
-      const balance = (await companyBalances(ctx.db, ctx.company!.id)).find((b) => b.asset === asset);
-      const available = toMoney(balance?.available ?? new Money(0));
+      const available = await withdrawableNow(ctx.db, ctx.company!.id, item.asset);
       return {
         asset: item.asset,
         amount: formatPlain(q.amount),

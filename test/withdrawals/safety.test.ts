@@ -78,6 +78,9 @@ describe.each(DATABASES)('withdrawal safety on %s', (kind) => {
     expect((await balanceOf(server, token, 'trc20usdt')).available).toBe('100.99');
     const withdraw = (amount: string) =>
       server.request('POST', '/api/transactions/withdraw', { token, json: { items: [{ amount, tag: '', to: TRON, asset: 'trc20usdt' }] } });
+    // The quote already counts the invoice's fee out.
+    const quote = await server.graphql('{ withdrawalQuote(asset: TRC20USDT, amount: "98.99") { available total covered } }', {}, token);
+    expect(quote.body.data.withdrawalQuote).toEqual({ available: '99.99', total: '99.99', covered: true });
     // Everything but the withdrawal fee would take the invoice's fee too: refused.
     const all = await withdraw('99.99');
     expect(all.body[0]).toMatchObject({ success: false, message: 'Insufficient balance: 100.99 trc20usdt needed (amount plus fee), 99.99 available' });
