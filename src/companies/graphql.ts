@@ -1,12 +1,11 @@
 import { builder, mutationOutcome } from '../graphql/builder.ts';
 import { CompanyAssetEnum, PaymentCurrencyEnum } from '../graphql/enums.ts';
-import { nodeIdFormats, registerNodeType } from '../graphql/node-ids.ts';
+import { nodeIdFormats, ownCompanyAsset, registerNodeType } from '../graphql/node-ids.ts';
 import { ValidationError } from '../errors/app-error.ts';
 import { companyBalances, type AssetBalance } from '../ledger/balances.ts';
 import { parseInput } from '../core/validation.ts';
 import { presentCompanyAssets } from '../domain/assets.ts';
 import { getUnderpaymentLimits, setUnderpaymentLimits, underpaymentLimitsSchema } from '../invoices/underpayment.ts';
-import type { GraphQLContext } from '../graphql/builder.ts';
 
 registerNodeType('Company', nodeIdFormats.uuid);
 registerNodeType('Balance', nodeIdFormats.companyAsset);
@@ -38,11 +37,6 @@ builder.prismaNode('Company', {
   }),
 });
 
-/** `<company>:<asset>`: a merchant has one of these per asset; visible to that merchant only. */
-const ownKey = (ctx: GraphQLContext, key: string): string | null => {
-  const [companyId, asset] = key.split(':');
-  return ctx.company && companyId === ctx.company.id ? asset! : null;
-};
 
 type BalanceShape = AssetBalance & { companyId: string };
 
@@ -51,7 +45,7 @@ const BalanceType = builder.node(builder.objectRef<BalanceShape>('Balance'), {
   loadMany: async (keys, ctx) => {
     const balances = ctx.company ? await companyBalances(ctx.db, ctx.company.id) : [];
     return keys.map((key) => {
-      const balance = balances.find((b) => b.asset === ownKey(ctx, key));
+      const balance = balances.find((b) => b.asset === ownCompanyAsset(ctx, key));
       return balance ? { ...balance, companyId: ctx.company!.id } : null;
     });
   },
@@ -92,7 +86,7 @@ const UnderpaymentLimitType = builder.node(builder.objectRef<LimitRow>('Underpay
   id: { resolve: (l) => `${l.companyId}:${l.asset}` },
   loadMany: async (keys, ctx) => {
     const rows = ctx.company ? toRows(ctx.company.id, await getUnderpaymentLimits(ctx.db, ctx.company.id)) : [];
-    return keys.map((key) => rows.find((r) => r.asset === ownKey(ctx, key)) ?? null);
+    return keys.map((key) => rows.find((r) => r.asset === ownCompanyAsset(ctx, key)) ?? null);
   },
   description: 'An invoice short by at most max(fixed, percent of its amount) counts as paid.',
   fields: (t) => ({

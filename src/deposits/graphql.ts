@@ -8,7 +8,7 @@ import { busMessages } from '../graphql/live.ts';
 import { builder, mutationOutcome, type GraphQLContext } from '../graphql/builder.ts';
 import { checkPage, connectionNames, edgeNames, PAGE_SIZES } from '../graphql/connections.ts';
 import { MoneyType, NetworkEnum, PaymentCurrencyEnum } from '../graphql/enums.ts';
-import { NO_COMPANY, nodeIdFormats, registerNodeType } from '../graphql/node-ids.ts';
+import { callerCompanyId, nodeIdFormats, registerNodeType } from '../graphql/node-ids.ts';
 import {
   createStaticAddress,
   createStaticAddressSchema,
@@ -25,12 +25,11 @@ registerNodeType('StaticAddress', nodeIdFormats.uuid);
 registerNodeType('Deposit', nodeIdFormats.uuid);
 
 const UUID = nodeIdFormats.uuid;
-const callerId = (ctx: GraphQLContext) => ctx.company?.id ?? NO_COMPANY;
 
 const StaticAddressType = builder.prismaNode('StaticAddress', {
   description: 'A permanent deposit address of one of the merchant’s users, for one payment currency.',
   id: { field: 'id' },
-  findUnique: (id, ctx) => ({ id, companyId: callerId(ctx) }),
+  findUnique: (id, ctx) => ({ id, companyId: callerCompanyId(ctx) }),
   nullable: true,
   fields: (t) => ({
     addressId: t.exposeID('id', { description: 'Its id in REST, in `staticAddress(id:)` and in the deposit webhook `id`.' }),
@@ -63,7 +62,7 @@ const DepositType = builder.prismaNode('ChainTransfer', {
   variant: 'Deposit',
   description: 'A transfer to one of the merchant’s static addresses.',
   id: { field: 'id' },
-  findUnique: (id, ctx) => ({ id, companyId: callerId(ctx), role: 'deposit' }),
+  findUnique: (id, ctx) => ({ id, companyId: callerCompanyId(ctx), role: 'deposit' }),
   nullable: true,
   fields: (t) => ({
     amount: t.field({ type: 'Decimal', description: 'What was sent, in `asset`.', resolve: (x) => formatPlain(x.amount) }),

@@ -8,6 +8,15 @@ const ASSET = '[a-z0-9]{1,16}';
 /** Matches no company: a merchant-only node loaded by an anonymous caller finds nothing. */
 export const NO_COMPANY = '00000000-0000-0000-0000-000000000000';
 
+/** The calling merchant's id for a merchant-only lookup, NO_COMPANY for an anonymous caller. */
+export const callerCompanyId = (ctx: { company: { id: string } | null }): string => ctx.company?.id ?? NO_COMPANY;
+
+/** The asset of a `<company>:<asset>` node key when the company is the caller, else null. */
+export const ownCompanyAsset = (ctx: { company: { id: string } | null }, key: string): string | null => {
+  const [companyId, asset] = key.split(':');
+  return ctx.company && companyId === ctx.company.id ? asset! : null;
+};
+
 /** The raw id each Node type accepts; features register theirs with the type. */
 const idFormats = new Map<string, RegExp>();
 let publicIdType: { typename: string; pattern: RegExp } | null = null;

@@ -1,7 +1,7 @@
 import { ConflictError, NotFoundError, ValidationError } from '../errors/app-error.ts';
 import { builder, mutationOutcome } from '../graphql/builder.ts';
 import { MoneyType, PaymentCurrencyEnum, TransferStateEnum } from '../graphql/enums.ts';
-import { NO_COMPANY, nodeIdFormats, nodeIdInput, registerNodeType } from '../graphql/node-ids.ts';
+import { callerCompanyId, nodeIdFormats, nodeIdInput, registerNodeType } from '../graphql/node-ids.ts';
 import { parseInput } from '../core/validation.ts';
 import { formatPlain } from '../domain/money.ts';
 import {
@@ -23,7 +23,7 @@ const SandboxTransferType = builder.prismaNode('ChainTransfer', {
   variant: 'SandboxTransfer',
   description: 'A simulated incoming transfer (sandbox mode only), as the merchant who made it sees it.',
   id: { field: 'id' },
-  findUnique: (id, ctx) => ({ id, companyId: ctx.company?.id ?? NO_COMPANY }),
+  findUnique: (id, ctx) => ({ id, companyId: callerCompanyId(ctx) }),
   nullable: true,
   fields: (t) => ({
     txHash: t.exposeString('txHash', { description: 'The simulated transaction hash.' }),

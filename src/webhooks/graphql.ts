@@ -1,9 +1,9 @@
 // Webhook settings and the delivery log for GraphQL clients: the same service functions as the REST paths.
 import { NotFoundError, ValidationError } from '../errors/app-error.ts';
-import { builder, mutationOutcome, type GraphQLContext } from '../graphql/builder.ts';
+import { builder, mutationOutcome } from '../graphql/builder.ts';
 import { checkPage, connectionNames, edgeNames, PAGE_SIZES } from '../graphql/connections.ts';
 import { EventTypeEnum } from '../graphql/enums.ts';
-import { NO_COMPANY, nodeIdFormats, registerNodeType } from '../graphql/node-ids.ts';
+import { callerCompanyId, nodeIdFormats, registerNodeType } from '../graphql/node-ids.ts';
 import { parseInput } from '../core/validation.ts';
 import type { EventType } from '../domain/event-types.ts';
 import { jsonText } from '../core/json.ts';
@@ -24,7 +24,6 @@ registerNodeType('WebhookDelivery', nodeIdFormats.uuid);
 registerNodeType('WebhookAttempt', nodeIdFormats.uuid);
 registerNodeType('WebhookSettings', nodeIdFormats.uuid);
 
-const callerId = (ctx: GraphQLContext) => ctx.company?.id ?? NO_COMPANY;
 const UUID = nodeIdFormats.uuid;
 
 const StatusEnum = builder.enumType('WebhookDeliveryStatus', {
@@ -39,7 +38,7 @@ const StatusEnum = builder.enumType('WebhookDeliveryStatus', {
 builder.prismaNode('WebhookAttempt', {
   description: 'One try at delivering a webhook.',
   id: { field: 'id' },
-  findUnique: (id, ctx) => ({ id, delivery: { companyId: callerId(ctx) } }),
+  findUnique: (id, ctx) => ({ id, delivery: { companyId: callerCompanyId(ctx) } }),
   nullable: true,
   fields: (t) => ({
     attempt: t.exposeInt('attempt', { description: '1 for the first try, then counting up.' }),
@@ -54,7 +53,7 @@ builder.prismaNode('WebhookAttempt', {
 export const DeliveryType = builder.prismaNode('WebhookDelivery', {
   description: 'One event sent (or being sent) to the merchant’s webhook URL.',
   id: { field: 'id' },
-  findUnique: (id, ctx) => ({ id, companyId: callerId(ctx) }),
+  findUnique: (id, ctx) => ({ id, companyId: callerCompanyId(ctx) }),
   nullable: true,
   fields: (t) => ({
     eventId: t.exposeID('eventId', { description: 'The event’s id, also the webhook-id header the receiver sees.' }),

@@ -9,7 +9,7 @@ import { busMessages, currentThenMessages } from '../graphql/live.ts';
 import { builder, mutationOutcome, type GraphQLContext } from '../graphql/builder.ts';
 import { checkPage, connectionNames, edgeNames, PAGE_SIZES } from '../graphql/connections.ts';
 import { MoneyType, PaymentCurrencyEnum } from '../graphql/enums.ts';
-import { NO_COMPANY, nodeIdFormats, registerNodeType } from '../graphql/node-ids.ts';
+import { callerCompanyId, nodeIdFormats, ownCompanyAsset, registerNodeType } from '../graphql/node-ids.ts';
 import { withdrawableNow } from '../ledger/balances.ts';
 import { autoWithdrawalsPatchSchema, listAutoWithdrawals, updateAutoWithdrawals, type AutoWithdrawalRule } from './auto.ts';
 import { quoteWithdrawal, withdrawItemSchema, withdrawRequestSchema } from './rules.ts';
@@ -41,7 +41,7 @@ const WithdrawalOriginEnum = builder.enumType('WithdrawalOrigin', {
 const WithdrawalType = builder.prismaNode('Withdrawal', {
   description: 'A payout from the merchant’s balance to an outside address.',
   id: { field: 'uid' },
-  findUnique: (uid, ctx) => ({ uid, companyId: ctx.company?.id ?? NO_COMPANY }),
+  findUnique: (uid, ctx) => ({ uid, companyId: callerCompanyId(ctx) }),
   nullable: true,
   fields: (t) => ({
     uid: t.exposeID('uid', { description: 'The uid of the withdraw answer and of its webhooks.' }),
@@ -222,17 +222,13 @@ builder.queryField('withdrawalQuote', (t) =>
 
 type RuleShape = AutoWithdrawalRule & { companyId: string };
 
-const ownAsset = (ctx: GraphQLContext, key: string): string | null => {
-  const [companyId, asset] = key.split(':');
-  return ctx.company && companyId === ctx.company.id ? asset! : null;
-};
 
 const AutoWithdrawalRuleType = builder.node(builder.objectRef<RuleShape>('AutoWithdrawalRule'), {
   id: { resolve: (r) => `${r.companyId}:${r.asset}` },
   loadMany: async (keys, ctx) => {
     const rules = ctx.company ? await listAutoWithdrawals(ctx.db, ctx.company.id) : [];
     return keys.map((key) => {
-      const rule = rules.find((r) => r.asset === ownAsset(ctx, key));
+      const rule = rules.find((r) => r.asset === ownCompanyAsset(ctx, key));
       return rule ? { ...rule, companyId: ctx.company!.id } : null;
     });
   },
