@@ -2,7 +2,7 @@
 import { parseInput } from '../core/validation.ts';
 import { PAYMENT_CURRENCY_INFO, type PaymentCurrency } from '../domain/assets.ts';
 import { formatPlain } from '../domain/money.ts';
-import { NotFoundError, UnauthenticatedError, ValidationError } from '../errors/app-error.ts';
+import { NotFoundError, ValidationError } from '../errors/app-error.ts';
 import type { BusMessage } from '../core/bus.ts';
 import { busMessages } from '../graphql/live.ts';
 import { builder, mutationOutcome, type GraphQLContext } from '../graphql/builder.ts';
@@ -204,13 +204,10 @@ async function depositAt(ctx: GraphQLContext, m: BusMessage) {
 builder.subscriptionField('depositEvents', (t) =>
   t.field({
     type: DepositType,
+    authScopes: { merchant: true },
     description: 'Every deposit change of the calling merchant (the same steps as its webhooks), in commit order.',
-    subscribe: (_root, _args, ctx) => {
-      // Scope checks guard resolvers; a subscription must be refused before it starts listening.
-      const company = ctx.company;
-      if (!company) throw new UnauthenticatedError();
-      return busMessages(ctx.bus, (m) => m.subject.type === 'deposit' && m.subject.id !== null && m.companyId === company.id);
-    },
+    subscribe: (_root, _args, ctx) =>
+      busMessages(ctx.bus, (m) => m.subject.type === 'deposit' && m.subject.id !== null && m.companyId === ctx.company!.id),
     resolve: (m: BusMessage, _args, ctx) => depositAt(ctx, m),
   }),
 );

@@ -38,6 +38,8 @@ export const builder = new SchemaBuilder<{
   defaultFieldNullability: false,
   scopeAuth: {
     authScopes: (ctx) => ({ merchant: ctx.company !== null }),
+    // A merchant subscription is refused before it starts listening, not when its first event resolves.
+    authorizeOnSubscribe: true,
     unauthorizedError: () => new UnauthenticatedError(),
   },
   errors: {

@@ -2,7 +2,7 @@
 import { parseInput } from '../core/validation.ts';
 import type { PaymentCurrency } from '../domain/assets.ts';
 import { formatPlain, toMoney } from '../domain/money.ts';
-import { ConflictError, NotFoundError, UnauthenticatedError, ValidationError } from '../errors/app-error.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../errors/app-error.ts';
 import type { BusMessage } from '../core/bus.ts';
 import type { Withdrawal } from '../../generated/prisma/client.ts';
 import { busMessages, currentThenMessages } from '../graphql/live.ts';
@@ -328,19 +328,14 @@ async function withdrawalAt(ctx: GraphQLContext, m: BusMessage) {
   return { ...w, status, txHash: payload.txHash === undefined ? w.txHash : payload.txHash || null };
 }
 
-const merchantOf = (ctx: GraphQLContext) => {
-  // Scope checks guard resolvers; a subscription must be refused before it starts listening.
-  if (!ctx.company) throw new UnauthenticatedError();
-  return ctx.company;
-};
-
 builder.subscriptionField('withdrawalStatusChanged', (t) =>
   t.field({
     type: WithdrawalType,
+    authScopes: { merchant: true },
     description: 'One withdrawal of the calling merchant: first as it stands, then once per webhook-worthy change (both processing steps, done or rejected).',
     args: { uid: t.arg.id({ required: true, description: 'The uid from the withdraw answer.' }) },
     subscribe: (_root, { uid }, ctx) => {
-      const company = merchantOf(ctx);
+      const company = ctx.company!;
       return currentThenMessages(
         ctx.bus,
         (m) => isWithdrawalEvent(m) && m.subject.id === String(uid) && m.companyId === company.id,
@@ -362,11 +357,9 @@ builder.subscriptionField('withdrawalStatusChanged', (t) =>
 builder.subscriptionField('withdrawalEvents', (t) =>
   t.field({
     type: WithdrawalType,
+    authScopes: { merchant: true },
     description: 'Every withdrawal change of the calling merchant (the same steps as its webhooks), in commit order.',
-    subscribe: (_root, _args, ctx) => {
-      const company = merchantOf(ctx);
-      return busMessages(ctx.bus, (m) => isWithdrawalEvent(m) && m.companyId === company.id);
-    },
+    subscribe: (_root, _args, ctx) => busMessages(ctx.bus, (m) => isWithdrawalEvent(m) && m.companyId === ctx.company!.id),
     resolve: (m: BusMessage, _args, ctx) => withdrawalAt(ctx, m),
   }),
 );

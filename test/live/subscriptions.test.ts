@@ -166,6 +166,15 @@ describe.each(DATABASES)('live subscriptions on %s', (kind) => {
     const refused = collect(anonymous, EVENTS_DOC, 'invoiceEvents');
     await refused.done;
     expect(JSON.stringify(refused.errors)).toContain('UNAUTHENTICATED');
+    for (const [query, field] of [
+      ['subscription { withdrawalEvents { uid } }', 'withdrawalEvents'],
+      ['subscription { depositEvents { id } }', 'depositEvents'],
+      ['subscription { withdrawalStatusChanged(uid: "3f0b5f3e-8a43-4a4c-9d7e-2d2b8f0f7d11") { uid } }', 'withdrawalStatusChanged'],
+    ] as const) {
+      const other = collect(anonymous, query, field);
+      await other.done;
+      expect(JSON.stringify(other.errors), field).toContain('UNAUTHENTICATED');
+    }
     // A bad token: the connection is refused with 4403.
     const forged = wsClient(server, 'pk_not_a_real_token');
     clients.push(forged);
