@@ -74,12 +74,6 @@ export function eventsCtes(events: NewEvent[], where: Prisma.Sql = Prisma.sql`TR
     )`;
 }
 
-/** Records several events in one statement (a bulk operation); their seq follows the list order. */
-export async function recordEvents(tx: Tx, events: NewEvent[]): Promise<void> {
-  if (events.length === 0) return;
-  await tx.$executeRaw`WITH ${eventsCtes(events)} SELECT 1`;
-}
-
 /** Told after a transaction that recorded events committed, so they are published at once (the event bus). */
 export interface CommitSignal {
   committed(): void;

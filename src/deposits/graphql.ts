@@ -13,6 +13,7 @@ import {
   createStaticAddress,
   createStaticAddressSchema,
   DEPOSIT_STATUS,
+  STATE_OF,
   depositOrder,
   depositWhere,
   MAX_INTERNAL_USER_ID_LENGTH,
@@ -197,8 +198,7 @@ async function depositAt(ctx: GraphQLContext, m: BusMessage) {
   const t = await ctx.db.chainTransfer.findUnique({ where: { id: m.subject.id! } });
   if (!t) throw new NotFoundError(`No deposit with id ${m.subject.id}`);
   const status = (m.payload as { status?: string } | null)?.status;
-  const state = (Object.entries(DEPOSIT_STATUS) as [keyof typeof DEPOSIT_STATUS, string][]).find(([, s]) => s === status)?.[0];
-  return state ? { ...t, state } : t;
+  return status && status in STATE_OF ? { ...t, state: STATE_OF[status as DepositStatus] } : t;
 }
 
 builder.subscriptionField('depositEvents', (t) =>

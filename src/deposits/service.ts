@@ -132,7 +132,8 @@ export async function listStaticAddresses(deps: Pick<DepositDeps, 'db'>, company
 /** Deposit statuses (the spec's webhook `status`) from the transfer's state. */
 export const DEPOSIT_STATUS = { seen: 'processing', confirmed: 'done', dropped: 'failed', frozen: 'frozen' } as const;
 export type DepositStatus = (typeof DEPOSIT_STATUS)[keyof typeof DEPOSIT_STATUS];
-const STATE_OF: Record<DepositStatus, keyof typeof DEPOSIT_STATUS> = { processing: 'seen', done: 'confirmed', failed: 'dropped', frozen: 'frozen' };
+/** The transfer state of each deposit status (DEPOSIT_STATUS the other way). */
+export const STATE_OF: Record<DepositStatus, keyof typeof DEPOSIT_STATUS> = { processing: 'seen', done: 'confirmed', failed: 'dropped', frozen: 'frozen' };
 
 export const depositListSchema = z.object({
   addressId: z.uuid({ message: 'must be a static address id' }).optional(),

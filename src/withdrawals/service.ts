@@ -184,12 +184,10 @@ export async function withdraw(deps: WithdrawalDeps, company: Company, input: { 
 
 /** The withdrawal of this merchant, or 404. */
 export async function getWithdrawal(deps: Pick<WithdrawalDeps, 'db'>, company: Company, uid: string): Promise<Withdrawal> {
-  const w = UUID.test(uid) ? await deps.db.withdrawal.findUnique({ where: { uid } }) : null;
+  const w = z.uuid().safeParse(uid).success ? await deps.db.withdrawal.findUnique({ where: { uid } }) : null;
   if (!w || w.companyId !== company.id) throw new NotFoundError(`No withdrawal with uid ${uid}`);
   return w;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const lockWithdrawal = async (tx: Tx, uid: string): Promise<Withdrawal | undefined> =>
   (await tx.$queryRaw<Withdrawal[]>`SELECT * FROM "Withdrawal" WHERE "uid" = ${uid}::uuid FOR UPDATE`)[0];
@@ -237,7 +235,7 @@ async function finishLocked(tx: Tx, w: Withdrawal, outcome: Outcome): Promise<Wi
  * withdrawal (a refund) is ignored. A final withdrawal never changes again.
  */
 export async function applyOutgoingReport(deps: WithdrawalDeps, report: OutgoingReport): Promise<Withdrawal | null> {
-  if (!UUID.test(report.id)) return null;
+  if (!z.uuid().safeParse(report.id).success) return null;
   return commitWithEvents(deps, async (tx) => {
     const w = await lockWithdrawal(tx, report.id);
     if (!w) return null;
