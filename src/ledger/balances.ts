@@ -53,8 +53,6 @@ export async function withdrawableNow(db: Db, companyId: string, asset: string):
   const [row] = await db.$queryRaw<{ withdrawable: string }[]>`
     SELECT ((SELECT COALESCE(SUM("amount"), 0) FROM "Balance"
              WHERE "companyId" = ${companyId}::uuid AND "asset" = ${asset} AND "account" = ${ACCOUNTS.merchantAvailable})
-          - (SELECT COALESCE(SUM(LEAST("invoiceFee", "paidAmount")), 0) FROM "Invoice"
-             WHERE "companyId" = ${companyId}::uuid AND "paymentCurrency" = ${asset} AND "paidAmount" > 0
-               AND "feeCharged" IS NULL AND "status" <> 'refunded'))::text AS "withdrawable"`;
+          - payrail_uncharged_invoice_fees(${companyId}::uuid, ${asset}::text))::text AS "withdrawable"`;
   return new Money(row!.withdrawable);
 }

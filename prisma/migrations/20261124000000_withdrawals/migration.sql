@@ -70,19 +70,25 @@ BEGIN
 END
 $$;
 
--- What withdrawals may take: the exact available balance (under the debit lock) less the fees invoices will still
--- charge when they become done (min(invoiceFee, paid) of each invoice with confirmed money and no fee yet). The
--- fee is debited in the transaction that records an invoice's final payment; leaving it in place means that debit
--- is always covered and a payment can always be recorded.
+-- The fees invoices will still charge when they become done: min(invoiceFee, paid) of each invoice with confirmed
+-- money and no fee yet. The fee is debited in the transaction that records an invoice's final payment.
+CREATE FUNCTION payrail_uncharged_invoice_fees(p_company UUID, p_asset TEXT) RETURNS NUMERIC
+LANGUAGE sql STABLE AS $$
+  SELECT COALESCE(SUM(LEAST("invoiceFee", "paidAmount")), 0) FROM "Invoice"
+  WHERE "companyId" = p_company AND "paymentCurrency" = p_asset AND "paidAmount" > 0
+    AND "feeCharged" IS NULL AND "status" <> 'refunded'
+$$;
+
+-- What withdrawals may take: the exact available balance (under the debit lock) less the uncharged invoice fees
+-- (read under a snapshot after the lock, as the balance is). Leaving those fees in place means an invoice's last
+-- payment can always be recorded.
 CREATE FUNCTION payrail_withdrawable(p_company UUID, p_asset TEXT) RETURNS NUMERIC
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   available NUMERIC;
 BEGIN
   available := payrail_exact_balance(p_company, p_asset, 'merchant_available');
-  RETURN available - (SELECT COALESCE(SUM(LEAST("invoiceFee", "paidAmount")), 0) FROM "Invoice"
-                      WHERE "companyId" = p_company AND "paymentCurrency" = p_asset AND "paidAmount" > 0
-                        AND "feeCharged" IS NULL AND "status" <> 'refunded');
+  RETURN available - payrail_uncharged_invoice_fees(p_company, p_asset);
 END
 $$;
 CREATE INDEX "Invoice_uncharged_fees_idx" ON "Invoice"("companyId", "paymentCurrency")
