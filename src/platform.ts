@@ -1,17 +1,25 @@
 // What every process of the service stands on: the database, the clock, the chains and the event bus.
 import { sandboxRegistry } from './chains/sandbox.ts';
 import { Clock } from './clock.ts';
-import { EventBus } from './core/bus.ts';
+import { EventBus, type BusFanout } from './core/bus.ts';
+import { redisFanout } from './core/redis-fanout.ts';
 import { CreditHooks } from './core/credits.ts';
 import type { Platform } from './core/feature.ts';
 import type { CoreConfig } from './core/settings.ts';
-import { openDatabase } from './db/client.ts';
+import { openDatabase, type Db } from './db/client.ts';
 import type { Logger } from './logger.ts';
 
 export interface OpenPlatformOptions {
   /** Who opens the database (named in the embedded database's lock). */
   role: string;
   poolSize?: number;
+}
+
+/** One channel per database: deployments (and test runs) sharing a Redis never hear each other's events. */
+async function fanoutChannel(db: Db): Promise<string> {
+  const [row] = await db.$queryRaw<{ id: string }[]>`
+    SELECT current_database() || ':' || (SELECT "system_identifier"::text FROM pg_control_system()) AS "id"`;
+  return `payrail:events:${row!.id}`;
 }
 
 export async function openPlatform(config: CoreConfig, logger: Logger, options: OpenPlatformOptions): Promise<Platform & { close(): Promise<void> }> {
@@ -22,10 +30,14 @@ export async function openPlatform(config: CoreConfig, logger: Logger, options: 
     onPoolError: (e) => logger.warn({ err: e }, 'database connection lost; the pool reconnects'),
   });
   const db = database.prisma;
-  const bus = new EventBus({ db, notifications: database.notifications, logger }, { pollMs: config.eventPollMs });
+  let fanout: BusFanout | undefined;
+  let bus: EventBus;
   try {
+    fanout = config.redisUrl ? await redisFanout(config.redisUrl, await fanoutChannel(db), logger) : undefined;
+    bus = new EventBus({ db, notifications: database.notifications, logger, fanout }, { pollMs: config.eventPollMs });
     await bus.start();
   } catch (e) {
+    await fanout?.close();
     await database.close();
     throw e;
   }
@@ -40,6 +52,7 @@ export async function openPlatform(config: CoreConfig, logger: Logger, options: 
     logger,
     async close() {
       await bus.stop();
+      await fanout?.close();
       await database.close();
     },
   };

@@ -42,6 +42,8 @@ export const coreConfig = configSection(
     SANDBOX_SEND_FAILURES: z.coerce.number().int().min(0).max(1_000_000).default(0),
     /** The event bus reads the event table at least this often (signals between processes may be lost). */
     EVENT_POLL_MS: milliseconds(10, 60_000, 1_000),
+    /** Several instances: committed events fan out through Redis (one instance reads the table for all). */
+    REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }).max(2048).optional(),
     /** How long an Idempotency-Key answers with its first response. */
     IDEMPOTENCY_KEY_TTL_HOURS: z.coerce.number().int().min(24).max(24 * 365).default(24),
     /** Addresses and transaction hashes the risk hook blocks (src/core/risk.ts), separated by commas or spaces. */
@@ -52,6 +54,8 @@ export const coreConfig = configSection(
       .transform((v) => v.split(/[\s,]+/).filter(Boolean)),
   },
   (c) => {
+    // Only one process can open an embedded database, so there is nothing to fan out to.
+    if (c.redisUrl && !(c.databaseUrl && /^postgres(ql)?:\/\//.test(c.databaseUrl))) return 'REDIS_URL: needs DATABASE_URL=postgresql://... (an embedded database serves one process)';
     const dataDir = path.resolve(c.dataDir);
     const publicBaseUrl = (c.publicBaseUrl ?? `http://localhost:${c.port}`).replace(/\/+$/, '');
     return {

@@ -4,7 +4,7 @@ import { PAYMENT_CURRENCY_INFO, type PaymentCurrency } from '../domain/assets.ts
 import { formatPlain } from '../domain/money.ts';
 import { NotFoundError, ValidationError } from '../errors/app-error.ts';
 import type { BusMessage } from '../core/bus.ts';
-import { busMessages } from '../graphql/live.ts';
+import { AFTER_DESCRIPTION, liveEvents, liveResolver, parseLiveCursor } from '../graphql/live.ts';
 import { builder, mutationOutcome, type GraphQLContext } from '../graphql/builder.ts';
 import { checkPage, connectionNames, edgeNames, PAGE_SIZES } from '../graphql/connections.ts';
 import { MoneyType, NetworkEnum, PaymentCurrencyEnum } from '../graphql/enums.ts';
@@ -205,9 +205,9 @@ builder.subscriptionField('depositEvents', (t) =>
   t.field({
     type: DepositType,
     authScopes: { merchant: true },
-    description: 'Every deposit change of the calling merchant (the same steps as its webhooks), in commit order.',
-    subscribe: (_root, _args, ctx) =>
-      busMessages(ctx.bus, (m) => m.subject.type === 'deposit' && m.subject.id !== null && m.companyId === ctx.company!.id),
-    resolve: (m: BusMessage, _args, ctx) => depositAt(ctx, m),
+    description: 'Every deposit change of the calling merchant (the same steps as its webhooks), in commit order. With `after`: first the changes since that cursor.',
+    args: { after: t.arg.string({ required: false, description: AFTER_DESCRIPTION }) },
+    subscribe: (_root, { after }, ctx) => liveEvents(ctx, { subjectType: 'deposit', companyId: ctx.company!.id }, parseLiveCursor(after)),
+    resolve: liveResolver(depositAt),
   }),
 );

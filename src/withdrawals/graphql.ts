@@ -4,8 +4,8 @@ import type { PaymentCurrency } from '../domain/assets.ts';
 import { formatPlain, toMoney } from '../domain/money.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/app-error.ts';
 import type { BusMessage } from '../core/bus.ts';
-import type { Withdrawal } from '../../generated/prisma/client.ts';
-import { busMessages, currentThenMessages } from '../graphql/live.ts';
+import { Prisma, type Withdrawal } from '../../generated/prisma/client.ts';
+import { AFTER_DESCRIPTION, currentThenEvents, liveEvents, liveResolver, parseLiveCursor, withLastEvent } from '../graphql/live.ts';
 import { builder, mutationOutcome, type GraphQLContext } from '../graphql/builder.ts';
 import { checkPage, connectionNames, edgeNames, PAGE_SIZES } from '../graphql/connections.ts';
 import { MoneyType, PaymentCurrencyEnum } from '../graphql/enums.ts';
@@ -315,8 +315,6 @@ builder.mutationField('rejectSandboxWithdrawal', (t) =>
   }),
 );
 
-const isWithdrawalEvent = (m: BusMessage) => m.subject.type === 'withdrawal' && m.subject.id !== null;
-
 /** The withdrawal a message is about, with the status the message announced (a later change may be committed). */
 async function withdrawalAt(ctx: GraphQLContext, m: BusMessage) {
   const w = await ctx.db.withdrawal.findUnique({ where: { uid: m.subject.id! } });
@@ -328,29 +326,31 @@ async function withdrawalAt(ctx: GraphQLContext, m: BusMessage) {
   return { ...w, status, txHash: payload.txHash === undefined ? w.txHash : payload.txHash || null };
 }
 
+const resolveWithdrawal = liveResolver(withdrawalAt);
+
 builder.subscriptionField('withdrawalStatusChanged', (t) =>
   t.field({
     type: WithdrawalType,
     authScopes: { merchant: true },
-    description: 'One withdrawal of the calling merchant: first as it stands, then once per webhook-worthy change (both processing steps, done or rejected).',
-    args: { uid: t.arg.id({ required: true, description: 'The uid from the withdraw answer.' }) },
-    subscribe: (_root, { uid }, ctx) => {
-      const company = ctx.company!;
-      return currentThenMessages(
-        ctx.bus,
-        (m) => isWithdrawalEvent(m) && m.subject.id === String(uid) && m.companyId === company.id,
-        async () => {
-          // Tenant and format checks first, then the row and its last event in one statement (one snapshot).
-          await getWithdrawal(ctx.withdrawals, company, String(uid));
-          const [row] = await ctx.db.$queryRaw<(Withdrawal & { lastSeq: string | null })[]>`
-            SELECT w.*, (SELECT MAX(e."seq") FROM "Event" e WHERE e."subjectId" = w."uid"::text)::text AS "lastSeq"
-            FROM "Withdrawal" w WHERE w."uid" = ${String(uid)}::uuid`;
-          const { lastSeq, ...current } = row!;
-          return { current: current as Withdrawal, lastSeq: lastSeq === null ? null : BigInt(lastSeq) };
-        },
-      );
+    description:
+      'One withdrawal of the calling merchant: first as it stands, then once per webhook-worthy change (both processing steps, done or rejected). With `after`: the changes since that cursor instead of the current state.',
+    args: {
+      uid: t.arg.id({ required: true, description: 'The uid from the withdraw answer.' }),
+      after: t.arg.string({ required: false, description: AFTER_DESCRIPTION }),
     },
-    resolve: async (item, _args, ctx) => ('current' in item ? item.current : withdrawalAt(ctx, item.message)),
+    subscribe: async (_root, { uid, after }, ctx) => {
+      const company = ctx.company!;
+      const cursor = parseLiveCursor(after);
+      // Tenant and format checks first (NOT_FOUND for another merchant's uid).
+      const withdrawalUid = (await getWithdrawal(ctx.withdrawals, company, String(uid))).uid;
+      const filter = { subjectType: 'withdrawal', companyId: company.id, subjectId: withdrawalUid };
+      return currentThenEvents(ctx, filter, cursor, async () => {
+        const snapshot = await withLastEvent<Withdrawal>(ctx.db, { type: 'withdrawal', id: withdrawalUid }, Prisma.sql`SELECT * FROM "Withdrawal" WHERE "uid" = ${withdrawalUid}::uuid`);
+        if (!snapshot) throw new NotFoundError(`No withdrawal with uid ${withdrawalUid}`);
+        return snapshot;
+      });
+    },
+    resolve: resolveWithdrawal,
   }),
 );
 
@@ -358,8 +358,9 @@ builder.subscriptionField('withdrawalEvents', (t) =>
   t.field({
     type: WithdrawalType,
     authScopes: { merchant: true },
-    description: 'Every withdrawal change of the calling merchant (the same steps as its webhooks), in commit order.',
-    subscribe: (_root, _args, ctx) => busMessages(ctx.bus, (m) => isWithdrawalEvent(m) && m.companyId === ctx.company!.id),
-    resolve: (m: BusMessage, _args, ctx) => withdrawalAt(ctx, m),
+    description: 'Every withdrawal change of the calling merchant (the same steps as its webhooks), in commit order. With `after`: first the changes since that cursor.',
+    args: { after: t.arg.string({ required: false, description: AFTER_DESCRIPTION }) },
+    subscribe: (_root, { after }, ctx) => liveEvents(ctx, { subjectType: 'withdrawal', companyId: ctx.company!.id }, parseLiveCursor(after)),
+    resolve: resolveWithdrawal,
   }),
 );
