@@ -5,6 +5,7 @@ import { build } from 'esbuild';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { applyMigrations } from '../src/db/migrate.ts';
@@ -17,6 +18,28 @@ declare module 'vitest' {
     pgTemplate: string | null;
     pgliteTemplate: string;
     childBundles: Record<string, string>;
+    /** Redis for the multi-instance tests (TEST_REDIS_URL); null only locally when none answers. */
+    redisUrl: string | null;
+  }
+}
+
+const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+
+/** TEST_REDIS_URL (default the local service) if it answers PING; in CI or when set explicitly it must. */
+async function findRedis(): Promise<string | null> {
+  const url = process.env['TEST_REDIS_URL'] ?? DEFAULT_REDIS_URL;
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 3_000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.ping();
+    return url;
+  } catch (e) {
+    if (process.env['TEST_REDIS_URL'] || process.env['CI']) throw new Error(`TEST_REDIS_URL unreachable: ${(e as Error).message}`);
+    console.warn(`\n!!! Redis at ${url} is unreachable: the multi-instance tests do not run. Set TEST_REDIS_URL.\n`);
+    return null;
+  } finally {
+    client.disconnect();
   }
 }
 
@@ -53,6 +76,7 @@ const DEFAULT_URL = 'postgresql://postgres@127.0.0.1:5432/postgres';
 
 export default async function setup(project: TestProject) {
   project.provide('childBundles', await buildChildBundles());
+  project.provide('redisUrl', await findRedis());
 
   const pgliteTemplate = fs.mkdtempSync(path.join(os.tmpdir(), 'payrail-pglite-tpl-'));
   const pglite = await openDatabase({ url: `pglite:${pgliteTemplate}`, role: 'test template' });

@@ -197,6 +197,8 @@ export interface BusOptions {
   batchSize?: number;
   /** Reads closer together than this are merged (a burst of commits costs few reads). */
   minGapMs?: number;
+  /** With a fan-out: how long the relay's lease holds without a renewal. Default max(5 s, 3 polls). */
+  relayLeaseMs?: number;
 }
 
 export class EventBus implements CommitSignal {
@@ -338,7 +340,7 @@ class Relay {
     private readonly options: BusOptions,
     private readonly onBatch: (batch: BusBatch) => Promise<void>,
   ) {
-    this.leaseMs = Math.max(5_000, options.pollMs * 3);
+    this.leaseMs = options.relayLeaseMs ?? Math.max(5_000, options.pollMs * 3);
     this.silentAfterMs = this.leaseMs + options.pollMs * 2;
     this.reader = new Reader(() => this.readAndPublish(), options.minGapMs ?? 10, logger);
   }
