@@ -97,9 +97,11 @@ function fromBus<T>(
       );
     };
     let early: BusMessage[] | null = [];
+    let wanted: (m: BusMessage) => boolean = () => true;
     const { position, unsubscribe } = source.bus.subscribeFrom((m) => {
       if (!keep(m)) return;
-      if (!early) return void send({ message: m }).catch(() => undefined);
+      // The bus may still be catching up to what `begin` read: those messages are skipped, now and later.
+      if (!early) return void (wanted(m) && send({ message: m }).catch(() => undefined));
       if (early.length >= MAX_UNREAD && !failed) {
         failed = true;
         stop(fellBehind());
@@ -107,7 +109,7 @@ function fromBus<T>(
       early.push(m);
     });
     try {
-      const wanted = await begin(send, position);
+      wanted = await begin(send, position);
       const held = early;
       early = null;
       for (const m of held) if (wanted(m)) await send({ message: m });

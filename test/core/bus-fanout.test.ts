@@ -195,7 +195,7 @@ describe.runIf(redisUrl && DATABASES.includes('postgres'))('event bus fan-out th
     await until(() => buses.some((b) => b.relaying));
     expect(buses.filter((b) => b.relaying)).toHaveLength(1);
     const m = await server.merchant();
-    const ids = Array.from({ length: 30 }, () => randomUUID());
+    const ids: string[] = Array.from({ length: 30 }, () => randomUUID());
     for (const id of ids) {
       await server.app.platform.db.$transaction((tx) => recordEvent(tx, { type: 'test.thing', companyId: m.companyId, subject: { type: 'thing', id }, payload: { id } }));
       buses[1]!.committed();

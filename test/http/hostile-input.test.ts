@@ -237,7 +237,7 @@ function withHostileAt(value: unknown, type: GraphQLInputType, path: (string | n
   return obj;
 }
 
-function operationFor(schema: GraphQLSchema, kind: 'query' | 'mutation', field: GraphQLField<unknown, unknown>): string {
+function operationFor(schema: GraphQLSchema, kind: 'query' | 'mutation' | 'subscription', field: GraphQLField<unknown, unknown>): string {
   const defs = field.args.map((a) => `$${a.name}: ${a.type.toString()}`).join(', ');
   const args = field.args.map((a) => `${a.name}: $${a.name}`).join(', ');
   const named = getNamedType(field.type);
@@ -319,12 +319,51 @@ describe.each(DATABASES)('hostile input on %s', { timeout: 180_000 }, (kind) => 
       const body = JSON.parse(text) as { errors?: { extensions?: { code?: string } }[] };
       for (const e of body.errors ?? []) expect(e.extensions?.code, `${what}\n${text.slice(0, 500)}`).not.toBe('INTERNAL');
     };
+    // Subscriptions over SSE: the first event (an error, or the first message of one that stays open) is read,
+    // then the stream is closed. Only a refusal has to be fast; an open subscription waits for changes.
+    const subscribe = async (payload: string) => {
+      const started = performance.now();
+      const controller = new AbortController();
+      const res = await fetch(`${server.url}/graphql`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+        body: payload,
+        signal: controller.signal,
+      });
+      const what = payload.slice(0, 300);
+      expect(res.status, what).toBeLessThan(500);
+      let text = '';
+      const timer = setTimeout(() => controller.abort(), 1_500);
+      try {
+        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+          text += Buffer.from(chunk).toString('utf8');
+          if (text.includes('\n\n') && !text.startsWith(':')) break;
+        }
+      } catch {
+        // closed by the timer: the subscription is open and quiet
+      } finally {
+        clearTimeout(timer);
+        controller.abort();
+      }
+      requests++;
+      const results = text.startsWith('{') ? [text] : text.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).filter(Boolean);
+      for (const result of results) {
+        const body = JSON.parse(result) as { errors?: { extensions?: { code?: string } }[] };
+        for (const e of body.errors ?? []) expect(e.extensions?.code, `${what}\n${result.slice(0, 500)}`).not.toBe('INTERNAL');
+        if (body.errors?.length) {
+          const ms = performance.now() - started;
+          slowest = Math.max(slowest, ms);
+          expect(ms, `${what} took ${ms.toFixed(0)} ms`).toBeLessThan(MAX_MS);
+        }
+      }
+    };
     const roots = [
-      ['query', schema.getQueryType()!],
-      ['mutation', schema.getMutationType()!],
+      ['query', schema.getQueryType()!, post],
+      ['mutation', schema.getMutationType()!, post],
+      ['subscription', schema.getSubscriptionType()!, subscribe],
     ] as const;
     let argumentsSeen = 0;
-    for (const [kind, root] of roots) {
+    for (const [kind, root, send] of roots) {
       for (const field of Object.values(root.getFields())) {
         if (field.args.length === 0 || field.name.startsWith('__')) continue;
         const operation = operationFor(schema, kind, field);
@@ -333,7 +372,7 @@ describe.each(DATABASES)('hostile input on %s', { timeout: 180_000 }, (kind) => 
           for (const slot of slots(arg.type)) {
             argumentsSeen++;
             const hostile = { ...variables, [arg.name]: withHostileAt(variables[arg.name], arg.type, slot.path, known) };
-            for (const raw of hostileFor(slot.type)) await post(JSON.stringify({ query: operation, variables: hostile }).replace(MARK, raw));
+            for (const raw of hostileFor(slot.type)) await send(JSON.stringify({ query: operation, variables: hostile }).replace(MARK, raw));
           }
         }
         // The same hostile values as literals in the document, for the top-level arguments.
@@ -344,7 +383,7 @@ describe.each(DATABASES)('hostile input on %s', { timeout: 180_000 }, (kind) => 
             const named = getNamedType(field.type);
             const selection = isScalarType(named) || isEnumType(named) ? '' : ' { __typename }';
             const doc = `${kind}${defs ? `(${defs})` : ''} { ${field.name}(${args})${selection} }`;
-            await post(JSON.stringify({ query: doc, variables }));
+            await send(JSON.stringify({ query: doc, variables }));
           }
         }
       }

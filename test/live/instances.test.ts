@@ -101,7 +101,7 @@ function subscribeOverWs(server: ServerProcess, token: string) {
     {
       next: (r) => {
         if (r.data) values.push(r.data.invoiceEvents);
-        cursors.push(String(r.extensions?.['cursor']));
+        cursors.push(String((r.extensions as { cursor?: string } | undefined)?.cursor));
       },
       error: () => undefined,
       complete: () => undefined,

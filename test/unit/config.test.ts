@@ -39,6 +39,15 @@ describe('loadConfig', () => {
     expect(loadConfig({ PAY_URL: 'https://checkout.example/p' }).payUrl).toBe('https://checkout.example/p');
   });
 
+  it('takes REDIS_URL with PostgreSQL only, as a redis URL', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgresql://u@db/x', REDIS_URL: 'redis://cache:6379/0' }).redisUrl).toBe('redis://cache:6379/0');
+    expect(loadConfig({ DATABASE_URL: 'postgresql://u@db/x', REDIS_URL: 'rediss://u:p@cache:6380' }).redisUrl).toBe('rediss://u:p@cache:6380');
+    expect(loadConfig({}).redisUrl).toBeUndefined();
+    expect(() => loadConfig({ REDIS_URL: 'redis://cache:6379' })).toThrow('REDIS_URL: needs DATABASE_URL=postgresql://');
+    expect(() => loadConfig({ DATABASE_URL: 'postgresql://u@db/x', REDIS_URL: 'http://cache:6379' })).toThrow('REDIS_URL');
+    expect(() => loadConfig({ DATABASE_URL: 'postgresql://u@db/x', REDIS_URL: 'not a url' })).toThrow('REDIS_URL');
+  });
+
   it('names every bad variable', () => {
     expect(() => loadConfig({ PORT: '99999', DATABASE_URL: 'mysql://x', LOG_LEVEL: 'loud', PUBLIC_BASE_URL: 'nope' })).toThrow(ConfigError);
     try {

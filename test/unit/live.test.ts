@@ -1,0 +1,85 @@
+// The live layer's pure parts: cursors in and out, and the bound on what a slow subscriber may leave unread.
+import { describe, expect, it } from 'vitest';
+import type { BusListener, BusMessage } from '../../src/core/bus.ts';
+import type { Db } from '../../src/db/client.ts';
+import { encodeLiveCursor, liveEvents, MAX_UNREAD, parseLiveCursor } from '../../src/graphql/live.ts';
+
+const message = (seq: number): BusMessage => ({
+  seq: BigInt(seq),
+  txid: 10n,
+  eventId: `e${seq}`,
+  type: 'invoice.created',
+  companyId: 'c1',
+  subject: { type: 'invoice', id: `i${seq}` },
+  payload: {},
+  createdAt: new Date(0),
+});
+
+/** A bus whose messages the test publishes by hand. */
+function handBus() {
+  const listeners = new Set<BusListener>();
+  return {
+    subscribeFrom(listener: BusListener) {
+      listeners.add(listener);
+      return { position: { txid: 9n, seq: 0n }, unsubscribe: () => listeners.delete(listener) };
+    },
+    publish: (m: BusMessage) => listeners.forEach((l) => l(m)),
+    get size() {
+      return listeners.size;
+    },
+  };
+}
+
+describe('live cursors', () => {
+  it('round-trip and refuse anything else', () => {
+    expect(parseLiveCursor(encodeLiveCursor({ txid: 123n, seq: 9223372036854775807n }))).toEqual({ txid: 123n, seq: 9223372036854775807n });
+    expect(parseLiveCursor(null)).toBeNull();
+    expect(parseLiveCursor(undefined)).toBeNull();
+    for (const bad of ['', '1', '1.', '.1', '1.2.3', '-1.2', '1.-2', 'a.b', '1e3.1', ' 1.2', '1.2 ', '9223372036854775808.1', '1.9223372036854775808', '1'.repeat(20) + '.1', '1.2\u0000']) {
+      expect(() => parseLiveCursor(bad), bad).toThrow(expect.objectContaining({ code: 'VALIDATION_FAILED' }));
+    }
+  });
+});
+
+describe('a slow subscriber', () => {
+  it('gets every message in order up to the bound, then an error telling it to resume, and lets go of the bus', async () => {
+    const bus = handBus();
+    const iterator = liveEvents({ bus, db: {} as Db }, { subjectType: 'invoice', companyId: 'c1' }, null)[Symbol.asyncIterator]();
+    const first = iterator.next();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(bus.size).toBe(1);
+    for (let seq = 1; seq <= MAX_UNREAD + 5; seq++) bus.publish(message(seq));
+    // Another company's message never counts.
+    bus.publish({ ...message(99_999), companyId: 'c2' });
+    const received: bigint[] = [];
+    let outcome: unknown = null;
+    try {
+      let next = await first;
+      while (!next.done) {
+        received.push((next.value as { message: BusMessage }).message.seq);
+        next = await iterator.next();
+      }
+    } catch (e) {
+      outcome = e;
+    }
+    expect(received).toEqual(Array.from({ length: MAX_UNREAD }, (_, i) => BigInt(i + 1)));
+    expect(outcome).toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    expect(String((outcome as Error).message)).toContain('after');
+    expect(bus.size).toBe(0);
+  });
+
+  it('a reader that keeps up is never cut off', async () => {
+    const bus = handBus();
+    const iterator = liveEvents({ bus, db: {} as Db }, { subjectType: 'invoice' }, null)[Symbol.asyncIterator]();
+    const pending = iterator.next();
+    await new Promise((r) => setTimeout(r, 10));
+    let next = pending;
+    for (let seq = 1; seq <= MAX_UNREAD * 3; seq++) {
+      bus.publish(message(seq));
+      const got = await next;
+      expect((got.value as { message: BusMessage }).message.seq).toBe(BigInt(seq));
+      next = iterator.next();
+    }
+    await iterator.return?.();
+  });
+});
