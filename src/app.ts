@@ -10,6 +10,7 @@ import type { Database } from './db/client.ts';
 import { assemble, graphqlSchema } from './features.ts';
 import { buildYoga } from './graphql/yoga.ts';
 import { attachGraphqlWs } from './graphql/ws.ts';
+import { LiveLimits, SseStreams } from './graphql/live-limits.ts';
 import { checkDeclaredLength, clientError, errorHeaders } from './http/edge.ts';
 import { errorBody, sendJson } from './http/io.ts';
 import { createRestHandler } from './http/rest.ts';
@@ -79,6 +80,13 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     headers: CORS_HEADERS,
   });
 
+  const liveLimits = new LiveLimits({
+    maxConnectionsPerIp: config.liveMaxConnectionsPerIp,
+    maxConnectionsPerMerchant: config.liveMaxConnectionsPerMerchant,
+    maxSubscriptionsPerConnection: config.liveMaxSubscriptionsPerConnection,
+  });
+  const sseStreams = new SseStreams(liveLimits, caller);
+
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const incoming = req.headers['x-request-id'];
     const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
@@ -94,6 +102,11 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       } catch (e) {
         const error = clientError(e, (err) => logger.error({ err }, 'graphql edge failed'));
         return sendJson(res, error.status, errorBody(error, requestId), errorHeaders(error));
+      }
+      // An SSE stream is a live connection: it counts against the same limits as a WebSocket while it is open.
+      if (String(req.headers.accept ?? '').includes('text/event-stream')) {
+        const refused = await sseStreams.admit(req, res);
+        if (refused) return sendJson(res, refused.status, errorBody(refused, requestId), errorHeaders(refused));
       }
       return yoga(req, res, { req, requestId });
     }
@@ -112,13 +125,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       else res.destroy();
     });
   });
-  const live = attachGraphqlWs(server, yoga, {
-    path: '/graphql',
-    caller,
-    maxConnectionsPerIp: config.liveMaxConnectionsPerIp,
-    maxConnectionsPerMerchant: config.liveMaxConnectionsPerMerchant,
-    maxSubscriptionsPerConnection: config.liveMaxSubscriptionsPerConnection,
-  });
+  const live = attachGraphqlWs(server, yoga, { path: '/graphql', caller, limits: liveLimits, idleTimeoutMs: config.liveIdleTimeoutMs });
   server.requestTimeout = 30_000;
   server.headersTimeout = 15_000;
   server.keepAliveTimeout = 5_000;
@@ -150,8 +157,9 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
   const stop = () =>
     (stopping ??= (async () => {
       // Stop accepting, let in-flight requests finish (bounded), then the jobs, then the database. Live
-      // subscriptions over WebSocket end at once (1001), so clients reconnect to another instance.
+      // subscriptions end at once (WebSockets with 1001, SSE streams closed), so clients reconnect to another instance.
       await live.close();
+      sseStreams.closeAll();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const timer = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs * DRAIN_SHARE);

@@ -156,6 +156,7 @@ const ERROR_CODE_DESCRIPTIONS: Record<ErrorCode, string> = {
   UNSUPPORTED_MEDIA_TYPE: 'The request body is not JSON (REST 415).',
   VALIDATION_FAILED: 'The input is invalid; `details` names each offending field (REST 422).',
   IDEMPOTENCY_KEY_REUSED: 'The idempotency key was used before with a different input (REST 409).',
+  RATE_LIMITED: 'The caller holds too much open at once (live connections or subscriptions); close something first (REST 429).',
   SERVICE_UNAVAILABLE: 'The service cannot take the request now; retry later (REST 503).',
   INTERNAL: 'An unexpected failure on our side (REST 500).',
 };

@@ -4,24 +4,26 @@
 import type { Server } from 'node:http';
 import type { YogaServerInstance } from 'graphql-yoga';
 import { useServer } from 'graphql-ws/use/ws';
-import { WebSocketServer } from 'ws';
+import { WebSocketServer, type WebSocket } from 'ws';
 import { randomUUID } from 'node:crypto';
 import { GraphQLError, type ExecutionArgs } from 'graphql';
 import { findInputProblem, textProblem } from '../http/input-guard.ts';
 import type { GraphQLContext } from './builder.ts';
+import { tooManySubscriptions, type LiveLimits, type LiveSlot } from './live-limits.ts';
 import type { ServerContext } from './yoga.ts';
 
 export interface GraphqlWsOptions {
   path: string;
   /** The caller behind a token; throws on a bad token (the connection is then refused with 4403). */
   caller: (authorization: string | undefined) => Promise<{ id: string } | null>;
-  maxConnectionsPerIp: number;
-  maxConnectionsPerMerchant: number;
-  maxSubscriptionsPerConnection: number;
+  /** Shared with the SSE streams: connections per client address and per merchant, subscriptions per connection. */
+  limits: LiveLimits;
   /** Milliseconds a client has to send connection_init. */
   connectionInitWaitTimeoutMs?: number;
   /** Ping interval; a client that stops answering is dropped. */
   keepAliveMs?: number;
+  /** A connection with no subscription running for this long is closed (1000), so idle sockets free their slot. */
+  idleTimeoutMs: number;
 }
 
 const authorizationOf = (params: Record<string, unknown> | undefined): string | undefined => {
@@ -34,41 +36,35 @@ type Enveloped = ReturnType<YogaServerInstance<ServerContext, GraphQLContext>['g
 /** Closed with this code when a client address or merchant holds too many connections. */
 export const TOO_MANY_CONNECTIONS = 4429;
 
-/** Counts per key (client address, merchant) of what is open now. */
-class Counter {
-  private readonly counts = new Map<string, number>();
-  /** Takes one for `key` unless `max` are taken; answers whether it did. */
-  take(key: string, max: number): boolean {
-    const n = this.counts.get(key) ?? 0;
-    if (n >= max) return false;
-    this.counts.set(key, n + 1);
-    return true;
-  }
-  give(key: string): void {
-    const n = (this.counts.get(key) ?? 1) - 1;
-    if (n <= 0) this.counts.delete(key);
-    else this.counts.set(key, n);
-  }
+/** What one socket holds: its slot in the limits, its running subscriptions, its idle timer. */
+interface SocketState {
+  slot: LiveSlot;
+  running: Set<string>;
+  idle: NodeJS.Timeout | null;
 }
 
 export function attachGraphqlWs(server: Server, yoga: YogaServerInstance<ServerContext, GraphQLContext>, options: GraphqlWsOptions) {
   const wss = new WebSocketServer({ server, path: options.path });
-  const perIp = new Counter();
-  const perMerchant = new Counter();
-  const merchantOf = new WeakMap<object, string>();
-  const subscriptionsOf = new WeakMap<object, Set<string>>();
+  const states = new WeakMap<object, SocketState>();
+  const { maxSubscriptionsPerConnection } = options.limits.options;
+  const idleFrom = (socket: WebSocket, state: SocketState) => {
+    if (state.idle) clearTimeout(state.idle);
+    state.idle = setTimeout(() => socket.close(1000, 'Idle: no subscription was running'), options.idleTimeoutMs);
+    state.idle.unref();
+  };
   // Before the protocol starts: a client address over its limit is closed at once (every limit applies to
   // anonymous callers too).
   wss.on('connection', (socket, request) => {
-    const ip = request.socket.remoteAddress ?? 'unknown';
-    if (!perIp.take(ip, options.maxConnectionsPerIp)) {
+    const slot = options.limits.open(request.socket.remoteAddress ?? 'unknown');
+    if (!slot) {
       socket.close(TOO_MANY_CONNECTIONS, 'Too many live connections from this address');
       return;
     }
+    const state: SocketState = { slot, running: new Set(), idle: null };
+    states.set(socket, state);
     socket.once('close', () => {
-      perIp.give(ip);
-      const merchant = merchantOf.get(socket);
-      if (merchant) perMerchant.give(merchant);
+      if (state.idle) clearTimeout(state.idle);
+      slot.release();
     });
   });
   const disposable = useServer<Record<string, unknown>>(
@@ -76,37 +72,39 @@ export function attachGraphqlWs(server: Server, yoga: YogaServerInstance<ServerC
       connectionInitWaitTimeout: options.connectionInitWaitTimeoutMs ?? 3_000,
       // A token that is sent must be valid: the connection is refused (4403) before any operation.
       onConnect: async (ctx) => {
+        const state = states.get(ctx.extra.socket);
+        if (!state) return false;
         const authorization = authorizationOf(ctx.connectionParams);
-        if (authorization === undefined) return true;
-        let company: { id: string } | null;
-        try {
-          company = await options.caller(authorization);
-        } catch {
-          return false;
-        }
-        if (company) {
-          if (!perMerchant.take(company.id, options.maxConnectionsPerMerchant)) {
+        if (authorization !== undefined) {
+          let company: { id: string } | null;
+          try {
+            company = await options.caller(authorization);
+          } catch {
+            return false;
+          }
+          if (company && !state.slot.forMerchant(company.id)) {
             ctx.extra.socket.close(TOO_MANY_CONNECTIONS, 'Too many live connections for this merchant');
             return false;
           }
-          merchantOf.set(ctx.extra.socket, company.id);
         }
+        // Idle counts from the accepted init; before it, the init timeout applies.
+        idleFrom(ctx.extra.socket, state);
         return true;
       },
       onComplete: (ctx, id) => {
-        subscriptionsOf.get(ctx.extra.socket)?.delete(id);
+        const state = states.get(ctx.extra.socket);
+        if (!state) return;
+        state.running.delete(id);
+        if (state.running.size === 0) idleFrom(ctx.extra.socket, state);
       },
       execute: (args) => (args.rootValue as Enveloped).execute(args),
       subscribe: (args) => (args.rootValue as Enveloped).subscribe(args),
       onSubscribe: async (ctx, id, payload) => {
-        let running = subscriptionsOf.get(ctx.extra.socket);
-        if (!running) subscriptionsOf.set(ctx.extra.socket, (running = new Set()));
-        if (running.size >= options.maxSubscriptionsPerConnection) {
-          return [
-            new GraphQLError(`At most ${options.maxSubscriptionsPerConnection} subscriptions may run on one connection; complete one first`, {
-              extensions: { code: 'VALIDATION_FAILED', details: [] },
-            }),
-          ];
+        const state = states.get(ctx.extra.socket);
+        if (!state) return [new GraphQLError('The connection is closing')];
+        if (state.running.size >= maxSubscriptionsPerConnection) {
+          const error = tooManySubscriptions(maxSubscriptionsPerConnection);
+          return [new GraphQLError(error.message, { extensions: { code: error.code, details: [] } })];
         }
         // The edge check HTTP requests get (NUL, unpaired surrogates, nesting), for the document and variables.
         const textIssue = textProblem(payload.query);
@@ -119,7 +117,9 @@ export function attachGraphqlWs(server: Server, yoga: YogaServerInstance<ServerC
         const document = enveloped.parse(payload.query);
         const errors = enveloped.validate(enveloped.schema, document);
         if (errors.length) return errors;
-        running.add(id);
+        state.running.add(id);
+        if (state.idle) clearTimeout(state.idle);
+        state.idle = null;
         const args: ExecutionArgs = {
           schema: enveloped.schema,
           operationName: payload.operationName,
