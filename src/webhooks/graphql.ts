@@ -1,6 +1,9 @@
 // Webhook settings and the delivery log for GraphQL clients: the same service functions as the REST paths.
 import { NotFoundError, ValidationError } from '../errors/app-error.ts';
-import { builder, mutationOutcome } from '../graphql/builder.ts';
+import type { WebhookDelivery } from '../../generated/prisma/client.ts';
+import { builder, mutationOutcome, type GraphQLContext } from '../graphql/builder.ts';
+import { contextLoader } from '../graphql/loaders.ts';
+import { InvoiceType } from '../invoices/graphql/types.ts';
 import { checkPage, connectionNames, edgeNames, PAGE_SIZES } from '../graphql/connections.ts';
 import { EventTypeEnum } from '../graphql/enums.ts';
 import { callerCompanyId, nodeIdFormats, registerNodeType } from '../graphql/node-ids.ts';
@@ -80,11 +83,41 @@ export const DeliveryType = builder.prismaNode('WebhookDelivery', {
     payload: t.string({
       description: 'The event body as sent, JSON text (numbers with their exact digits).',
       select: { eventId: true },
-      resolve: async (d, _args, ctx) => jsonText((await exactPayloads(ctx.db, [d.eventId])).get(d.eventId)),
+      resolve: async (d, _args, ctx) => jsonText(await payloadLoader(ctx).load(d.eventId)),
     }),
     attemptLog: t.relation('attemptLog', { description: 'Every try, oldest first.', query: { orderBy: { attempt: 'asc' } } }),
   }),
 });
+
+/** Event bodies by event id, one query per request for every delivery on a page. */
+const payloadLoader = contextLoader<string, unknown, GraphQLContext>('webhook-payloads', async (eventIds, ctx) => {
+  const payloads = await exactPayloads(ctx.db, [...eventIds]);
+  return eventIds.map((id) => payloads.get(id));
+});
+
+/**
+ * The deliveries of each invoice's events, oldest first: one query finds them for every invoice of the request,
+ * one more loads them with the nested fields asked for (`query`, the same for every invoice of one selection).
+ */
+const invoiceDeliveriesLoader = contextLoader<string, WebhookDelivery[], GraphQLContext>('invoice-deliveries', async (invoiceIds, ctx, query) => {
+  const pairs = await ctx.db.$queryRaw<{ id: string; invoiceId: string }[]>`
+    SELECT d."id"::text AS "id", e."subjectId" AS "invoiceId" FROM "WebhookDelivery" d JOIN "Event" e ON e."id" = d."eventId"
+    WHERE e."subjectType" = 'invoice' AND e."subjectId" = ANY(${[...invoiceIds]}::text[]) AND d."companyId" = ${callerCompanyId(ctx)}::uuid`;
+  const rows = pairs.length
+    ? await ctx.db.webhookDelivery.findMany({ ...(query as object), where: { id: { in: pairs.map((p) => p.id) } }, orderBy: [{ seq: 'asc' }, { createdAt: 'asc' }] })
+    : [];
+  const invoiceOf = new Map(pairs.map((p) => [p.id, p.invoiceId]));
+  return invoiceIds.map((id) => rows.filter((r) => invoiceOf.get(r.id) === id));
+});
+
+builder.objectField(InvoiceType, 'webhookDeliveries', (t) =>
+  t.prismaField({
+    type: [DeliveryType],
+    nullable: true,
+    description: 'Every webhook delivery of this invoice’s events, oldest first; for the invoice’s merchant only (null for anyone else).',
+    resolve: (query, invoice, _args, ctx) => (ctx.company?.id === invoice.companyId ? invoiceDeliveriesLoader(ctx, query).load(invoice.id) : null),
+  }),
+);
 
 const WebhookDeliveryFilter = builder.inputType('WebhookDeliveryFilter', {
   description: 'Narrows the delivery log; every condition given must hold.',
