@@ -13,7 +13,7 @@ export const webhookConfig = configSection(
     WEBHOOK_PIPELINE: z.coerce.number().int().min(1).max(64).default(4),
     /** PostgreSQL connections of the worker's own, besides DB_POOL_SIZE (0: it shares the server's). */
     WEBHOOK_DB_POOL_SIZE: z.coerce.number().int().min(0).max(50).default(2),
-    /** How long a worker's claim on a delivery holds; must outlast one attempt. Default: timeout + 20 s. */
+    /** How long a worker's claim on a delivery, and on its endpoint's lane, holds; must outlast one attempt. Default: timeout + 20 s. */
     WEBHOOK_LEASE_MS: z.coerce.number().int().min(200).max(3_600_000).optional(),
     /** Lets webhooks reach private, loopback and link-local addresses (tests, private deployments). */
     WEBHOOK_ALLOW_PRIVATE: flag('0'),

@@ -1,8 +1,9 @@
-// Delivers webhooks from the outbox. Claims due deliveries with a lease (FOR UPDATE SKIP LOCKED, so several
-// workers or processes never take the same row) and hands them to one lane per company endpoint. A lane starts
-// its attempts in event order, each once the one `pipeline` places before it is recorded; attempts of all lanes
-// are recorded together (AttemptRecorder: one statement per round trip, asynchronous commit). Lanes stay open
-// while they have work and are refilled by later claims, so a busy endpoint keeps its lane. A slow endpoint
+// Delivers webhooks from the outbox. Claims due deliveries with a lease and hands them to one lane per company
+// endpoint. A lane is leased too (a WebhookLane row, taken in the claim statement): one worker, in any process,
+// serves an endpoint at a time, so no delivery is taken twice and an endpoint's order holds across processes. A
+// lane starts its attempts in event order, each once the one `pipeline` places before it is recorded; attempts of
+// all lanes are recorded together (AttemptRecorder: one statement per round trip, asynchronous commit). Lanes stay
+// open while they have work and are refilled by later claims, so a busy endpoint keeps its lane. A slow endpoint
 // holds only its own lane; after a failure a lane starts nothing more and hands back the rest of its deliveries.
 // Every attempt goes to the company's current URL, so fixing a URL heals retries. Guarantees: docs/webhooks.md.
 import { randomUUID } from 'node:crypto';
@@ -88,6 +89,13 @@ export class WebhookWorker {
   private running = false;
   private loop: Promise<void> | null = null;
   private readonly lanes = new Map<string, Lane>();
+  /** This worker's name on the lanes it leases (WebhookLane.owner). */
+  private readonly owner = randomUUID();
+  /**
+   * Lanes closed here whose rows are still ours: the next claim frees them (unless it takes them again), so closing
+   * a lane costs no statement of its own.
+   */
+  private readonly closedLanes = new Set<string>();
   private readonly recorder: AttemptRecorder;
   private readonly pipeline: number;
   private readonly lowWater: number;
@@ -138,6 +146,8 @@ export class WebhookWorker {
     // Lanes start nothing more; their attempts in flight end (bounded by the send timeout) and are recorded.
     for (const lane of [...this.lanes.values()]) this.pump(lane);
     await Promise.allSettled([...this.lanes.values()].map((l) => l.ended));
+    await this.release([], [...this.closedLanes]);
+    this.closedLanes.clear();
   }
 
   private async run(): Promise<void> {
@@ -198,23 +208,47 @@ export class WebhookWorker {
     const closed = lanes.filter((l) => !this.refillable(l)).map((l) => l.key);
     // At capacity, only endpoints that already have a lane (and room in their turn) can take more.
     const onlyOpen = this.atCapacity()
-      ? Prisma.sql`AND w."companyId"::text = ANY(${lanes.filter((l) => this.refillable(l)).map((l) => l.key)}::text[])`
+      ? Prisma.sql`AND d."companyId"::text = ANY(${lanes.filter((l) => this.refillable(l)).map((l) => l.key)}::text[])`
       : Prisma.empty;
-    // The event and the company come with the claim (one round trip): the body, the secret and the current URL.
+    // One statement: the due deliveries of endpoints whose lane is free (no row, or its lease ended) or ours; those
+    // lanes leased to us until `leaseUntil`; the claim of the deliveries whose lane we got. Two workers racing for a
+    // lane meet on its row (ON CONFLICT waits for the other's commit and re-checks): the loser takes nothing of that
+    // endpoint. Lanes are taken in companyId order, so two claims cannot deadlock. Due rows are not locked: with SKIP
+    // LOCKED, rows locked by a claim that then lost the lane would be skipped and later events sent first; the update
+    // re-checks them instead. The event and the company come with the claim (one round trip): body, secret, URL.
+    const claimable = Prisma.sql`d."status" = 'pending' AND (d."claimedUntil" IS NULL OR d."claimedUntil" < ${now})`;
+    // Rows of lanes closed here since the last claim are freed, but for those this claim takes again.
+    const freeing = [...this.closedLanes];
+    const freeClosed = freeing.length
+      ? Prisma.sql`, freed AS (
+          DELETE FROM "WebhookLane" l WHERE l."owner" = ${this.owner}::uuid AND l."companyId" = ANY(${freeing}::uuid[])
+            AND NOT EXISTS (SELECT 1 FROM due WHERE due."companyId" = l."companyId"))`
+      : Prisma.empty;
     const claimed = await this.deps.db.$queryRaw<Claimed[]>`
-      UPDATE "WebhookDelivery" d SET "claimedUntil" = ${leaseUntil}
-      FROM "Event" e, "Company" c
-      WHERE d."id" IN (
-        SELECT w."id" FROM "WebhookDelivery" w
-        WHERE w."status" = 'pending' AND w."nextAttemptAt" <= ${this.deps.clock.companyNowSql('w."companyId"')}
-          AND (w."claimedUntil" IS NULL OR w."claimedUntil" < ${now})
-          AND NOT (w."companyId"::text = ANY(${closed}::text[])) ${onlyOpen}
-        ORDER BY w."seq"
+      WITH due AS (
+        SELECT d."id", d."companyId" FROM "WebhookDelivery" d
+        WHERE ${claimable} AND d."nextAttemptAt" <= ${this.deps.clock.companyNowSql('d."companyId"')}
+          AND NOT (d."companyId"::text = ANY(${closed}::text[])) ${onlyOpen}
+          AND NOT EXISTS (
+            SELECT 1 FROM "WebhookLane" l
+            WHERE l."companyId" = d."companyId" AND l."owner" <> ${this.owner}::uuid AND l."leaseUntil" >= ${now})
+        ORDER BY d."seq"
         LIMIT ${this.options.batchSize}
-        FOR UPDATE SKIP LOCKED)
+      ),
+      leased AS (
+        INSERT INTO "WebhookLane" AS l ("companyId", "owner", "leaseUntil")
+        SELECT DISTINCT "companyId", ${this.owner}::uuid, ${leaseUntil}::timestamptz FROM due ORDER BY "companyId"
+        ON CONFLICT ("companyId") DO UPDATE SET "owner" = EXCLUDED."owner", "leaseUntil" = EXCLUDED."leaseUntil"
+          WHERE l."owner" = EXCLUDED."owner" OR l."leaseUntil" < ${now}
+        RETURNING l."companyId"
+      ) ${freeClosed}
+      UPDATE "WebhookDelivery" d SET "claimedUntil" = ${leaseUntil}
+      FROM due, leased, "Event" e, "Company" c
+      WHERE d."id" = due."id" AND leased."companyId" = due."companyId" AND ${claimable}
         AND e."id" = d."eventId" AND c."id" = d."companyId"
       RETURNING d."id"::text AS "id", d."eventId", d."companyId"::text AS "companyId", d."seq", d."attempts",
         e."payload"::text AS "payload", c."secretKey", c."webhookUrl", ${this.deps.clock.offsetMsSql('d."companyId"')} AS "offsetMs"`;
+    for (const key of freeing) this.closedLanes.delete(key);
     if (claimed.length === 0) return 0;
 
     const byLane = new Map<string, Prepared[]>();
@@ -271,7 +305,11 @@ export class WebhookWorker {
       lane.queue.sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
       touched.push(lane);
     }
-    if (unplaced.length) await this.release(unplaced);
+    // Lanes leased for nothing (all sent back, or no URL) are free again at once. A closing lane's row is freed
+    // only once the lane has handed its deliveries back (then by the next claim), so no other worker takes later
+    // events of its endpoint past them.
+    const unserved = [...new Set(claimed.map((c) => c.companyId))].filter((key) => !this.lanes.has(key));
+    await this.release(unplaced, unserved);
     for (const lane of touched) this.pump(lane);
     return claimed.length;
   }
@@ -281,6 +319,8 @@ export class WebhookWorker {
     const ended = new Promise<void>((resolve) => (end = resolve));
     const lane: Lane = { key, queue: [], window: [], held: new Set(), taken: 0, halted: false, closing: false, ended, end };
     this.lanes.set(key, lane);
+    // The claim that opens it renewed its row.
+    this.closedLanes.delete(key);
     return lane;
   }
 
@@ -314,9 +354,10 @@ export class WebhookWorker {
     lane.closing = true;
     const rest = lane.queue.splice(0).map((d) => d.id);
     // A lane handing deliveries back keeps its place until they are back, so no claim meanwhile takes later
-    // events of its endpoint past them.
-    void this.release(rest).finally(() => {
+    // events of its endpoint past them; its row is ours until the next claim frees it.
+    void this.release(rest, []).finally(() => {
       this.lanes.delete(lane.key);
+      this.closedLanes.add(lane.key);
       lane.end();
       this.wake();
     });
@@ -340,12 +381,14 @@ export class WebhookWorker {
     }
   }
 
-  /** Hands claimed deliveries back at once, keeping their place in the order. */
-  private async release(ids: string[]): Promise<void> {
-    if (ids.length === 0) return;
-    await this.deps.db.webhookDelivery
-      .updateMany({ where: { id: { in: ids }, status: 'pending' }, data: { claimedUntil: null } })
-      .catch((e: unknown) => this.deps.logger.warn({ err: e }, 'could not release webhook claims; they expire with the lease'));
+  /** Hands claimed deliveries back at once, keeping their place in the order, and the lanes with them (one statement). */
+  private async release(ids: string[], lanes: string[]): Promise<void> {
+    if (ids.length === 0 && lanes.length === 0) return;
+    await this.deps.db.$executeRaw`
+      WITH freed AS (DELETE FROM "WebhookLane" WHERE "companyId" = ANY(${lanes}::uuid[]) AND "owner" = ${this.owner}::uuid)
+      UPDATE "WebhookDelivery" SET "claimedUntil" = NULL WHERE "id" = ANY(${ids}::uuid[]) AND "status" = 'pending'`.catch((e: unknown) =>
+      this.deps.logger.warn({ err: e }, 'could not release webhook claims; they expire with the lease'),
+    );
   }
 }
 

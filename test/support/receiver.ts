@@ -16,11 +16,34 @@ export interface Received {
   standardSignatureValid: boolean;
 }
 
+/** Requests in flight (arrived, not yet answered): how many now, and the most at any moment. */
+export class InFlight {
+  now = 0;
+  most = 0;
+
+  enter(): void {
+    this.most = Math.max(this.most, ++this.now);
+  }
+
+  leave(): void {
+    this.now--;
+  }
+}
+
+export interface ReceiverOptions {
+  /** Answer 'ok' this long after the request arrived, so that requests which overlap show as overlapping. */
+  answerDelayMs?: number;
+  /** Also count this receiver's requests here (one count across several receivers). */
+  alsoCount?: InFlight;
+}
+
 export interface Receiver {
   url: string;
   port: number;
   received: Received[];
   behaviour: Behaviour;
+  /** This receiver's requests in flight. */
+  inFlight: InFlight;
   /** Answers that were answered 2xx. */
   delivered(): Received[];
   waitFor(predicate: (r: Received[]) => boolean, timeoutMs?: number): Promise<void>;
@@ -42,10 +65,14 @@ export function verifyStandardSignature(secret: string, headers: http.IncomingHt
   return sig.split(' ').some((s) => s === `v1,${expected}`);
 }
 
-export async function startReceiver(secret: () => string): Promise<Receiver> {
+export async function startReceiver(secret: () => string, options: ReceiverOptions = {}): Promise<Receiver> {
   const received: Received[] = [];
   const okStatuses: boolean[] = [];
+  const inFlight = new InFlight();
+  const counts = [inFlight, ...(options.alsoCount ? [options.alsoCount] : [])];
   const server = http.createServer((req, res) => {
+    for (const c of counts) c.enter();
+    res.once('close', () => counts.forEach((c) => c.leave()));
     let body = '';
     req.setEncoding('utf8');
     req.on('data', (c: string) => (body += c));
@@ -66,8 +93,11 @@ export async function startReceiver(secret: () => string): Promise<Receiver> {
       });
       const mode = receiver.behaviour;
       okStatuses.push(mode === 'ok');
-      if (mode === 'ok') res.writeHead(200, { 'content-type': 'text/plain' }).end('thanks');
-      else if (mode === 'error500') res.writeHead(500).end('boom');
+      const thanks = () => res.writeHead(200, { 'content-type': 'text/plain' }).end('thanks');
+      if (mode === 'ok') {
+        if (options.answerDelayMs) setTimeout(thanks, options.answerDelayMs);
+        else thanks();
+      } else if (mode === 'error500') res.writeHead(500).end('boom');
       else if (mode === 'redirect') res.writeHead(302, { location: 'http://127.0.0.1:1/elsewhere' }).end();
       // 'hang': never answer; the sender's timeout must end it.
     });
@@ -79,6 +109,7 @@ export async function startReceiver(secret: () => string): Promise<Receiver> {
     port,
     received,
     behaviour: 'ok',
+    inFlight,
     delivered: () => received.filter((_, i) => okStatuses[i]),
     async waitFor(predicate, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;

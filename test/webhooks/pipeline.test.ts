@@ -1,7 +1,9 @@
 // The worker's lanes under pipelining, with a scripted sender in place of HTTP (the real sender is covered by
 // delivery.test.ts and crash.test.ts): attempts start in event order per endpoint within a sliding window of
 // WEBHOOK_PIPELINE, a failure in the middle of a window stops the lane until what is in flight has ended and been
-// recorded, and batched recording writes every attempt exactly once. On both databases.
+// recorded, and batched recording writes every attempt exactly once. Two workers on one database never serve one
+// endpoint at once (its lane lease), and a lane leased by a worker that is gone comes back when the lease ends. On
+// both databases.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Clock } from '../../src/clock.ts';
@@ -9,7 +11,7 @@ import { createCompany } from '../../src/companies/service.ts';
 import { openDatabase, type Database } from '../../src/db/client.ts';
 import { createLogger } from '../../src/logger.ts';
 import type { SendRequest, SendResult, WebhookSender } from '../../src/webhooks/sender.ts';
-import { WebhookWorker, type AttemptRecorder } from '../../src/webhooks/worker.ts';
+import { WebhookWorker, type AttemptRecorder, type WorkerOptions } from '../../src/webhooks/worker.ts';
 import { DATABASES, freshDatabase, type TestDatabase } from '../support/databases.ts';
 
 const PIPELINE = 4;
@@ -20,10 +22,15 @@ type Step = { kind: 'start' | 'end'; eventId: string; url: string };
 /** A sender whose answers the test decides: `answer` runs for each request (default: 200 after `delayMs()`). */
 class ScriptedSender {
   readonly timeoutMs = 10_000;
-  readonly log: Step[] = [];
+  /** Endpoints this sender sent to. */
+  readonly urls = new Set<string>();
   answer: (req: SendRequest) => Promise<Pick<SendResult, 'statusCode'>> = async () => ({ statusCode: 200 });
 
+  /** `log` may be shared by several senders (one per worker), to see them side by side. */
+  constructor(readonly log: Step[] = []) {}
+
   async send(req: SendRequest): Promise<SendResult> {
+    this.urls.add(req.url);
     this.log.push({ kind: 'start', eventId: req.eventId, url: req.url });
     const { statusCode } = await this.answer(req);
     this.log.push({ kind: 'end', eventId: req.eventId, url: req.url });
@@ -91,10 +98,10 @@ describe.each(DATABASES)('webhook lanes with a pipeline of %i on %s'.replace('%i
     return byCompany;
   }
 
-  function startWorker(sender: ScriptedSender) {
+  function startWorker(sender: ScriptedSender, options: Partial<WorkerOptions> = {}) {
     const worker = new WebhookWorker(
       { db: db.prisma, clock: new Clock(db.prisma, false), logger: createLogger('silent'), sender: sender as unknown as WebhookSender },
-      { concurrency: 16, batchSize: 100, leaseMs: 30_000, pollMs: 50, pipeline: PIPELINE, asyncCommit: kind === 'postgres' },
+      { concurrency: 16, batchSize: 100, leaseMs: 30_000, pollMs: 50, pipeline: PIPELINE, asyncCommit: kind === 'postgres', ...options },
     );
     workers.push(worker);
     worker.start();
@@ -201,7 +208,7 @@ describe.each(DATABASES)('webhook lanes with a pipeline of %i on %s'.replace('%i
     sender.answer = (req) => new Promise((resolve) => answers.set(req.eventId, (statusCode) => resolve({ statusCode })));
     const answer = (i: number, status: number) => answers.get(order[i]!)!(status);
     const row = async (i: number) => (await deliveries([order[i]!]))[0]!;
-    startWorker(sender);
+    const worker = startWorker(sender);
 
     // The window fills: events 0..3 in flight.
     await expect.poll(() => sender.starts().length, { timeout: 10_000 }).toBe(PIPELINE);
@@ -236,5 +243,66 @@ describe.each(DATABASES)('webhook lanes with a pipeline of %i on %s'.replace('%i
     const failed = await row(2);
     expect(failed).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: 500 });
     expect(failed.attemptLog).toEqual([{ attempt: 1, statusCode: 500 }]);
+    // Before its retry comes due: this sender would hold it (and the next tests' deliveries) unanswered.
+    await worker.stop();
+  });
+
+  it('two workers on one database serve an endpoint one at a time: with a pipeline of 1, one attempt at once, in event order', async () => {
+    const eps = await endpoints(5);
+    const expected = await enqueue(eps, 30);
+    const all = [...expected.values()].flat();
+    const log: Step[] = [];
+    const senders = [new ScriptedSender(log), new ScriptedSender(log)];
+    for (const sender of senders) {
+      sender.answer = async () => {
+        await sleep(1 + Math.random() * 4);
+        return { statusCode: 200 };
+      };
+    }
+    // Two lanes each, five endpoints: lanes change hands between the workers all along.
+    const pair = senders.map((sender) => startWorker(sender, { concurrency: 2, batchSize: 3, pipeline: 1 }));
+    await expect.poll(async () => (await deliveries(all)).filter((d) => d.status === 'delivered').length, { timeout: 30_000 }).toBe(all.length);
+    await Promise.all(pair.map((w) => w.stop()));
+
+    for (const { companyId, url } of eps) {
+      // Each exactly once, in seq order, whichever worker sent it.
+      expect(log.filter((s) => s.kind === 'start' && s.url === url).map((s) => s.eventId)).toEqual(expected.get(companyId));
+      let inFlight = 0;
+      for (const step of log.filter((s) => s.url === url)) {
+        inFlight += step.kind === 'start' ? 1 : -1;
+        expect(inFlight, `attempts in flight at once to ${url}`).toBeLessThanOrEqual(1);
+      }
+    }
+    // Both workers served some of these endpoints.
+    for (const sender of senders) expect(eps.filter((e) => sender.urls.has(e.url)).length).toBeGreaterThan(0);
+    // Stopped workers hold no lane.
+    expect(await db.prisma.webhookLane.count({ where: { companyId: { in: eps.map((e) => e.companyId) } } })).toBe(0);
+  });
+
+  it('a lane still leased by a worker that is gone comes back when its lease ends, its deliveries in order', async () => {
+    const [held, free] = await endpoints(2);
+    const expected = await enqueue([held!, free!], 5);
+    const order = expected.get(held!.companyId)!;
+    // As a crashed worker leaves it: the lane leased, its first delivery claimed, both until the same time.
+    const leaseEnds = new Date(Date.now() + 1_500);
+    await db.prisma.webhookLane.create({ data: { companyId: held!.companyId, owner: randomUUID(), leaseUntil: leaseEnds } });
+    await db.prisma.webhookDelivery.updateMany({ where: { eventId: order[0]! }, data: { claimedUntil: leaseEnds } });
+    const sender = new ScriptedSender();
+    const startedAt = new Map<string, number>();
+    sender.answer = async (req) => {
+      startedAt.set(req.eventId, Date.now());
+      return { statusCode: 200 };
+    };
+    const worker = startWorker(sender);
+    const all = [...expected.values()].flat();
+    await expect.poll(async () => (await deliveries(all)).filter((d) => d.status === 'delivered').length, { timeout: 20_000 }).toBe(all.length);
+    await worker.stop();
+
+    expect(sender.starts(free!.url)).toEqual(expected.get(free!.companyId));
+    // Nothing of the held endpoint went out before the lease ended (its later events did not pass the claimed
+    // one), then all of it, in order.
+    expect(sender.starts(held!.url)).toEqual(order);
+    for (const id of order) expect(startedAt.get(id)!).toBeGreaterThanOrEqual(leaseEnds.getTime());
+    expect(await db.prisma.webhookLane.count({ where: { companyId: { in: [held!.companyId, free!.companyId] } } })).toBe(0);
   });
 });
