@@ -125,7 +125,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       else res.destroy();
     });
   });
-  const live = attachGraphqlWs(server, yoga, { path: '/graphql', caller, limits: liveLimits, idleTimeoutMs: config.liveIdleTimeoutMs });
+  const live = attachGraphqlWs(server, yoga, { path: '/graphql', caller, limits: liveLimits, idleTimeoutMs: config.liveIdleTimeoutMs, logger });
   server.requestTimeout = 30_000;
   server.headersTimeout = 15_000;
   server.keepAliveTimeout = 5_000;

@@ -2,7 +2,8 @@
 // only after its transaction committed, in commit order, so a subscriber never sees a change that was rolled back.
 // Every message carries its place on the bus as `extensions.cursor`; a subscriber that reconnects passes the last
 // one as `after` and gets what it missed from the Event table, then live messages, without a gap or a repeat.
-import { Repeater, type Plugin } from 'graphql-yoga';
+import { createSourceEventStream, execute, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
 import { Prisma } from '../../generated/prisma/client.ts';
 import { isAfter, readEvents, type BusCursor, type BusMessage, type EventBus } from '../core/bus.ts';
 import type { Db } from '../db/client.ts';
@@ -72,55 +73,133 @@ const fellBehind = () =>
   );
 
 /**
- * A repeater fed by the bus from the moment it starts. `begin(send, position)` runs first (the current state, or
- * the history up to `position`); live messages that arrive meanwhile wait and follow it, those after `position`
- * only. `send` refuses to buffer more than MAX_UNREAD for a slow reader: the subscription then ends with an error.
+ * One subscriber's items waiting to be read, as the async iterator GraphQL consumes: a plain buffer and at most one
+ * waiting reader (a message costs no promise of its own unless the reader waits). `return()` (the client left)
+ * runs `onEnd` at once, even while a read waits.
+ */
+class LiveQueue<T> implements AsyncIterableIterator<T> {
+  private buffer: T[] = [];
+  private reader: { resolve: (r: IteratorResult<T>) => void; reject: (e: unknown) => void } | null = null;
+  private failure: { error: unknown } | null = null;
+  private ended = false;
+  private drainedWaiters: (() => void)[] = [];
+  onEnd: () => void = () => {};
+
+  [Symbol.asyncIterator]() {
+    return this;
+  }
+
+  get unread(): number {
+    return this.buffer.length;
+  }
+
+  push(item: T): void {
+    if (this.ended || this.failure) return;
+    if (this.reader) {
+      const reader = this.reader;
+      this.reader = null;
+      reader.resolve({ value: item, done: false });
+    } else {
+      this.buffer.push(item);
+    }
+  }
+
+  /** Ends the subscription with `error` once what is buffered has been read. */
+  fail(error: unknown): void {
+    if (this.ended || this.failure) return;
+    this.failure = { error };
+    this.onEnd();
+    if (this.reader && this.buffer.length === 0) {
+      const reader = this.reader;
+      this.reader = null;
+      this.finish();
+      reader.reject(error);
+    }
+  }
+
+  /** Resolves once everything pushed so far has been read (or the subscription ended). */
+  drained(): Promise<void> {
+    if (this.buffer.length === 0 || this.ended) return Promise.resolve();
+    return new Promise((resolve) => this.drainedWaiters.push(resolve));
+  }
+
+  next(): Promise<IteratorResult<T>> {
+    if (this.buffer.length > 0) {
+      const value = this.buffer.shift()!;
+      if (this.buffer.length === 0) this.wakeDrained();
+      return Promise.resolve({ value, done: false });
+    }
+    if (this.failure && !this.ended) {
+      this.finish();
+      return Promise.reject(this.failure.error);
+    }
+    if (this.ended) return Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve, reject) => (this.reader = { resolve, reject }));
+  }
+
+  return(): Promise<IteratorResult<T>> {
+    if (!this.failure) this.onEnd();
+    this.finish();
+    this.buffer = [];
+    const reader = this.reader;
+    this.reader = null;
+    reader?.resolve({ value: undefined, done: true });
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  private finish(): void {
+    this.ended = true;
+    this.wakeDrained();
+  }
+
+  private wakeDrained(): void {
+    const waiters = this.drainedWaiters;
+    this.drainedWaiters = [];
+    for (const wake of waiters) wake();
+  }
+}
+
+/**
+ * A subscriber's items, fed by the bus from the moment it starts. `begin(send, position)` runs first (the current
+ * state, or the history up to `position`, waiting for the reader between pages); live messages that arrive
+ * meanwhile wait and follow it, those after `position` only. A reader that leaves more than MAX_UNREAD items
+ * unread is ended with an error (bounded memory per subscriber; it resumes with `after`).
  */
 function fromBus<T>(
   source: LiveSource,
   keep: (m: BusMessage) => boolean,
   begin: (send: (item: LiveItem<T>) => Promise<void>, position: BusCursor) => Promise<(m: BusMessage) => boolean>,
 ): AsyncIterable<LiveItem<T>> {
-  return new Repeater<LiveItem<T>>(async (push, stop) => {
-    let unread = 0;
-    let failed = false;
-    const send = (item: LiveItem<T>): Promise<void> => {
-      if (failed) return Promise.resolve();
-      if (++unread > MAX_UNREAD) {
-        failed = true;
-        stop(fellBehind());
-        return Promise.resolve();
-      }
-      return push(item).then(
-        () => void unread--,
-        () => void unread--,
-      );
-    };
-    let early: BusMessage[] | null = [];
-    let wanted: (m: BusMessage) => boolean = () => true;
-    const { position, unsubscribe } = source.bus.subscribeFrom((m) => {
-      if (!keep(m)) return;
-      // The bus may still be catching up to what `begin` read: those messages are skipped, now and later.
-      if (!early) return void (wanted(m) && send({ message: m }).catch(() => undefined));
-      if (early.length >= MAX_UNREAD && !failed) {
-        failed = true;
-        stop(fellBehind());
-      }
-      early.push(m);
-    });
-    try {
-      wanted = await begin(send, position);
-      const held = early;
-      early = null;
-      for (const m of held) if (wanted(m)) await send({ message: m });
-    } catch (e) {
-      unsubscribe();
-      stop(e);
-      return;
-    }
-    await stop;
-    unsubscribe();
+  const queue = new LiveQueue<LiveItem<T>>();
+  const push = (item: LiveItem<T>) => {
+    if (queue.unread >= MAX_UNREAD) queue.fail(fellBehind());
+    else queue.push(item);
+  };
+  let early: BusMessage[] | null = [];
+  let wanted: (m: BusMessage) => boolean = () => true;
+  const { position, unsubscribe } = source.bus.subscribeFrom((m) => {
+    if (!keep(m)) return;
+    // The bus may still be catching up to what `begin` read: those messages are skipped, now and later.
+    if (!early) return void (wanted(m) && push(itemOf(m)));
+    if (early.length >= MAX_UNREAD) queue.fail(fellBehind());
+    else early.push(m);
   });
+  queue.onEnd = unsubscribe;
+  // Pages of history wait for the reader, so a long history is never held in memory at once.
+  const send = async (item: LiveItem<T>) => {
+    push(item);
+    if (queue.unread >= HISTORY_PAGE) await queue.drained();
+  };
+  begin(send, position).then(
+    (keepAfter) => {
+      wanted = keepAfter;
+      const held = early ?? [];
+      early = null;
+      for (const m of held) if (wanted(m)) push(itemOf(m));
+    },
+    (e: unknown) => queue.fail(e),
+  );
+  return queue;
 }
 
 /** The matching messages from now on; with `after`, first those since that cursor (from the table). */
@@ -130,7 +209,7 @@ export function liveEvents(source: LiveSource, filter: EventFilter, after: BusCu
     if (!after) return () => true;
     for (let from = after; isAfter(position, from); ) {
       const { messages, full } = await readEvents(source.db, { after: from, upto: position, limit: HISTORY_PAGE, where: filterSql(filter) });
-      for (const m of messages) await send({ message: m });
+      for (const m of messages) await send(itemOf(m));
       if (!full) break;
       from = messages.at(-1)!;
     }
@@ -175,38 +254,101 @@ export async function withLastEvent<T>(db: Db, subject: { type: string; id: stri
   return { current: current as T, last: lastTxid !== null && lastSeq !== null ? { txid: lastTxid, seq: lastSeq } : null };
 }
 
-const cursors = new WeakMap<object, string>();
-
 /**
  * The resolver of a subscription's items: the current state as it is, a message through `at` (once per message
- * for every subscriber of this process: they share the read), and the item's cursor noted for `extensions`.
+ * for every subscriber of this process: they share the read).
  */
 export function liveResolver<T, C extends object>(at: (ctx: C, m: BusMessage) => Promise<T>) {
   const resolved = new WeakMap<BusMessage, Promise<T>>();
   return (item: LiveItem<T>, _args: unknown, ctx: C): T | Promise<T> => {
-    if ('current' in item) {
-      if (item.cursor) cursors.set(ctx, encodeLiveCursor(item.cursor));
-      else cursors.delete(ctx);
-      return item.current;
-    }
-    cursors.set(ctx, encodeLiveCursor(item.message));
+    if ('current' in item) return item.current;
     let value = resolved.get(item.message);
     if (!value) resolved.set(item.message, (value = at(ctx, item.message)));
     return value;
   };
 }
 
+/** One item per bus message for every subscriber of this process: what shared executions are keyed by. */
+const items = new WeakMap<BusMessage, { message: BusMessage }>();
+const itemOf = (message: BusMessage) => {
+  let item = items.get(message);
+  if (!item) items.set(message, (item = { message }));
+  return item;
+};
+
+const documentIds = new WeakMap<DocumentNode, number>();
+let nextDocumentId = 0;
+
 /**
- * Puts each subscription message's cursor into its `extensions.cursor`. A subscription's items are resolved and
- * sent one at a time, so the cursor noted while resolving belongs to the result that follows.
+ * What decides a subscription's result for one item: the parsed document (Yoga's parser cache hands every
+ * subscriber of one query text the same object), the operation, the variables and the caller.
  */
-export const liveCursorPlugin: Plugin = {
-  onSubscribe: () => ({
-    onSubscribeResult: () => ({
-      onNext: ({ args, result, setResult }) => {
-        const cursor = cursors.get(args.contextValue as object);
-        if (cursor && result.data) setResult({ ...result, extensions: { ...result.extensions, cursor } });
-      },
+function executionKey(args: ExecutionArgs): string {
+  let documentId = documentIds.get(args.document);
+  if (documentId === undefined) documentIds.set(args.document, (documentId = nextDocumentId++));
+  const caller = (args.contextValue as { company?: { id: string } | null }).company?.id ?? '';
+  return `${documentId}|${args.operationName ?? ''}|${caller}|${JSON.stringify(args.variableValues ?? {})}`;
+}
+
+const executions = new WeakMap<object, Map<string, Promise<ExecutionResult>>>();
+
+/** The result of one item for one execution key, computed once however many subscribers share both. */
+function sharedResult(item: object, key: string, run: () => Promise<ExecutionResult>): Promise<ExecutionResult> {
+  let byKey = executions.get(item);
+  if (!byKey) executions.set(item, (byKey = new Map()));
+  let result = byKey.get(key);
+  if (!result) byKey.set(key, (result = run()));
+  return result;
+}
+
+/** The item's place on the bus, for `extensions.cursor`. */
+function cursorOfItem(item: unknown): BusCursor | null {
+  if (item && typeof item === 'object') {
+    if ('message' in item) return item.message as BusMessage;
+    if ('cursor' in item) return item.cursor as BusCursor | null;
+  }
+  return null;
+}
+
+/** Maps an async iterator without buffering; return() reaches the source at once, even while a next() waits. */
+function mapAsync<T, R>(source: AsyncIterable<T>, map: (value: T) => Promise<R>): AsyncIterableIterator<R> {
+  const iterator = source[Symbol.asyncIterator]();
+  const step = async (r: IteratorResult<T>): Promise<IteratorResult<R>> => (r.done ? { done: true, value: undefined } : { done: false, value: await map(r.value) });
+  return {
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+    next: () => iterator.next().then(step),
+    return: async () => {
+      await iterator.return?.();
+      return { done: true, value: undefined };
+    },
+    throw: async (error: unknown) => {
+      if (iterator.throw) return step(await iterator.throw(error));
+      throw error;
+    },
+  };
+}
+
+/**
+ * Subscriptions of this process share their executions: each item (a bus message, see itemOf) is executed once per
+ * execution key and the result goes to every subscriber with that key; with thousands of dashboards on one
+ * merchant, a change costs one execution, not one per subscriber. Each result carries the item's cursor as
+ * `extensions.cursor`.
+ */
+async function subscribeShared(args: ExecutionArgs) {
+  const source = await createSourceEventStream(args);
+  if (!(Symbol.asyncIterator in source)) return source;
+  const key = executionKey(args);
+  return mapAsync(source as AsyncIterable<unknown>, (item) =>
+    sharedResult(item as object, key, async () => {
+      const result = await execute({ ...args, rootValue: item });
+      const cursor = cursorOfItem(item);
+      return cursor && result.data ? { ...result, extensions: { ...result.extensions, cursor: encodeLiveCursor(cursor) } } : result;
     }),
-  }),
+  );
+}
+
+export const liveExecutionPlugin: Plugin = {
+  onSubscribe: ({ setSubscribeFn }) => setSubscribeFn(subscribeShared as never),
 };

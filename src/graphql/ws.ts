@@ -1,10 +1,12 @@
 // GraphQL over WebSocket (the graphql-transport-ws protocol of graphql-ws, on the `ws` package) on the same port and
 // path as Yoga. Operations run through Yoga's envelop, so they meet the same limits, input checks, context and
 // error masking as HTTP. The merchant token travels in connectionParams: {"authorization": "Bearer <token>"}.
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { YogaServerInstance } from 'graphql-yoga';
-import { useServer } from 'graphql-ws/use/ws';
+import { CloseCode, handleProtocols, makeServer } from 'graphql-ws';
 import { WebSocketServer, type WebSocket } from 'ws';
+import type { Logger } from '../logger.ts';
 import { randomUUID } from 'node:crypto';
 import { GraphQLError, type ExecutionArgs } from 'graphql';
 import { findInputProblem, textProblem } from '../http/input-guard.ts';
@@ -24,6 +26,50 @@ export interface GraphqlWsOptions {
   keepAliveMs?: number;
   /** A connection with no subscription running for this long is closed (1000), so idle sockets free their slot. */
   idleTimeoutMs: number;
+  logger: Logger;
+}
+
+/**
+ * A client that reads slower than it is sent to: past this many bytes waiting in its socket it is closed with
+ * 1013 (try again later) and resumes with `after`, instead of the server holding its backlog in memory.
+ */
+export const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+
+/** Under load, writes wait at most this long to leave together with the next ones. */
+const BATCH_WINDOW_MS = 5;
+
+/**
+ * Gathers the writes to each socket into as few system calls as it can: a write to a quiet server leaves at the end
+ * of the current turn of the event loop; while writes keep coming (a flush happened less than BATCH_WINDOW_MS ago)
+ * they wait for the window to end, so a burst of changes costs each client one write per window instead of one per
+ * message (a Nagle-like trade of at most BATCH_WINDOW_MS of latency). `_socket` is ws's underlying net.Socket.
+ */
+class WriteBatcher {
+  private readonly corked = new Set<Socket>();
+  private scheduled = false;
+  private lastFlush = 0;
+
+  hold(socket: WebSocket): void {
+    const raw = (socket as unknown as { _socket?: Socket })._socket;
+    if (!raw) return;
+    if (!this.corked.has(raw)) {
+      this.corked.add(raw);
+      raw.cork();
+    }
+    if (this.scheduled) return;
+    this.scheduled = true;
+    const wait = this.lastFlush + BATCH_WINDOW_MS - performance.now();
+    if (wait <= 0) setImmediate(() => this.flush());
+    else setTimeout(() => this.flush(), wait).unref();
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    this.lastFlush = performance.now();
+    const sockets = [...this.corked];
+    this.corked.clear();
+    for (const raw of sockets) raw.uncork();
+  }
 }
 
 const authorizationOf = (params: Record<string, unknown> | undefined): string | undefined => {
@@ -44,7 +90,9 @@ interface SocketState {
 }
 
 export function attachGraphqlWs(server: Server, yoga: YogaServerInstance<ServerContext, GraphQLContext>, options: GraphqlWsOptions) {
-  const wss = new WebSocketServer({ server, path: options.path });
+  const wss = new WebSocketServer({ server, path: options.path, handleProtocols });
+  const batcher = new WriteBatcher();
+  const keepAliveMs = options.keepAliveMs ?? 12_000;
   const states = new WeakMap<object, SocketState>();
   const { maxSubscriptionsPerConnection } = options.limits.options;
   const idleFrom = (socket: WebSocket, state: SocketState) => {
@@ -52,6 +100,69 @@ export function attachGraphqlWs(server: Server, yoga: YogaServerInstance<ServerC
     state.idle = setTimeout(() => socket.close(1000, 'Idle: no subscription was running'), options.idleTimeoutMs);
     state.idle.unref();
   };
+  const protocol = makeServer<Record<string, unknown>, { socket: WebSocket; request: IncomingMessage }>({
+    connectionInitWaitTimeout: options.connectionInitWaitTimeoutMs ?? 3_000,
+    // A token that is sent must be valid: the connection is refused (4403) before any operation.
+    onConnect: async (ctx) => {
+      const state = states.get(ctx.extra.socket);
+      if (!state) return false;
+      const authorization = authorizationOf(ctx.connectionParams);
+      if (authorization !== undefined) {
+        let company: { id: string } | null;
+        try {
+          company = await options.caller(authorization);
+        } catch {
+          return false;
+        }
+        if (company && !state.slot.forMerchant(company.id)) {
+          ctx.extra.socket.close(TOO_MANY_CONNECTIONS, 'Too many live connections for this merchant');
+          return false;
+        }
+      }
+      // Idle counts from the accepted init; before it, the init timeout applies.
+      idleFrom(ctx.extra.socket, state);
+      return true;
+    },
+    onComplete: (ctx, id) => {
+      const state = states.get(ctx.extra.socket);
+      if (!state) return;
+      state.running.delete(id);
+      if (state.running.size === 0) idleFrom(ctx.extra.socket, state);
+    },
+    execute: (args) => (args.rootValue as Enveloped).execute(args),
+    subscribe: (args) => (args.rootValue as Enveloped).subscribe(args),
+    onSubscribe: async (ctx, id, payload) => {
+      const state = states.get(ctx.extra.socket);
+      if (!state) return [new GraphQLError('The connection is closing')];
+      if (state.running.size >= maxSubscriptionsPerConnection) {
+        const error = tooManySubscriptions(maxSubscriptionsPerConnection);
+        return [new GraphQLError(error.message, { extensions: { code: error.code, details: [] } })];
+      }
+      // The edge check HTTP requests get (NUL, unpaired surrogates, nesting), for the document and variables.
+      const textIssue = textProblem(payload.query);
+      const problem = textIssue ? { path: 'query', message: textIssue } : findInputProblem(payload.variables ?? null, ['variables']);
+      if (problem) return [new GraphQLError(`${problem.path} ${problem.message}`, { extensions: { code: 'VALIDATION_FAILED', details: [problem] } })];
+      const authorization = authorizationOf(ctx.connectionParams);
+      // Yoga's context factory reads the Authorization header of a Fetch request: give it the token that way.
+      const request = new Request('http://localhost/graphql', { method: 'POST', headers: authorization ? { authorization } : {} });
+      const enveloped = yoga.getEnveloped({ request, req: ctx.extra.request, requestId: randomUUID(), params: payload } as never);
+      const document = enveloped.parse(payload.query);
+      const errors = enveloped.validate(enveloped.schema, document);
+      if (errors.length) return errors;
+      state.running.add(id);
+      if (state.idle) clearTimeout(state.idle);
+      state.idle = null;
+      const args: ExecutionArgs = {
+        schema: enveloped.schema,
+        operationName: payload.operationName,
+        document,
+        variableValues: payload.variables,
+        contextValue: await enveloped.contextFactory(),
+        rootValue: enveloped,
+      };
+      return args;
+    },
+  });
   // Before the protocol starts: a client address over its limit is closed at once (every limit applies to
   // anonymous callers too).
   wss.on('connection', (socket, request) => {
@@ -62,83 +173,52 @@ export function attachGraphqlWs(server: Server, yoga: YogaServerInstance<ServerC
     }
     const state: SocketState = { slot, running: new Set(), idle: null };
     states.set(socket, state);
-    socket.once('close', () => {
+    // Keep-alive: a client that does not answer a ping before the next one is dropped.
+    let alive = true;
+    socket.on('pong', () => (alive = true));
+    const pinger = setInterval(() => {
+      if (!alive) return socket.terminate();
+      alive = false;
+      socket.ping();
+    }, keepAliveMs);
+    pinger.unref();
+    socket.on('error', (e) => {
+      options.logger.warn({ err: e }, 'live connection failed');
+      socket.terminate();
+    });
+    const closed = protocol.opened(
+      {
+        protocol: socket.protocol,
+        // Not waiting for each write: the next messages go out in the same system call (WriteBatcher); a client
+        // too slow for its messages is closed instead of buffered without end.
+        send: (data) => {
+          if (socket.readyState !== socket.OPEN) return;
+          batcher.hold(socket);
+          socket.send(data);
+          if (socket.bufferedAmount > MAX_BUFFERED_BYTES) socket.close(1013, 'Reading too slowly: reconnect and resume with after');
+        },
+        close: (code, reason) => socket.close(code, reason),
+        onMessage: (handle) =>
+          socket.on('message', (data) => {
+            handle(String(data)).catch((e: unknown) => {
+              options.logger.error({ err: e }, 'live message handling failed');
+              socket.close(CloseCode.InternalServerError, 'Internal server error');
+            });
+          }),
+      },
+      { socket, request },
+    );
+    socket.once('close', (code, reason) => {
+      clearInterval(pinger);
       if (state.idle) clearTimeout(state.idle);
       slot.release();
+      void closed(code, String(reason));
     });
   });
-  const disposable = useServer<Record<string, unknown>>(
-    {
-      connectionInitWaitTimeout: options.connectionInitWaitTimeoutMs ?? 3_000,
-      // A token that is sent must be valid: the connection is refused (4403) before any operation.
-      onConnect: async (ctx) => {
-        const state = states.get(ctx.extra.socket);
-        if (!state) return false;
-        const authorization = authorizationOf(ctx.connectionParams);
-        if (authorization !== undefined) {
-          let company: { id: string } | null;
-          try {
-            company = await options.caller(authorization);
-          } catch {
-            return false;
-          }
-          if (company && !state.slot.forMerchant(company.id)) {
-            ctx.extra.socket.close(TOO_MANY_CONNECTIONS, 'Too many live connections for this merchant');
-            return false;
-          }
-        }
-        // Idle counts from the accepted init; before it, the init timeout applies.
-        idleFrom(ctx.extra.socket, state);
-        return true;
-      },
-      onComplete: (ctx, id) => {
-        const state = states.get(ctx.extra.socket);
-        if (!state) return;
-        state.running.delete(id);
-        if (state.running.size === 0) idleFrom(ctx.extra.socket, state);
-      },
-      execute: (args) => (args.rootValue as Enveloped).execute(args),
-      subscribe: (args) => (args.rootValue as Enveloped).subscribe(args),
-      onSubscribe: async (ctx, id, payload) => {
-        const state = states.get(ctx.extra.socket);
-        if (!state) return [new GraphQLError('The connection is closing')];
-        if (state.running.size >= maxSubscriptionsPerConnection) {
-          const error = tooManySubscriptions(maxSubscriptionsPerConnection);
-          return [new GraphQLError(error.message, { extensions: { code: error.code, details: [] } })];
-        }
-        // The edge check HTTP requests get (NUL, unpaired surrogates, nesting), for the document and variables.
-        const textIssue = textProblem(payload.query);
-        const problem = textIssue ? { path: 'query', message: textIssue } : findInputProblem(payload.variables ?? null, ['variables']);
-        if (problem) return [new GraphQLError(`${problem.path} ${problem.message}`, { extensions: { code: 'VALIDATION_FAILED', details: [problem] } })];
-        const authorization = authorizationOf(ctx.connectionParams);
-        // Yoga's context factory reads the Authorization header of a Fetch request: give it the token that way.
-        const request = new Request('http://localhost/graphql', { method: 'POST', headers: authorization ? { authorization } : {} });
-        const enveloped = yoga.getEnveloped({ request, req: ctx.extra.request, requestId: randomUUID(), params: payload } as never);
-        const document = enveloped.parse(payload.query);
-        const errors = enveloped.validate(enveloped.schema, document);
-        if (errors.length) return errors;
-        state.running.add(id);
-        if (state.idle) clearTimeout(state.idle);
-        state.idle = null;
-        const args: ExecutionArgs = {
-          schema: enveloped.schema,
-          operationName: payload.operationName,
-          document,
-          variableValues: payload.variables,
-          contextValue: await enveloped.contextFactory(),
-          rootValue: enveloped,
-        };
-        return args;
-      },
-    },
-    wss,
-    options.keepAliveMs ?? 12_000,
-  );
   return {
     /** Closes every socket (1001 going away) and the server. */
     async close(): Promise<void> {
       for (const client of wss.clients) client.close(1001, 'Server shutting down');
-      await disposable.dispose();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
   };

@@ -11,7 +11,7 @@ import {
 } from 'graphql';
 import { findInputProblem, textProblem } from '../http/input-guard.ts';
 import { graphqlLimits } from './limits.ts';
-import { liveCursorPlugin } from './live.ts';
+import { liveExecutionPlugin } from './live.ts';
 import type { IncomingMessage } from 'node:http';
 import type { Company } from '../core/auth.ts';
 import type { Services } from '../core/feature.ts';
@@ -84,7 +84,7 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<ServerContext, Gra
     maxRequestBodySize: false,
     plugins: [
       inputGuard,
-      liveCursorPlugin,
+      liveExecutionPlugin,
       ...graphqlLimits({ introspection: deps.introspection }),
       ...(deps.introspection ? [] : [validationRule(NoSchemaIntrospectionCustomRule)]),
     ],
