@@ -1,13 +1,13 @@
 // Two server processes on one PostgreSQL with REDIS_URL: a subscriber on instance A sees changes made through
 // instance B (graphql-ws and SSE), one process relays the event table through Redis, and when that process goes
-// away the other takes over without losing a change.
+// away the other takes over without losing a change. And a client that loses its server resumes where it was.
 import { createClient, type Client } from 'graphql-ws';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import WebSocket from 'ws';
 import { createCompany } from '../../src/companies/service.ts';
 import { openDatabase } from '../../src/db/client.ts';
 import { DATABASES, freshDatabase, type TestDatabase } from '../support/databases.ts';
-import { killServer, startServerProcess, stopAllChildren, tempDir, type ServerProcess } from '../support/processes.ts';
+import { freePort, killServer, startServerProcess, stopAllChildren, stopServer, tempDir, type ServerProcess } from '../support/processes.ts';
 
 afterAll(() => stopAllChildren());
 
@@ -136,3 +136,65 @@ function sseReader(server: ServerProcess, token: string) {
     .catch(() => undefined);
   return { values, stop: () => controller.abort() };
 }
+
+describe.runIf(DATABASES.includes('postgres'))('a client that loses its server (PostgreSQL)', { timeout: 120_000 }, () => {
+  let database: TestDatabase | undefined;
+  afterAll(() => database?.drop());
+
+  it('reconnects and resumes from its last cursor, as docs/live.md shows: the changes made while it was away, then live ones', async () => {
+    database = await freshDatabase('postgres');
+    const db = await openDatabase({ url: database.url, migrate: false, poolSize: 1 });
+    const merchant = await createCompany(db.prisma, { name: 'Reconnecting' });
+    await db.close();
+    const port = String(await freePort());
+    const env = { DATABASE_URL: database.url };
+    const first = await startServerProcess({ ...env, PORT: port, DATA_DIR: tempDir('payrail-r1-') });
+    const create = async (on: ServerProcess) =>
+      (await on.request('POST', '/api/invoices/v1/regular', { token: merchant.publicToken, json: { invoiceCurrency: 'usd', items: [{ name: 'x', price: 1 }] } })).body.id as string;
+
+    // The docs' client: the same variables object is sent again on every reconnection, with the last cursor in it.
+    const client = createClient({
+      url: `ws://127.0.0.1:${port}/graphql`,
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${merchant.publicToken}` },
+      retryAttempts: 1_000,
+      retryWait: () => new Promise((r) => setTimeout(r, 200)),
+      // A server that is down refuses the connection (an error, not a close): retry that too.
+      shouldRetry: () => true,
+    });
+    clients.push(client);
+    const received: string[] = [];
+    const variables: { after?: string } = {};
+    client.subscribe<{ invoiceEvents: { id: string } }>(
+      { query: 'subscription($after: String) { invoiceEvents(after: $after) { id } }', variables },
+      {
+        next: ({ data, extensions }) => {
+          variables.after = (extensions as { cursor?: string } | undefined)?.cursor;
+          received.push(data!.invoiceEvents.id);
+        },
+        error: () => undefined,
+        complete: () => undefined,
+      },
+    );
+    for (const deadline = Date.now() + 20_000; received.length === 0; ) {
+      if (Date.now() > deadline) throw new Error('the subscription never received anything');
+      await create(first);
+      await until(() => received.length > 0, 500).catch(() => undefined);
+    }
+    const before = [...received];
+
+    // The server dies; while the client retries in vain, another instance (elsewhere) takes two invoices.
+    await killServer(first);
+    const elsewhere = await startServerProcess({ ...env, DATA_DIR: tempDir('payrail-r2-') });
+    const missed = [await create(elsewhere), await create(elsewhere)];
+    await stopServer(elsewhere);
+    // The server comes back at the client's address; the client reconnects by itself.
+    const back = await startServerProcess({ ...env, PORT: port, DATA_DIR: tempDir('payrail-r3-') });
+    await until(() => missed.every((id) => received.includes(id)), 30_000);
+    const live = await create(back);
+    await until(() => received.includes(live), 30_000);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(received.slice(before.length)).toEqual([...missed, live]);
+    expect(new Set(received).size).toBe(received.length);
+  });
+});

@@ -157,7 +157,7 @@ export async function stopAllChildren(): Promise<void> {
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -237,9 +237,10 @@ function demoFrom(stdout: string): Credentials | null {
  * and "payrail listening" is logged (the demo banner, if any, is out by then).
  */
 export async function startServerProcess(env: Record<string, string>, options: LaunchOptions = {}): Promise<ServerProcess> {
-  const port = await freePort();
+  // A PORT in `env` is kept (a restart on the same address); otherwise a free one.
+  const port = env['PORT'] ? Number(env['PORT']) : await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const proc = launch('src/main.ts', [], { PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env }, options);
+  const proc = launch('src/main.ts', [], { HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env, PORT: String(port) }, options);
   const deadline = Date.now() + STARTUP_TIMEOUT_MS;
   const describe = () => `\nstdout:\n${proc.stdout}\nstderr:\n${proc.stderr}`;
   for (let healthy = false; ; ) {
