@@ -1,15 +1,30 @@
 import type { CodegenConfig } from '@graphql-codegen/cli';
 
-// Typed documents for front-end teams and our own tests, generated from the committed schema.graphql.
+// Typed documents for front-end teams, our own tests and our own pages, generated from the committed schema.graphql.
 const config: CodegenConfig = {
   schema: 'schema.graphql',
-  documents: ['test/**/*.graphql'],
   ignoreNoDocuments: true,
   generates: {
     'generated/gql/': {
+      documents: ['test/**/*.graphql'],
       preset: 'client',
       presetConfig: { fragmentMasking: false },
       config: {
+        useTypeImports: true,
+        emitLegacyCommonJSImports: false,
+        enumsAsTypes: true,
+        strictScalars: true,
+        scalars: { DateTime: 'string', Decimal: 'string' },
+      },
+    },
+    // The checkout page and the dashboard (src/web/client): documents as plain strings, so the browser needs no
+    // GraphQL library to send them.
+    'generated/gql-web/': {
+      documents: ['src/web/client/**/*.graphql'],
+      preset: 'client',
+      presetConfig: { fragmentMasking: false },
+      config: {
+        documentMode: 'string',
         useTypeImports: true,
         emitLegacyCommonJSImports: false,
         enumsAsTypes: true,

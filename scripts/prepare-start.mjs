@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Run by postinstall (and by hand after changing migrations): builds what makes `npm start` fast, in .build/: the
-// server's bundle and the template new embedded databases are copied from (docs/operations.md, "Start-up time"). Failing here never fails an install: the server
+// Run by postinstall and `npm run build` (and by hand after changing migrations): builds what `npm start` serves
+// and what makes it fast, in .build/: the server's bundle, the checkout page and dashboard, and the template new
+// embedded databases are copied from (docs/operations.md, "Start-up time"). Failing here never fails an install: the server
 // then starts the slow way.
 import { tsImport } from "tsx/esm/api";
 
@@ -10,6 +11,18 @@ try {
   await buildBundle("src/main.ts");
 } catch (e) {
   console.error(`payrail: could not bundle src/main.ts (npm start will build it, or use tsx): ${e?.message ?? e}`);
+}
+try {
+  // The checkout page and the dashboard: their typed GraphQL documents (codegen), then their bundle. Both tools are
+  // dev dependencies: an install without them serves no pages (503) until `npm run build` runs with them.
+  const { generate } = await import("@graphql-codegen/cli");
+  const { default: config } = await tsImport("../codegen.ts", import.meta.url);
+  await generate({ ...config, silent: true }, true);
+  const { buildWebAssets } = await tsImport("../src/web/assets.ts", import.meta.url);
+  await buildWebAssets();
+  console.error("payrail: checkout page and dashboard built in .build/web");
+} catch (e) {
+  console.error(`payrail: could not build the checkout page and dashboard (they answer 503 until npm run build works): ${e?.message ?? e}`);
 }
 try {
   const { buildPgliteTemplate } = await tsImport("../src/db/client.ts", import.meta.url);

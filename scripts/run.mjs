@@ -11,7 +11,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 // Two levels below the root, like src/<dir>/: relative paths in the sources (../../prisma/migrations) still resolve.
 const OUT_DIR = path.join(ROOT, ".build", "run");
 
-export const EXTERNAL = ["@electric-sql/pglite", "pglite-prisma-adapter", "@prisma/*", "prisma", "pg", "pg-native", "pino", "ws", "bufferutil", "utf-8-validate"];
+export const EXTERNAL = ["@electric-sql/pglite", "pglite-prisma-adapter", "@prisma/*", "prisma", "pg", "pg-native", "pino", "ws", "bufferutil", "utf-8-validate", "esbuild"];
 
 /** The bundle of `entry` if none of the files it was built from changed since, else null. */
 export function freshBundle(entry, outDir = OUT_DIR) {

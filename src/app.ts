@@ -11,6 +11,8 @@ import { assemble, graphqlSchema } from './features.ts';
 import { buildYoga } from './graphql/yoga.ts';
 import { attachGraphqlWs } from './graphql/ws.ts';
 import { LiveLimits, SseStreams } from './graphql/live-limits.ts';
+import { loadWebAssets } from './web/assets.ts';
+import { createWebPages } from './web/pages.ts';
 import { checkDeclaredLength, clientError, errorHeaders } from './http/edge.ts';
 import { errorBody, sendJson } from './http/io.ts';
 import { createRestHandler } from './http/rest.ts';
@@ -80,6 +82,12 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     headers: CORS_HEADERS,
   });
 
+  // The checkout page and the dashboard: built at install; rebuilt here when their sources are newer (development).
+  const assets = await loadWebAssets({ buildIfStale: true }).catch((e: unknown) => {
+    logger.warn({ err: e }, 'the checkout page and the dashboard could not be built: they answer 503 (run npm run build)');
+    return null;
+  });
+  const pages = createWebPages({ db: platform.db, logger, payPath: new URL(config.payUrl).pathname.replace(/\/+$/, ''), assets });
   const liveLimits = new LiveLimits({
     maxConnectionsPerIp: config.liveMaxConnectionsPerIp,
     maxConnectionsPerMerchant: config.liveMaxConnectionsPerMerchant,
@@ -111,6 +119,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       return yoga(req, res, { req, requestId });
     }
     if (url.pathname === '/health') return sendJson(res, 200, { status: 'ok' });
+    if (!url.pathname.startsWith('/api/') && (await pages(req, res, url))) return;
     if (req.method === 'OPTIONS' && url.pathname.startsWith('/api/')) {
       res.writeHead(204, CORS_HEADERS);
       return res.end();

@@ -11,6 +11,7 @@ import type { TestProject } from 'vitest/node';
 import { applyMigrations } from '../src/db/migrate.ts';
 import { postgresMigrationFactory } from '../src/db/adapters.ts';
 import { openDatabase } from '../src/db/client.ts';
+import { buildWebAssets, webAssetsFresh } from '../src/web/assets.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -20,7 +21,18 @@ declare module 'vitest' {
     childBundles: Record<string, string>;
     /** Redis for the multi-instance tests (TEST_REDIS_URL); null only locally when none answers. */
     redisUrl: string | null;
+    /** Chromium for the browser tests (TEST_CHROMIUM, default Debian's /usr/bin/chromium); null only locally when missing. */
+    chromium: string | null;
   }
+}
+
+/** The browser the page tests drive; in CI (or when named explicitly) it must be there. */
+function findChromium(): string | null {
+  const path = process.env['TEST_CHROMIUM'] ?? '/usr/bin/chromium';
+  if (fs.existsSync(path)) return path;
+  if (process.env['TEST_CHROMIUM'] || process.env['CI']) throw new Error(`TEST_CHROMIUM ${path} not found (Debian package chromium)`);
+  console.warn(`\n!!! ${path} is missing: the browser tests do not run. Install Debian's chromium or set TEST_CHROMIUM.\n`);
+  return null;
 }
 
 const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
@@ -77,6 +89,9 @@ const DEFAULT_URL = 'postgresql://postgres@127.0.0.1:5432/postgres';
 export default async function setup(project: TestProject) {
   project.provide('childBundles', await buildChildBundles());
   project.provide('redisUrl', await findRedis());
+  project.provide('chromium', findChromium());
+  // The pages' bundle, once for the run (servers started by the tests then find it fresh).
+  if (!webAssetsFresh()) await buildWebAssets();
 
   const pgliteTemplate = fs.mkdtempSync(path.join(os.tmpdir(), 'payrail-pglite-tpl-'));
   const pglite = await openDatabase({ url: `pglite:${pgliteTemplate}`, role: 'test template' });

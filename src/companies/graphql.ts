@@ -38,6 +38,15 @@ builder.prismaNode('Company', {
 });
 
 
+builder.queryField('viewer', (t) =>
+  t.prismaField({
+    type: 'Company',
+    authScopes: { merchant: true },
+    description: 'The calling merchant (the company behind the token), e.g. to show who is signed in to a dashboard.',
+    resolve: (query, _root, _args, ctx) => ctx.db.company.findUniqueOrThrow({ ...query, where: { id: ctx.company!.id } }),
+  }),
+);
+
 type BalanceShape = AssetBalance & { companyId: string };
 
 const BalanceType = builder.node(builder.objectRef<BalanceShape>('Balance'), {

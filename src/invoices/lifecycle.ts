@@ -16,7 +16,7 @@ import { ACCOUNTS, postJournal } from '../ledger/ledger.ts';
 import type { FeeTable } from '../pricing/fees.ts';
 import type { RateSource } from '../pricing/rates.ts';
 import type { Logger } from '../logger.ts';
-import { expiryFor, quotePayment, type ProceedInvoiceInput, type RefundInvoiceInput } from './rules.ts';
+import { acceptsCurrency, expiryFor, quotePayment, type ProceedInvoiceInput, type RefundInvoiceInput } from './rules.ts';
 import { decide, type Trigger } from './state-machine.ts';
 import { invoiceStatusEvent, type InvoiceStatus } from './status.ts';
 import { toleranceFrom } from './underpayment.ts';
@@ -173,8 +173,7 @@ export async function proceedInvoice(
   const paymentCurrency = (current.fixedPaymentCurrency ?? input.paymentCurrency) as PaymentCurrency | null;
   if (!paymentCurrency) throw new ValidationError([{ path: 'paymentCurrency', message: 'is required: the merchant fixed no payment currency' }]);
   if (!isPaymentCurrency(paymentCurrency)) throw new Error(`stored payment currency ${paymentCurrency} is unknown`);
-  const info = PAYMENT_CURRENCY_INFO[paymentCurrency];
-  if (!current.company.acceptedAssets.includes(info.asset)) {
+  if (!acceptsCurrency(current.company.acceptedAssets, paymentCurrency)) {
     throw new ValidationError([{ path: 'paymentCurrency', message: `this merchant does not accept ${paymentCurrency}` }]);
   }
   if (current.status !== 'created') return sameFillOrConflict(current, input.clientEmail, paymentCurrency);
@@ -191,7 +190,7 @@ export async function proceedInvoice(
   if (!fitsColumn(quote.paymentAmount)) {
     throw new ValidationError([{ path: 'paymentCurrency', message: `the invoice total is too large to be paid in ${paymentCurrency}` }]);
   }
-  const allocated = await deps.chains.forNetwork(info.network).allocateAddress({ companyId: current.companyId, ownerId: invoiceId, paymentCurrency });
+  const allocated = await deps.chains.forNetwork(PAYMENT_CURRENCY_INFO[paymentCurrency].network).allocateAddress({ companyId: current.companyId, ownerId: invoiceId, paymentCurrency });
   const now = await deps.clock.now(current.companyId);
   const filled = await commitWithEvents(deps, async (tx) => {
     const invoice = await lockInvoice(tx, invoiceId);

@@ -1,5 +1,6 @@
 // Spec shapes of an invoice, shared by REST (whole object) and GraphQL (field by field).
-import { isInvoiceCurrency, presentCompanyAssets, PRICE_PRECISION } from '../domain/assets.ts';
+import type { PaymentRequest } from '../chains/payment-uri.ts';
+import { isInvoiceCurrency, isPaymentCurrency, presentCompanyAssets, PRICE_PRECISION } from '../domain/assets.ts';
 import { formatFixed, formatPlain, toMoney } from '../domain/money.ts';
 import type { InvoiceRecord } from './queries.ts';
 
@@ -30,6 +31,19 @@ export const presentPaymentDetails = (invoice: Pick<InvoiceRecord, 'rate' | 'inv
         paidAmount: formatPlain(invoice.paidAmount),
         overpaidAmount: formatPlain(invoice.overpaidAmount),
       };
+
+/**
+ * What is still to be paid, as a request a wallet can take (payment URI, QR code): the payment amount less what
+ * confirmed payments brought (a short payment's top-up); null before the invoice is filled or once nothing is due.
+ */
+export function outstandingPayment(
+  invoice: Pick<InvoiceRecord, 'paymentCurrency' | 'paymentAmount' | 'paidAmount'> & { address: { address: string; tag: string | null } | null },
+): PaymentRequest | null {
+  if (!invoice.paymentCurrency || !invoice.paymentAmount || !invoice.address || !isPaymentCurrency(invoice.paymentCurrency)) return null;
+  const due = toMoney(invoice.paymentAmount).minus(toMoney(invoice.paidAmount));
+  if (due.lte(0)) return null;
+  return { currency: invoice.paymentCurrency, address: invoice.address.address, tag: invoice.address.tag, amount: formatPlain(due) };
+}
 
 /** invoiceTransactions: the spec's fields, then ours (state, confirmations, kind). */
 export const presentTransactions = (transfers: InvoiceRecord['transfers']) =>

@@ -23,6 +23,14 @@ export const LIMITS = {
 
 const enumMessage = (values: readonly string[]) => ({ message: `must be one of: ${values.join(', ')}` });
 
+/** The merchant takes payments in `currency`: its asset is one the company accepts. */
+export const acceptsCurrency = (acceptedAssets: readonly string[], currency: PaymentCurrency): boolean =>
+  acceptedAssets.includes(PAYMENT_CURRENCY_INFO[currency].asset);
+
+/** What a client may pay an invoice in: the merchant's fixed currency, else every currency the merchant accepts. */
+export const payableCurrencies = (acceptedAssets: readonly string[], fixed: PaymentCurrency | null): PaymentCurrency[] =>
+  (fixed ? [fixed] : PAYMENT_CURRENCIES).filter((c) => acceptsCurrency(acceptedAssets, c));
+
 export const createInvoiceSchema = z
   .object({
     invoiceCurrency: z.enum(INVOICE_CURRENCIES, enumMessage(INVOICE_CURRENCIES)),

@@ -3,12 +3,11 @@ import { Prisma, type Invoice } from '../../generated/prisma/client.ts';
 import type { Company } from '../core/auth.ts';
 import { eventCtes } from '../core/events.ts';
 import { idempotent } from '../core/idempotency.ts';
-import { PAYMENT_CURRENCY_INFO } from '../domain/assets.ts';
 import { ValidationError } from '../errors/app-error.ts';
 import { newInvoiceId } from './ids.ts';
 import type { InvoiceDeps } from './lifecycle.ts';
 import { getInvoiceRecord, type InvoiceRecord } from './queries.ts';
-import type { CreateInvoiceInput } from './rules.ts';
+import { acceptsCurrency, type CreateInvoiceInput } from './rules.ts';
 import { invoiceStatusEvent } from './status.ts';
 
 export interface CreateResult {
@@ -23,7 +22,7 @@ export async function createInvoice(
   input: CreateInvoiceInput,
   idempotencyKey?: string | null,
 ): Promise<CreateResult> {
-  if (input.paymentCurrency && !company.acceptedAssets.includes(PAYMENT_CURRENCY_INFO[input.paymentCurrency].asset)) {
+  if (input.paymentCurrency && !acceptsCurrency(company.acceptedAssets, input.paymentCurrency)) {
     throw new ValidationError([{ path: 'paymentCurrency', message: `this merchant does not accept ${input.paymentCurrency}` }]);
   }
   const id = newInvoiceId();

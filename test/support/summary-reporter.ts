@@ -27,10 +27,11 @@ export default class SummaryReporter implements Reporter {
       for (const suite of module.children.allSuites()) errors += suite.errors().length;
       if (module.state() === 'failed') failedFiles++;
     }
-    const provided = this.vitest?.getProvidedContext() as { pgTemplate?: string | null; redisUrl?: string | null } | undefined;
+    const provided = this.vitest?.getProvidedContext() as { pgTemplate?: string | null; redisUrl?: string | null; chromium?: string | null } | undefined;
     const databases =
       (provided?.pgTemplate ? 'pglite + postgres' : 'pglite only (POSTGRES SKIPPED: set TEST_DATABASE_URL)') +
-      (provided?.redisUrl ? ' + redis' : ' (REDIS SKIPPED: set TEST_REDIS_URL)');
+      (provided?.redisUrl ? ' + redis' : ' (REDIS SKIPPED: set TEST_REDIS_URL)') +
+      (provided?.chromium ? ' + chromium' : ' (BROWSER SKIPPED: install chromium)');
     const ok = reason === 'passed' && count.failed === 0 && errors === 0 && failedFiles === 0;
     process.stdout.write(
       `\nTests: ${count.passed} passed, ${count.failed} failed, ${count.skipped} skipped; ` +

@@ -21,7 +21,7 @@ describe('the closing line', () => {
   it('a passing run: PASSED, exit 0, the skipped database named', () => {
     const { code, line } = runFixtures('passing');
     expect(code).toBe(0);
-    expect(line).toBe('Tests: 1 passed, 0 failed, 1 skipped; 0 files failed, 0 errors outside tests; databases: pglite only (POSTGRES SKIPPED: set TEST_DATABASE_URL) (REDIS SKIPPED: set TEST_REDIS_URL); result: PASSED');
+    expect(line).toBe('Tests: 1 passed, 0 failed, 1 skipped; 0 files failed, 0 errors outside tests; databases: pglite only (POSTGRES SKIPPED: set TEST_DATABASE_URL) (REDIS SKIPPED: set TEST_REDIS_URL) (BROWSER SKIPPED: install chromium); result: PASSED');
   });
 
   it('a failing beforeAll and a file that does not load: FAILED, exit 1, though no test failed', () => {

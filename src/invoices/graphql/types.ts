@@ -1,12 +1,15 @@
 // The Invoice type and what it is made of. Objects with an identity are Nodes (global ids for client caches);
 // everything a client sees publicly hangs off the invoice, so these nodes are as public as their invoice.
+import { paymentUri } from '../../chains/payment-uri.ts';
+import type { PaymentCurrency } from '../../domain/assets.ts';
 import { formatPlain } from '../../domain/money.ts';
 import { builder } from '../../graphql/builder.ts';
 import { InvoiceCurrencyEnum, MoneyType, PaymentCurrencyEnum, specEnum, TransferStateEnum, type MoneyShape } from '../../graphql/enums.ts';
 import { nodeIdFormats, registerNodeType } from '../../graphql/node-ids.ts';
 import { INVOICE_ID_PATTERN } from '../ids.ts';
-import { effectivePaymentCurrency, isFilled, presentItems, presentPaymentDetails, presentTotal } from '../presenter.ts';
+import { effectivePaymentCurrency, isFilled, outstandingPayment, presentItems, presentPaymentDetails, presentTotal } from '../presenter.ts';
 import { publicInvoiceWhere } from '../queries.ts';
+import { payableCurrencies } from '../rules.ts';
 import { INVOICE_STATUS_MESSAGES, INVOICE_STATUSES, type InvoiceStatus } from '../status.ts';
 
 registerNodeType('Invoice', INVOICE_ID_PATTERN, { publicId: true });
@@ -194,6 +197,22 @@ export const InvoiceType = builder.prismaNode('Invoice', {
     }),
     refund: t.relation('refund', { nullable: true, description: 'The refund, once the merchant declined the payment.' }),
     payUrl: t.string({ description: 'Checkout page for the client.', resolve: (i, _args, ctx) => `${ctx.invoices.payUrl}/${i.id}` }),
+    paymentCurrencies: t.field({
+      type: [PaymentCurrencyEnum],
+      description: 'What the client may pay in: the merchant’s fixed currency, else every currency the merchant accepts.',
+      select: { fixedPaymentCurrency: true, company: { select: { acceptedAssets: true } } },
+      resolve: (i) => payableCurrencies(i.company.acceptedAssets, i.fixedPaymentCurrency as PaymentCurrency | null) as never,
+    }),
+    paymentUri: t.string({
+      nullable: true,
+      description:
+        'Once filled: what is still due as a standard wallet URI, for a QR code or an "open in wallet" link (BIP-21 for BTC/LTC/BCH, EIP-681 for ETH, BNB and ERC-20, a TON transfer link with the tag, Solana Pay): the amount, or after a short payment the rest. Null before, once nothing is due, and for Tron, which has no standard: use the address.',
+      select: { paymentCurrency: true, paymentAmount: true, paidAmount: true, address: { select: { address: true, tag: true } } },
+      resolve: (i) => {
+        const outstanding = outstandingPayment(i);
+        return outstanding && paymentUri(outstanding);
+      },
+    }),
   }),
 });
 

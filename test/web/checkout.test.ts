@@ -1,0 +1,207 @@
+// The checkout page in real headless Chromium against the running server: the client fills the invoice, sees the
+// address, tag and QR code (decoded from its pixels), pays through the sandbox and watches the page turn to done
+// without a reload, then is sent back to the shop; the wrong, closed and 404 views; a 360 px phone; German; the
+// fallback to polling when no WebSocket gets through; labels, keyboard, copy buttons and no console errors.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { paymentUri } from '../../src/chains/payment-uri.ts';
+import { Money } from '../../src/domain/money.ts';
+import { CHROMIUM, readQr, screenshot, unlabelledControls, useBrowser } from '../support/browser.ts';
+import { DATABASES } from '../support/databases.ts';
+import { useServer, type TestServer } from '../support/server.ts';
+
+/** The shop the client returns to after paying. */
+async function startShop(): Promise<{ url: string; server: Server }> {
+  const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Shop</title><h1>Back at the shop</h1>'));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/thanks`, server };
+}
+
+const invoiceFor = async (server: TestServer, token: string, extra: Record<string, unknown> = {}) =>
+  (await server.request('POST', '/api/invoices/v1/regular', { token, json: { invoiceCurrency: 'usd', items: [{ name: 'Coffee', price: 4.5 }, { name: 'Cake', price: 3.25 }], ...extra } })).body
+    .id as string;
+
+const proceed = (server: TestServer, id: string, paymentCurrency: string) =>
+  server.request('POST', `/api/invoices/v1/regular/${id}/proceed`, { json: { clientEmail: 'client@example.com', paymentCurrency } });
+
+describe.runIf(CHROMIUM)('the checkout page in Chromium', () => {
+  describe.each(DATABASES)('on %s', (kind) => {
+    const server = useServer(kind, { SWEEP_INTERVAL_MS: '200' });
+    const browser = useBrowser();
+    let shop: { url: string; server: Server };
+    let token = '';
+    beforeAll(async () => {
+      shop = await startShop();
+      token = (await server.merchant({ name: 'Corner Café' })).publicToken;
+    });
+    afterAll(() => new Promise<void>((resolve) => shop?.server.close(() => resolve())));
+
+    it('fill, address + tag + QR, pay, processing and done without a reload, then back to the shop', async () => {
+      const id = await invoiceFor(server, token, { redirectURL: shop.url });
+      const { page, problems } = await browser.open();
+      const response = await page.goto(`${server.url}/pay/${id}`);
+      expect(response?.status()).toBe(200);
+      await expect.poll(() => page.locator('h1').textContent()).toBe('Corner Café');
+      expect(await page.locator('.order .total').textContent()).toBe('7.75 USD');
+      expect(await unlabelledControls(page)).toEqual([]);
+      await screenshot(page, `checkout-form-${kind}`);
+
+      // Keyboard only: the e-mail, then the currency, then Enter submits.
+      await page.getByLabel('Your e-mail').focus();
+      await page.keyboard.type('client@example.com');
+      await page.keyboard.press('Tab');
+      expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('paymentCurrency');
+      await page.getByLabel('Pay in').selectOption('TON');
+      await page.getByLabel('Your e-mail').press('Enter');
+
+      const address = page.locator('[data-address]');
+      await address.waitFor();
+      await page.evaluate(() => ((window as unknown as { sameDocument: boolean }).sameDocument = true));
+      const rest = (await server.request('GET', `/api/invoices/v1/regular/${id}`)).body;
+      expect(await address.textContent()).toBe(rest.address.address);
+      // TON needs the tag: shown, copyable, and marked as required.
+      expect(await page.locator('[data-tag]').textContent()).toBe(rest.address.tag);
+      expect(await page.locator('.tag-required .warning').textContent()).toContain('Required');
+      const amount = (await page.locator('[data-amount]').getAttribute('data-amount'))!;
+      expect(amount).toBe(rest.paymentDetails.amount);
+      // The QR code holds the standard payment URI, the same as the "open in wallet" link.
+      const uri = paymentUri({ currency: 'ton', address: rest.address.address, tag: rest.address.tag, amount });
+      expect(await page.locator('[data-uri]').getAttribute('href')).toBe(uri);
+      await expect.poll(() => page.locator('[data-qr]').evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);
+      expect(await readQr(page, '[data-qr]')).toBe(uri);
+      expect(await page.locator('.countdown').textContent()).toMatch(/^Time left: (29|30):\d\d$/);
+      await page.getByRole('button', { name: 'Copy address' }).click();
+      expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(rest.address.address);
+      await screenshot(page, `checkout-pending-${kind}`);
+
+      // The payment is seen, then confirmed: the page follows live.
+      const seen = await server.request('POST', '/api/sandbox/transfers', { token, json: { invoiceId: id, amount } });
+      expect(seen.status).toBe(201);
+      await page.getByText('Payment seen, waiting for confirmations.').waitFor();
+      await screenshot(page, `checkout-processing-${kind}`);
+      await server.request('POST', `/api/sandbox/transfers/${seen.body.id}/confirm`, { token, json: {} });
+      await page.getByText('Payment complete. Thank you!').waitFor();
+      expect(await page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument)).toBe(true);
+      await screenshot(page, `checkout-done-${kind}`);
+      await page.waitForURL(shop.url, { timeout: 10_000 });
+      expect(await page.locator('h1').textContent()).toBe('Back at the shop');
+      expect(problems).toEqual([]);
+    });
+
+    it('underpaid: the wrong view with what is missing and how to finish; expired: the closed view', async () => {
+      const { page, problems } = await browser.open();
+      const short = await invoiceFor(server, token);
+      await proceed(server, short, 'trc20usdt');
+      await page.goto(`${server.url}/pay/${short}`);
+      await page.locator('[data-address]').waitFor();
+      // Final at once (19 confirmations), 5 short.
+      const due = (await server.request('GET', `/api/invoices/v1/regular/${short}`)).body.paymentDetails.amount as string;
+      const paid = new Money(due).minus(5).toFixed();
+      await server.request('POST', '/api/sandbox/transfers', { token, json: { invoiceId: short, amount: paid, confirmations: 19 } });
+      await page.getByText(`The payment is short: ${paid} USDT of ${due} USDT arrived.`).waitFor();
+      expect(await page.locator('.status').textContent()).toContain(`Send the remaining ${new Money(due).minus(paid).toFixed(due.split('.')[1]?.length ?? 0)} USDT to the same address`);
+      // The amount to send, and what a wallet gets, is the rest.
+      expect(await page.locator('[data-amount]').getAttribute('data-amount')).toBe(new Money(due).minus(paid).toFixed(due.split('.')[1]?.length ?? 0));
+      await screenshot(page, `checkout-wrong-${kind}`);
+
+      const expiring = await invoiceFor(server, token);
+      await proceed(server, expiring, 'trc20usdt');
+      await page.goto(`${server.url}/pay/${expiring}`);
+      await page.locator('[data-address]').waitFor();
+      await server.request('POST', '/api/sandbox/clock/advance', { token, json: { minutes: 31 } });
+      await page.getByText('This invoice has expired.').waitFor();
+      expect(await page.locator('.status').textContent()).toContain('the merchant can accept it or refund it');
+      await screenshot(page, `checkout-closed-${kind}`);
+      expect(problems).toEqual([]);
+    });
+
+    it('without a WebSocket it falls back to polling and still follows the payment', async () => {
+      const id = await invoiceFor(server, token);
+      await proceed(server, id, 'btc');
+      const { page, problems } = await browser.open();
+      await page.routeWebSocket(/\/graphql/, (ws) => ws.close());
+      await page.goto(`${server.url}/pay/${id}`);
+      await page.locator('[data-polling]').waitFor({ timeout: 15_000 });
+      const amount = (await page.locator('[data-amount]').getAttribute('data-amount'))!;
+      await server.request('POST', '/api/sandbox/transfers', { token, json: { invoiceId: id, amount, confirmations: 2 } });
+      await page.getByText('Payment complete. Thank you!').waitFor({ timeout: 10_000 });
+      // The refused sockets are the only console noise.
+      expect(problems.filter((p) => !/WebSocket/i.test(p))).toEqual([]);
+    });
+  });
+
+  describe('views and rules that do not depend on the database', () => {
+    const server = useServer('pglite');
+    const browser = useBrowser();
+    let token = '';
+    beforeAll(async () => {
+      token = (await server.merchant({ name: 'Corner Café' })).publicToken;
+    });
+
+    it('an unknown invoice: a friendly 404 page, in the chosen language', async () => {
+      const { page, problems } = await browser.open();
+      const response = await page.goto(`${server.url}/pay/7NEVJPgnhf1LzX7p6296iF`);
+      expect(response?.status()).toBe(404);
+      expect(await page.locator('h1').textContent()).toBe('Invoice not found');
+      await screenshot(page, 'checkout-404');
+      expect((await page.goto(`${server.url}/pay/%E0%A4%A?lang=de`))?.status()).toBe(404);
+      expect(await page.locator('h1').textContent()).toBe('Rechnung nicht gefunden');
+      expect(await page.locator('html').getAttribute('lang')).toBe('de');
+      // Chromium reports the 404 of the page itself; nothing else may fail.
+      expect(problems.filter((p) => !/status of 404/.test(p))).toEqual([]);
+    });
+
+    it('a 360 px phone: nothing wider than the screen; German with ?lang=de; a fixed currency is preselected and locked', async () => {
+      const id = await invoiceFor(server, token, { paymentCurrency: 'btc' });
+      const { page, problems } = await browser.open({ width: 360, height: 780 });
+      await page.goto(`${server.url}/pay/${id}?lang=de`);
+      expect(await page.locator('html').getAttribute('lang')).toBe('de');
+      const currency = page.getByLabel('Bezahlen mit');
+      await currency.waitFor();
+      expect(await currency.isDisabled()).toBe(true);
+      expect(await currency.inputValue()).toBe('BTC');
+      expect(await page.getByText('Der Händler verlangt die Zahlung in dieser Währung.').count()).toBe(1);
+      await page.getByLabel('Ihre E-Mail-Adresse').fill('kunde@example.com');
+      await page.getByRole('button', { name: 'Weiter zur Zahlung' }).click();
+      await page.locator('[data-address]').waitFor();
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+      expect(await page.getByText('Senden Sie genau').count()).toBe(1);
+      await screenshot(page, 'checkout-phone-de');
+      expect(problems).toEqual([]);
+    });
+
+    it('a bad e-mail is marked on its field, with the message read out', async () => {
+      const id = await invoiceFor(server, token);
+      const { page, problems } = await browser.open();
+      await page.goto(`${server.url}/pay/${id}`);
+      await page.getByLabel('Your e-mail').fill('not-an-email');
+      await page.getByLabel('Pay in').selectOption('BTC');
+      await page.getByRole('button', { name: 'Continue to payment' }).click();
+      const email = page.getByLabel('Your e-mail');
+      await expect.poll(() => email.getAttribute('aria-invalid')).toBe('true');
+      const describedBy = (await email.getAttribute('aria-describedby'))!.split(' ');
+      const message = await page.locator(`#${describedBy[1]}`).textContent();
+      expect(message).toMatch(/e-mail/i);
+      expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('clientEmail');
+      expect(problems).toEqual([]);
+    });
+
+    it('security headers: a CSP without inline script, no framing, no referrer, nosniff', async () => {
+      const id = await invoiceFor(server, token);
+      for (const path of [`/pay/${id}`, '/pay/unknown', '/dashboard', `/assets/checkout.js`]) {
+        const res = await fetch(`${server.url}${path}`);
+        const csp = res.headers.get('content-security-policy') ?? '';
+        expect(csp, path).toContain("script-src 'self'");
+        expect(csp, path).toContain("frame-ancestors 'none'");
+        expect(csp, path).not.toContain('unsafe-inline');
+        expect(res.headers.get('referrer-policy'), path).toBe('no-referrer');
+        expect(res.headers.get('x-content-type-options'), path).toBe('nosniff');
+        const body = await res.text();
+        if (path !== '/assets/checkout.js') expect(body.match(/<script(?![^>]*\bsrc=)[^>]*>/g), path).toBeNull();
+      }
+      const page = await fetch(`${server.url}/pay/${id}`, { method: 'POST' });
+      expect(page.status).toBe(405);
+    });
+  });
+});
