@@ -120,7 +120,16 @@ function invoicesSection() {
     render();
   };
   filter.addEventListener('change', () => void load());
-  stops.push(live(DashboardInvoiceEventsDocument, { after: null }, { token: token(), onData: ({ invoiceEvents: r }) => (rows.set(r.id, r), render()) }));
+  stops.push(
+    live(DashboardInvoiceEventsDocument, { after: null }, {
+      token: token(),
+      onData: ({ invoiceEvents: r }) => {
+        rows.set(r.id, r);
+        render();
+        refreshBalances();
+      },
+    }),
+  );
   void load();
   return section(
     'invoices',
@@ -207,9 +216,18 @@ async function showInvoice(id: string, into: HTMLElement): Promise<void> {
 
 // ---- Balances, webhooks, withdrawals, auto-withdrawals.
 
+/** Money moves with invoices and withdrawals: their live events refresh the balances (merged within half a second). */
+let refreshBalances = () => {};
+
 function balancesSection() {
   const body = h('div', {});
-  void gql(DashboardBalancesDocument, {}).then(({ balances }) =>
+  let timer: number | undefined;
+  refreshBalances = () => {
+    window.clearTimeout(timer);
+    timer = window.setTimeout(load, 500);
+  };
+  const load = () =>
+    void gql(DashboardBalancesDocument, {}).then(({ balances }) =>
     replaceChildren(
       body,
       balances.length
@@ -221,6 +239,7 @@ function balancesSection() {
         : h('p', {}, t('none')),
     ),
   );
+  load();
   return section('balances', 'balances', body);
 }
 
@@ -278,9 +297,20 @@ function withdrawalsSection() {
     for (const w of withdrawals.nodes) rows.set(w.uid, w);
     render();
   });
-  stops.push(live(DashboardWithdrawalEventsDocument, { after: null }, { token: token(), onData: ({ withdrawalEvents: w }) => (rows.set(w.uid, w), render()) }));
+  stops.push(
+    live(DashboardWithdrawalEventsDocument, { after: null }, {
+      token: token(),
+      onData: ({ withdrawalEvents: w }) => {
+        rows.set(w.uid, w);
+        render();
+        refreshBalances();
+      },
+    }),
+  );
   const rules = h('div', {});
-  void gql(DashboardAutoWithdrawalsDocument, {}).then(({ autoWithdrawals }) =>
+  void gql(DashboardAutoWithdrawalsDocument, {}).then(({ autoWithdrawals: all }) => {
+    // Every currency has a rule; the ones never set up say nothing.
+    const autoWithdrawals = all.filter((r) => r.isEnabled || r.withdrawalAddress);
     replaceChildren(
       rules,
       autoWithdrawals.length
@@ -290,8 +320,8 @@ function withdrawalsSection() {
             autoWithdrawals.map((r) => h('tr', {}, h('td', {}, r.asset), h('td', {}, r.isEnabled ? t('yes') : t('no')), h('td', { class: 'num' }, r.threshold), h('td', {}, h('code', {}, r.withdrawalAddress)))),
           )
         : h('p', {}, `${t('autoWithdrawals')}: ${t('none')}`),
-    ),
-  );
+    );
+  });
   return section(
     'withdrawals',
     'withdrawals',
