@@ -13,6 +13,7 @@ import { attachGraphqlWs } from './graphql/ws.ts';
 import { LiveLimits, SseStreams } from './graphql/live-limits.ts';
 import { loadWebAssets } from './web/assets.ts';
 import { createWebPages } from './web/pages.ts';
+import { clientAddress } from './http/client-address.ts';
 import { checkDeclaredLength, clientError, errorHeaders } from './http/edge.ts';
 import { errorBody, sendJson } from './http/io.ts';
 import { createRestHandler } from './http/rest.ts';
@@ -93,7 +94,8 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     maxConnectionsPerMerchant: config.liveMaxConnectionsPerMerchant,
     maxSubscriptionsPerConnection: config.liveMaxSubscriptionsPerConnection,
   });
-  const sseStreams = new SseStreams(liveLimits, caller);
+  const addressOf = (req: IncomingMessage) => clientAddress(req, config.trustProxyHops);
+  const sseStreams = new SseStreams(liveLimits, caller, addressOf);
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const incoming = req.headers['x-request-id'];
@@ -134,7 +136,16 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       else res.destroy();
     });
   });
-  const live = attachGraphqlWs(server, yoga, { path: '/graphql', caller, limits: liveLimits, idleTimeoutMs: config.liveIdleTimeoutMs, logger });
+  const live = attachGraphqlWs(server, yoga, {
+    path: '/graphql',
+    caller,
+    limits: liveLimits,
+    idleTimeoutMs: config.liveIdleTimeoutMs,
+    maxPayloadBytes: config.bodyLimitBytes,
+    hideSuggestions: !config.graphqlIntrospection,
+    clientAddress: addressOf,
+    logger,
+  });
   server.requestTimeout = 30_000;
   server.headersTimeout = 15_000;
   server.keepAliveTimeout = 5_000;

@@ -15,11 +15,19 @@ export interface OpenPlatformOptions {
   poolSize?: number;
 }
 
-/** One channel per database: deployments (and test runs) sharing a Redis never hear each other's events. */
+/**
+ * One channel per database: deployments (and test runs) sharing a Redis never hear each other's events. The
+ * cluster's system identifier tells clusters apart where the role may read it (managed PostgreSQL may not grant
+ * pg_control_system); the database's name and oid tell databases of one cluster apart.
+ */
 async function fanoutChannel(db: Db): Promise<string> {
-  const [row] = await db.$queryRaw<{ id: string }[]>`
-    SELECT current_database() || ':' || (SELECT "system_identifier"::text FROM pg_control_system()) AS "id"`;
-  return `payrail:events:${row!.id}`;
+  const [database] = await db.$queryRaw<{ id: string }[]>`
+    SELECT current_database() || ':' || d."oid"::text AS "id" FROM pg_database d WHERE d."datname" = current_database()`;
+  const cluster = await db.$queryRaw<{ id: string }[]>`SELECT "system_identifier"::text AS "id" FROM pg_control_system()`.then(
+    ([row]) => row!.id,
+    () => 'cluster',
+  );
+  return `payrail:events:${cluster}:${database!.id}`;
 }
 
 export async function openPlatform(config: CoreConfig, logger: Logger, options: OpenPlatformOptions): Promise<Platform & { close(): Promise<void> }> {

@@ -128,6 +128,17 @@ export async function readEvents(
   return { messages, full: messages.length === limit, waiting: rows.some((r) => r.waiting) };
 }
 
+/** How many events of `range` there are, counting no further than `limit` (a bounded check before a replay). */
+export async function countEvents(db: Db, range: { after: BusCursor; upto: BusCursor; limit: number; where: Prisma.Sql }): Promise<number> {
+  const { after, upto } = range;
+  const [row] = await db.$queryRaw<{ n: number }[]>`
+    SELECT count(*)::int AS "n" FROM (
+      SELECT 1 FROM "Event" x
+      WHERE (x."txid", x."seq") > (${after.txid}, ${after.seq}) AND (x."txid", x."seq") <= (${upto.txid}, ${upto.seq}) AND ${range.where}
+      LIMIT ${range.limit}) c`;
+  return row!.n;
+}
+
 type Outcome = 'done' | 'more' | 'blocked';
 
 /**
@@ -227,11 +238,11 @@ export class EventBus implements CommitSignal {
   }
 
   /**
-   * Subscribes and answers the position it starts from, in one step: every event after it reaches `listener`,
-   * none at or before it does (for a reader of the history up to there, e.g. a subscription that resumes).
+   * Every event up to here went to the listeners, none after it: a listener added now gets exactly the events after
+   * it (for a reader of the history up to there, e.g. a subscription that resumes).
    */
-  subscribeFrom(listener: BusListener): { position: BusCursor; unsubscribe: () => void } {
-    return { position: cursorOf(this.delivered), unsubscribe: this.subscribe(listener) };
+  position(): BusCursor {
+    return cursorOf(this.delivered);
   }
 
   /** Starts at the present: what committed before is history (the events feed serves it). */

@@ -30,6 +30,8 @@ export const coreConfig = configSection(
     LIVE_MAX_CONNECTIONS_PER_MERCHANT: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
     /** Subscriptions running at once on one live connection. */
     LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION: z.coerce.number().int().min(1).max(10_000).default(100),
+    /** Reverse proxies in front of the service whose X-Forwarded-For is believed (per-address limits count the client). */
+    TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
     /** A graphql-ws connection with no subscription running for this long is closed. */
     LIVE_IDLE_TIMEOUT_MS: milliseconds(100, 86_400_000, 120_000),
     GRAPHQL_INTROSPECTION: flag('1'),

@@ -40,12 +40,15 @@ const rejected = (code: string) => ({ propagateOnRejection: false, onReject: [re
 // mean the enum value \"DONE\"?"); Armor's suggestion blocker sees only the first kind and only some phrasings.
 const SUGGESTION = /\s*Did you mean [^?]*\?/g;
 
+/** Takes graphql-js's "Did you mean ...?" out of error messages (in place). */
+export function stripSuggestions<E extends { message: string }>(errors: readonly E[] | undefined): void {
+  for (const error of errors ?? []) error.message = error.message.replace(SUGGESTION, '');
+}
+
 /** With introspection off, no error message may reveal a field, argument, type or enum value by suggesting it. */
 const hideSuggestions: Plugin = {
   onResultProcess({ result }) {
-    for (const r of (Array.isArray(result) ? result : [result]) as ExecutionResult[]) {
-      for (const error of r.errors ?? []) error.message = error.message.replace(SUGGESTION, '');
-    }
+    for (const r of (Array.isArray(result) ? result : [result]) as ExecutionResult[]) stripSuggestions(r.errors);
   },
 };
 

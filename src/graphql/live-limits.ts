@@ -74,6 +74,7 @@ export class SseStreams {
   constructor(
     private readonly limits: LiveLimits,
     private readonly caller: (authorization: string | undefined) => Promise<{ id: string } | null>,
+    private readonly addressOf: (req: IncomingMessage) => string,
   ) {}
 
   /**
@@ -82,18 +83,20 @@ export class SseStreams {
    */
   async admit(req: IncomingMessage, res: ServerResponse): Promise<AppError | null> {
     const { maxConnectionsPerIp, maxConnectionsPerMerchant } = this.limits.options;
-    const slot = this.limits.open(req.socket.remoteAddress ?? 'unknown');
+    const slot = this.limits.open(this.addressOf(req));
     if (!slot) return tooManyConnections('address', maxConnectionsPerIp);
-    const company = await this.caller(req.headers.authorization).catch(() => null);
-    if (company && !slot.forMerchant(company.id)) {
-      slot.release();
-      return tooManyConnections('merchant', maxConnectionsPerMerchant);
-    }
+    // Released whenever the response closes, the client leaving while its token is looked up included.
     this.open.add(res);
     res.once('close', () => {
       this.open.delete(res);
       slot.release();
     });
+    const company = await this.caller(req.headers.authorization).catch(() => null);
+    if (company && !slot.forMerchant(company.id)) {
+      this.open.delete(res);
+      slot.release();
+      return tooManyConnections('merchant', maxConnectionsPerMerchant);
+    }
     return null;
   }
 

@@ -5,7 +5,7 @@
 import { createSourceEventStream, execute, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { Prisma } from '../../generated/prisma/client.ts';
-import { isAfter, readEvents, type BusCursor, type BusMessage, type EventBus } from '../core/bus.ts';
+import { countEvents, isAfter, presentPosition, readEvents, type BusCursor, type BusMessage, type EventBus } from '../core/bus.ts';
 import type { Db } from '../db/client.ts';
 import { AppError, ValidationError } from '../errors/app-error.ts';
 
@@ -62,9 +62,73 @@ const filterSql = (f: EventFilter): Prisma.Sql =>
 export type LiveItem<T> = { current: T; cursor: BusCursor | null } | { message: BusMessage };
 
 export interface LiveSource {
-  bus: Pick<EventBus, 'subscribeFrom'>;
+  bus: Pick<EventBus, 'subscribe' | 'position'>;
   db: Db;
 }
+
+/** Most history one `after` may replay; an older cursor catches up through a query or the events feed instead. */
+export const MAX_REPLAY = 10_000;
+
+interface Route {
+  keep: (m: BusMessage) => boolean;
+  listener: (m: BusMessage) => void;
+}
+
+/**
+ * Routes each bus message to the subscriptions it concerns, found by its subject or its company: a message costs
+ * the subscriptions that follow it, not every subscription of the process. One per bus.
+ */
+class LiveRouter {
+  private readonly bySubject = new Map<string, Set<Route>>();
+  private readonly byCompany = new Map<string, Set<Route>>();
+
+  constructor(private readonly bus: LiveSource['bus']) {
+    bus.subscribe((m) => this.route(m));
+  }
+
+  /** Adds a route and answers the bus position it starts after: it gets every message after it, none before. */
+  add(filter: EventFilter, listener: (m: BusMessage) => void): { position: BusCursor; remove: () => void } {
+    const route: Route = { keep: matches(filter), listener };
+    const [index, key] = filter.subjectId !== undefined ? [this.bySubject, filter.subjectId] : [this.byCompany, filter.companyId ?? ''];
+    let routes = index.get(key);
+    if (!routes) index.set(key, (routes = new Set()));
+    routes.add(route);
+    return {
+      position: this.bus.position(),
+      remove: () => {
+        routes.delete(route);
+        if (routes.size === 0 && index.get(key) === routes) index.delete(key);
+      },
+    };
+  }
+
+  /** Subscriptions following the bus now (diagnostics, metrics). */
+  get size(): number {
+    let n = 0;
+    for (const index of [this.bySubject, this.byCompany]) for (const routes of index.values()) n += routes.size;
+    return n;
+  }
+
+  private route(m: BusMessage): void {
+    for (const routes of [m.subject.id === null ? undefined : this.bySubject.get(m.subject.id), this.byCompany.get(m.companyId), this.byCompany.get('')]) {
+      if (!routes) continue;
+      for (const route of routes) if (route.keep(m)) route.listener(m);
+    }
+  }
+}
+
+const routers = new WeakMap<object, LiveRouter>();
+const routerOf = (bus: LiveSource['bus']) => {
+  let router = routers.get(bus);
+  if (!router) routers.set(bus, (router = new LiveRouter(bus)));
+  return router;
+};
+
+/** How many subscriptions of this process follow `bus` now. */
+export const liveSubscriptionCount = (bus: LiveSource['bus']): number => routers.get(bus)?.size ?? 0;
+
+/** A subscriber left while its history was being read: the reading stops. */
+class SubscriberGone extends Error {}
 
 const fellBehind = () =>
   new AppError(
@@ -91,6 +155,11 @@ class LiveQueue<T> implements AsyncIterableIterator<T> {
 
   get unread(): number {
     return this.buffer.length;
+  }
+
+  /** Nobody reads any more (the subscriber left, or the subscription failed). */
+  get closed(): boolean {
+    return this.ended || this.failure !== null;
   }
 
   push(item: T): void {
@@ -167,7 +236,7 @@ class LiveQueue<T> implements AsyncIterableIterator<T> {
  */
 function fromBus<T>(
   source: LiveSource,
-  keep: (m: BusMessage) => boolean,
+  filter: EventFilter,
   begin: (send: (item: LiveItem<T>) => Promise<void>, position: BusCursor) => Promise<(m: BusMessage) => boolean>,
 ): AsyncIterable<LiveItem<T>> {
   const queue = new LiveQueue<LiveItem<T>>();
@@ -177,18 +246,20 @@ function fromBus<T>(
   };
   let early: BusMessage[] | null = [];
   let wanted: (m: BusMessage) => boolean = () => true;
-  const { position, unsubscribe } = source.bus.subscribeFrom((m) => {
-    if (!keep(m)) return;
+  const { position, remove } = routerOf(source.bus).add(filter, (m) => {
     // The bus may still be catching up to what `begin` read: those messages are skipped, now and later.
     if (!early) return void (wanted(m) && push(itemOf(m)));
     if (early.length >= MAX_UNREAD) queue.fail(fellBehind());
     else early.push(m);
   });
-  queue.onEnd = unsubscribe;
-  // Pages of history wait for the reader, so a long history is never held in memory at once.
+  queue.onEnd = remove;
+  // Pages of history wait for the reader, so a long history is never held in memory at once; once the reader is
+  // gone, the reading stops.
   const send = async (item: LiveItem<T>) => {
+    if (queue.closed) throw new SubscriberGone();
     push(item);
     if (queue.unread >= HISTORY_PAGE) await queue.drained();
+    if (queue.closed) throw new SubscriberGone();
   };
   begin(send, position).then(
     (keepAfter) => {
@@ -204,18 +275,30 @@ function fromBus<T>(
 
 /** The matching messages from now on; with `after`, first those since that cursor (from the table). */
 export function liveEvents(source: LiveSource, filter: EventFilter, after: BusCursor | null): AsyncIterable<LiveItem<never>> {
-  const keep = matches(filter);
-  return fromBus(source, keep, async (send, position) => {
+  return fromBus(source, filter, async (send, position) => {
     if (!after) return () => true;
+    await checkReplay(source.db, filter, after, position);
     for (let from = after; isAfter(position, from); ) {
       const { messages, full } = await readEvents(source.db, { after: from, upto: position, limit: HISTORY_PAGE, where: filterSql(filter) });
       for (const m of messages) await send(itemOf(m));
       if (!full) break;
       from = messages.at(-1)!;
     }
-    // A cursor from the future (or a forged one) skips what lies before it, live messages too.
+    // A cursor from a faster instance skips what lies before it, live messages too.
     return (m) => isAfter(m, after);
   });
+}
+
+/**
+ * A cursor to resume from must be one this service could have sent (none lies beyond what has committed) and not
+ * so old that its history is unbounded work: at most MAX_REPLAY changes behind.
+ */
+async function checkReplay(db: Db, filter: EventFilter, after: BusCursor, position: BusCursor): Promise<void> {
+  const refuse = (message: string) => new ValidationError([{ path: 'after', message }]);
+  if (isAfter(after, await presentPosition(db))) throw refuse('is not a cursor of this service: no change has committed past it');
+  if ((await countEvents(db, { after, upto: position, where: filterSql(filter), limit: MAX_REPLAY + 1 })) > MAX_REPLAY) {
+    throw refuse(`is more than ${MAX_REPLAY} changes behind: catch up with a query (or GET /api/company/events), then subscribe without after`);
+  }
 }
 
 /**
@@ -231,7 +314,7 @@ export function currentThenEvents<T>(
   load: () => Promise<{ current: T; last: BusCursor | null }>,
 ): AsyncIterable<LiveItem<T>> {
   if (after) return liveEvents(source, filter, after);
-  return fromBus<T>(source, matches(filter), async (send) => {
+  return fromBus<T>(source, filter, async (send) => {
     const { current, last } = await load();
     await send({ current, cursor: last });
     return (m) => last === null || m.seq > last.seq;
@@ -342,7 +425,8 @@ async function subscribeShared(args: ExecutionArgs) {
   const key = executionKey(args);
   return mapAsync(source as AsyncIterable<unknown>, (item) =>
     sharedResult(item as object, key, async () => {
-      const result = await execute({ ...args, rootValue: item });
+      // A context of its own: per-request caches (dataloader) must not outlive one change of a long subscription.
+      const result = await execute({ ...args, rootValue: item, contextValue: { ...(args.contextValue as object) } });
       const cursor = cursorOfItem(item);
       return cursor && result.data ? { ...result, extensions: { ...result.extensions, cursor: encodeLiveCursor(cursor) } } : result;
     }),

@@ -9,7 +9,9 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Logger } from '../logger.ts';
 import { randomUUID } from 'node:crypto';
 import { GraphQLError, type ExecutionArgs } from 'graphql';
+import { clientError } from '../http/edge.ts';
 import { findInputProblem, textProblem } from '../http/input-guard.ts';
+import { stripSuggestions } from './limits.ts';
 import type { GraphQLContext } from './builder.ts';
 import { tooManySubscriptions, type LiveLimits, type LiveSlot } from './live-limits.ts';
 import type { ServerContext } from './yoga.ts';
@@ -26,6 +28,12 @@ export interface GraphqlWsOptions {
   keepAliveMs?: number;
   /** A connection with no subscription running for this long is closed (1000), so idle sockets free their slot. */
   idleTimeoutMs: number;
+  /** Largest message a client may send (the HTTP body limit). */
+  maxPayloadBytes: number;
+  /** Introspection is off: no "Did you mean ...?" in error messages either (as over HTTP). */
+  hideSuggestions: boolean;
+  /** The client's address, as the per-address limits count it (behind trusted proxies: the forwarded one). */
+  clientAddress: (request: IncomingMessage) => string;
   logger: Logger;
 }
 
@@ -72,6 +80,16 @@ class WriteBatcher {
   }
 }
 
+/** An operation's failure as the client sees it: a GraphQL error with a code, never an internal message. */
+function operationError(e: unknown): GraphQLError {
+  if (e instanceof GraphQLError) {
+    const code = e.extensions['code'] ?? (/^Syntax Error/.test(e.message) ? 'GRAPHQL_PARSE_FAILED' : 'VALIDATION_FAILED');
+    return new GraphQLError(e.message, { extensions: { ...e.extensions, code } });
+  }
+  const error = clientError(e, () => {});
+  return new GraphQLError(error.code === 'INTERNAL' ? 'Unexpected error' : error.message, { extensions: { code: error.code } });
+}
+
 const authorizationOf = (params: Record<string, unknown> | undefined): string | undefined => {
   const value = params?.['authorization'] ?? params?.['Authorization'];
   return typeof value === 'string' ? value : undefined;
@@ -90,11 +108,15 @@ interface SocketState {
 }
 
 export function attachGraphqlWs(server: Server, yoga: YogaServerInstance<ServerContext, GraphQLContext>, options: GraphqlWsOptions) {
-  const wss = new WebSocketServer({ server, path: options.path, handleProtocols });
+  const wss = new WebSocketServer({ server, path: options.path, handleProtocols, maxPayload: options.maxPayloadBytes });
   const batcher = new WriteBatcher();
   const keepAliveMs = options.keepAliveMs ?? 12_000;
   const states = new WeakMap<object, SocketState>();
   const { maxSubscriptionsPerConnection } = options.limits.options;
+  const visible = (errors: GraphQLError[]) => {
+    if (options.hideSuggestions) stripSuggestions(errors);
+    return errors;
+  };
   const idleFrom = (socket: WebSocket, state: SocketState) => {
     if (state.idle) clearTimeout(state.idle);
     state.idle = setTimeout(() => socket.close(1000, 'Idle: no subscription was running'), options.idleTimeoutMs);
@@ -140,33 +162,47 @@ export function attachGraphqlWs(server: Server, yoga: YogaServerInstance<ServerC
       }
       // The edge check HTTP requests get (NUL, unpaired surrogates, nesting), for the document and variables.
       const textIssue = textProblem(payload.query);
-      const problem = textIssue ? { path: 'query', message: textIssue } : findInputProblem(payload.variables ?? null, ['variables']);
+      const problem = textIssue
+        ? { path: 'query', message: textIssue }
+        : (findInputProblem(payload.variables ?? null, ['variables']) ?? findInputProblem(payload.operationName ?? null, ['operationName']));
       if (problem) return [new GraphQLError(`${problem.path} ${problem.message}`, { extensions: { code: 'VALIDATION_FAILED', details: [problem] } })];
       const authorization = authorizationOf(ctx.connectionParams);
       // Yoga's context factory reads the Authorization header of a Fetch request: give it the token that way.
       const request = new Request('http://localhost/graphql', { method: 'POST', headers: authorization ? { authorization } : {} });
       const enveloped = yoga.getEnveloped({ request, req: ctx.extra.request, requestId: randomUUID(), params: payload } as never);
-      const document = enveloped.parse(payload.query);
-      const errors = enveloped.validate(enveloped.schema, document);
-      if (errors.length) return errors;
+      let args: ExecutionArgs;
+      try {
+        const document = enveloped.parse(payload.query);
+        const errors = enveloped.validate(enveloped.schema, document);
+        if (errors.length) return visible([...errors]);
+        args = {
+          schema: enveloped.schema,
+          operationName: payload.operationName,
+          document,
+          variableValues: payload.variables,
+          contextValue: await enveloped.contextFactory(),
+          rootValue: enveloped,
+        };
+      } catch (e) {
+        // A document that does not parse, or past the token limit, or a token revoked since the connection opened:
+        // an error for this operation, not the end of the connection and its other subscriptions.
+        return visible([operationError(e)]);
+      }
       state.running.add(id);
       if (state.idle) clearTimeout(state.idle);
       state.idle = null;
-      const args: ExecutionArgs = {
-        schema: enveloped.schema,
-        operationName: payload.operationName,
-        document,
-        variableValues: payload.variables,
-        contextValue: await enveloped.contextFactory(),
-        rootValue: enveloped,
-      };
       return args;
+    },
+    onError: (_ctx, _id, _payload, errors) => visible([...errors]),
+    onNext: (_ctx, _id, _payload, _args, result) => {
+      if (options.hideSuggestions && 'errors' in result) stripSuggestions(result.errors);
+      return result;
     },
   });
   // Before the protocol starts: a client address over its limit is closed at once (every limit applies to
   // anonymous callers too).
   wss.on('connection', (socket, request) => {
-    const slot = options.limits.open(request.socket.remoteAddress ?? 'unknown');
+    const slot = options.limits.open(options.clientAddress(request));
     if (!slot) {
       socket.close(TOO_MANY_CONNECTIONS, 'Too many live connections from this address');
       return;
@@ -195,7 +231,11 @@ export function attachGraphqlWs(server: Server, yoga: YogaServerInstance<ServerC
           if (socket.readyState !== socket.OPEN) return;
           batcher.hold(socket);
           socket.send(data);
-          if (socket.bufferedAmount > MAX_BUFFERED_BYTES) socket.close(1013, 'Reading too slowly: reconnect and resume with after');
+          if (socket.bufferedAmount > MAX_BUFFERED_BYTES) {
+            socket.close(1013, 'Reading too slowly: reconnect and resume with after');
+            // A client that does not even read the close frame is cut off, and its subscriptions with it.
+            setTimeout(() => socket.terminate(), 1_000).unref();
+          }
         },
         close: (code, reason) => socket.close(code, reason),
         onMessage: (handle) =>

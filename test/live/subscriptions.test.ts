@@ -7,12 +7,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import {
   LiveDepositEventsDocument,
+  LiveInvoiceDeliveriesDocument,
   LiveInvoiceEventsDocument,
   LiveInvoiceStatusDocument,
   LiveWithdrawalEventsDocument,
   LiveWithdrawalStatusDocument,
 } from '../../generated/gql/graphql.ts';
 import { recordEvent } from '../../src/core/events.ts';
+import { MAX_REPLAY } from '../../src/graphql/live.ts';
 import { DATABASES } from '../support/databases.ts';
 import { useServer, type TestServer } from '../support/server.ts';
 
@@ -225,6 +227,67 @@ describe.each(DATABASES)('live subscriptions on %s', (kind) => {
       await bad.done;
       expect(JSON.stringify(bad.errors), after).toContain('VALIDATION_FAILED');
     }
+  });
+
+  it('resuming is bounded: a cursor ahead of every change or more than MAX_REPLAY changes behind is refused', { timeout: 60_000 }, async () => {
+    const m = await server.merchant();
+    const ahead = collect(client(m.publicToken), LiveInvoiceEventsDocument, { after: '9223372036854775807.0' });
+    await ahead.done;
+    expect(JSON.stringify(ahead.errors)).toContain('is not a cursor of this service');
+    // A merchant with a long history (events written in bulk), resuming from before all of it.
+    const start = collect(client(m.publicToken), LiveInvoiceEventsDocument, {});
+    await whenListening(start, () => newInvoice(m.publicToken));
+    const from = start.cursors[0]!;
+    start.stop();
+    await server.app.db.prisma.$executeRaw`
+      INSERT INTO "Event" ("id", "companyId", "type", "subjectType", "subjectId", "payload")
+      SELECT gen_random_uuid()::text, ${m.companyId}::uuid, 'invoice.created', 'invoice', 'bulk' || n, '{}'::json FROM generate_series(1, ${MAX_REPLAY + 1}) n`;
+    // The bus has passed the bulk once another merchant's later change reached a subscriber.
+    const other = await server.merchant();
+    const probe = collect(client(other.publicToken), LiveInvoiceEventsDocument, {});
+    await whenListening(probe, () => newInvoice(other.publicToken), 30_000);
+    const old = collect(client(m.publicToken), LiveInvoiceEventsDocument, { after: from });
+    await old.done;
+    expect(JSON.stringify(old.errors)).toContain(`is more than ${MAX_REPLAY} changes behind`);
+    expect(old.values).toEqual([]);
+  });
+
+  it('one invoice followed by its merchant and by its client: each gets its own view (deliveries for the merchant only), fresh on every change', async () => {
+    for (const merchantFirst of [true, false]) {
+      const m = await server.merchant();
+      await server.request('PUT', '/api/company/settings/webhook-url', { token: m.publicToken, json: { webHookUrl: 'https://merchant.example/hooks' } });
+      const id = await newInvoice(m.publicToken);
+      const subscribe = (token?: string) => collect(client(token), LiveInvoiceDeliveriesDocument, { id });
+      let merchant: ReturnType<typeof subscribe>;
+      let anonymous: ReturnType<typeof subscribe>;
+      if (merchantFirst) {
+        merchant = subscribe(m.publicToken);
+        anonymous = subscribe();
+      } else {
+        anonymous = subscribe();
+        merchant = subscribe(m.publicToken);
+      }
+      await until(() => merchant.values.length === 1 && anonymous.values.length === 1);
+      await proceed(id);
+      await until(() => merchant.values.length === 2 && anonymous.values.length === 2);
+      expect(anonymous.values.map((v) => v.webhookDeliveries)).toEqual([null, null]);
+      // Each message reads the deliveries as they are then: one, then two.
+      expect(merchant.values.map((v) => v.webhookDeliveries?.map((d) => d.eventType))).toEqual([['INVOICE_CREATED'], ['INVOICE_CREATED', 'INVOICE_PENDING']]);
+    }
+  });
+
+  it('a subscription that does not parse gets its own error; the connection and its other subscriptions go on', async () => {
+    const m = await server.merchant();
+    const c = client(m.publicToken);
+    const good = collect(c, LiveInvoiceEventsDocument, {});
+    await whenListening(good, () => newInvoice(m.publicToken));
+    const errors: unknown[] = [];
+    await new Promise<void>((resolve) =>
+      c.subscribe({ query: 'subscription { invoiceEvents { id ' }, { next: () => {}, error: (e) => (errors.push(e), resolve()), complete: resolve }),
+    );
+    expect(JSON.stringify(errors)).toContain('GRAPHQL_PARSE_FAILED');
+    const later = await newInvoice(m.publicToken);
+    await until(() => good.values.some((v) => v.id === later));
   });
 
   it('a change that was rolled back never reaches a subscriber; the committed one after it does', async () => {

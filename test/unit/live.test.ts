@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { BusListener, BusMessage } from '../../src/core/bus.ts';
 import type { Db } from '../../src/db/client.ts';
-import { encodeLiveCursor, liveEvents, MAX_UNREAD, parseLiveCursor } from '../../src/graphql/live.ts';
+import { encodeLiveCursor, liveEvents, liveSubscriptionCount, MAX_UNREAD, parseLiveCursor } from '../../src/graphql/live.ts';
 
 const message = (seq: number): BusMessage => ({
   seq: BigInt(seq),
@@ -18,16 +18,19 @@ const message = (seq: number): BusMessage => ({
 /** A bus whose messages the test publishes by hand. */
 function handBus() {
   const listeners = new Set<BusListener>();
-  return {
-    subscribeFrom(listener: BusListener) {
+  const bus = {
+    subscribe(listener: BusListener) {
       listeners.add(listener);
-      return { position: { txid: 9n, seq: 0n }, unsubscribe: () => listeners.delete(listener) };
+      return () => void listeners.delete(listener);
     },
+    position: () => ({ txid: 9n, seq: 0n }),
     publish: (m: BusMessage) => listeners.forEach((l) => l(m)),
+    /** Subscriptions following it. */
     get size() {
-      return listeners.size;
+      return liveSubscriptionCount(bus);
     },
   };
+  return bus;
 }
 
 describe('live cursors', () => {
@@ -82,5 +85,38 @@ describe('a slow subscriber', () => {
       next = iterator.next();
     }
     await iterator.return?.();
+  });
+});
+
+describe('a subscriber that resumes from a cursor', () => {
+  /** A database with a long history (50 full pages). Counts the pages read. */
+  function endlessHistory() {
+    const pages = { read: 0 };
+    let seq = 0;
+    const db = {
+      $queryRaw: async (strings: TemplateStringsArray) => {
+        const sql = strings.join('?');
+        if (sql.includes('pg_snapshot_xmin')) return [{ horizon: 10n ** 12n }];
+        if (sql.includes('count(*)')) return [{ n: 100 }];
+        if (++pages.read > 50) return [];
+        return Array.from({ length: 200 }, () => {
+          seq++;
+          return { id: `e${seq}`, seq: BigInt(seq), txid: 5n, type: 'invoice.created', companyId: 'c1', subjectType: 'invoice', subjectId: `i${seq}`, payload: {}, createdAt: new Date(0) };
+        });
+      },
+    } as unknown as Db;
+    return { db, pages };
+  }
+
+  it('stops reading the history once it leaves', async () => {
+    const bus = { ...handBus(), position: () => ({ txid: 10n ** 9n, seq: 0n }) };
+    const { db, pages } = endlessHistory();
+    const iterator = liveEvents({ bus, db }, { subjectType: 'invoice', companyId: 'c1' }, { txid: 1n, seq: 0n })[Symbol.asyncIterator]();
+    expect((await iterator.next()).done).toBe(false);
+    await iterator.return?.();
+    const readWhenLeft = pages.read;
+    await new Promise((r) => setTimeout(r, 50));
+    expect(pages.read).toBe(readWhenLeft);
+    expect(pages.read).toBeLessThanOrEqual(2);
   });
 });
