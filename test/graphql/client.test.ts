@@ -9,6 +9,7 @@ import {
   AcceptInvoiceDocument,
   AdvanceSandboxClockDocument,
   BalancesDocument,
+  ViewerDocument,
   ConfirmSandboxTransferDocument,
   CreateInvoiceDocument,
   CreateSandboxTransferDocument,
@@ -149,6 +150,10 @@ describe.each(DATABASES)('GraphQL through a typed client on %s', (kind) => {
     const paid = (await anonymous.query(InvoiceDocument, { id: created.id })).data!.invoice!;
     expect(paid.transactions).toHaveLength(1);
     expect(paid.transactions[0]).toMatchObject({ kind: 'PAYMENT', status: 'CONFIRMED', from: 'TRC20USDT', invoice: { id: created.id }, address: { id: filled.address!.id } });
+
+    // Who is calling: the merchant behind the token; nobody without one.
+    expect((await merchant.query(ViewerDocument, {})).data!.viewer).toMatchObject({ id: expect.any(String), name: expect.any(String) });
+    expect((await anonymous.query(ViewerDocument, {})).error?.graphQLErrors[0]?.extensions['code']).toBe('UNAUTHENTICATED');
 
     const balances = (await merchant.query(BalancesDocument, {})).data!.balances;
     expect(balances).toEqual([{ id: expect.any(String), asset: 'TRC20USDT', available: '100', held: '0', pending: '0', suspense: '0' }]);

@@ -111,6 +111,16 @@ function samples(ids: { invoice: string; transfer: string; event: string }): Rec
 
 const MARK = '"__HOSTILE__"';
 
+/** A header value from a URL-encoded hostile value (headers cannot carry every byte: those are left encoded). */
+const decodeURIComponentSafe = (v: string) => {
+  try {
+    const decoded = decodeURIComponent(v);
+    return /^[\x20-\x7e]*$/.test(decoded) ? decoded : v;
+  } catch {
+    return v;
+  }
+};
+
 const STRINGS = HOSTILE_JSON.filter((v) => v.startsWith('"'));
 const NUMBERS = HOSTILE_JSON.filter((v) => /^-?\d/.test(v));
 const OTHERS = HOSTILE_JSON.filter((v) => !STRINGS.includes(v) && !NUMBERS.includes(v));
@@ -390,6 +400,23 @@ describe.each(DATABASES)('hostile input on %s', { timeout: 180_000 }, (kind) => 
     }
     expect(argumentsSeen).toBeGreaterThan(40);
     console.info(`[hostile GraphQL ${kind}] ${requests} requests over ${argumentsSeen} argument paths, slowest ${slowest.toFixed(0)} ms`);
+  });
+
+  it('the pages: hostile invoice ids, QR paths and ?lang= get a 404 or the page, never a 5xx, fast', async () => {
+    const { ids } = await fixtures();
+    let requests = 0;
+    for (const hostile of [...HOSTILE_URL, ids.invoice]) {
+      for (const path of [`/pay/${hostile}`, `/pay/${hostile}/qr.svg`, `/pay/${ids.invoice}?lang=${hostile}`, `/dashboard?lang=${hostile}`, `/assets/${hostile}`]) {
+        const started = performance.now();
+        const res = await fetch(`${server.url}${path}`, { headers: { 'accept-language': decodeURIComponentSafe(hostile) } });
+        await res.arrayBuffer();
+        requests++;
+        expect(res.status, path).toBeLessThan(500);
+        expect(performance.now() - started, path).toBeLessThan(MAX_MS);
+        expect(res.headers.get('x-content-type-options'), path).toBe('nosniff');
+      }
+    }
+    console.info(`[hostile pages ${kind}] ${requests} requests`);
   });
 
   it('forged connection cursors are refused as invalid input', async () => {
