@@ -89,7 +89,7 @@ describe.runIf(CHROMIUM)('the checkout page in Chromium', () => {
       expect(problems).toEqual([]);
     });
 
-    it('underpaid: the wrong view with what is missing and how to finish; expired: the closed view', async () => {
+    it('underpaid: the wrong view with what is missing and how to finish, then refunded; expired: the closed view', async () => {
       const { page, problems } = await browser.open();
       const short = await invoiceFor(server, token);
       await proceed(server, short, 'trc20usdt');
@@ -104,6 +104,12 @@ describe.runIf(CHROMIUM)('the checkout page in Chromium', () => {
       // The amount to send, and what a wallet gets, is the rest.
       expect(await page.locator('[data-amount]').getAttribute('data-amount')).toBe(new Money(due).minus(paid).toFixed(due.split('.')[1]?.length ?? 0));
       await screenshot(page, `checkout-wrong-${kind}`);
+      // The merchant declines it: the client sees where the money goes back.
+      const refund = await server.request('POST', `/api/invoices/v1/regular/${short}/refund`, { token, json: { address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t' } });
+      expect(refund.status).toBe(200);
+      await page.getByText('The payment was refunded.').waitFor();
+      expect(await page.locator('.status').textContent()).toContain('goes back to TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t');
+      await screenshot(page, `checkout-refunded-${kind}`);
 
       const expiring = await invoiceFor(server, token);
       await proceed(server, expiring, 'trc20usdt');

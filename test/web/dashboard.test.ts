@@ -80,6 +80,19 @@ describe.runIf(CHROMIUM)('the dashboard in Chromium', () => {
       expect(withdrawal.body[0].success, JSON.stringify(withdrawal.body)).toBe(true);
       await page.locator(`tr[data-withdrawal="${withdrawal.body[0].uid}"]`).waitFor();
 
+      // An auto-withdrawal rule, set in the form, shows in the list.
+      await page.getByLabel('Asset').selectOption('TRC20USDT');
+      await page.getByLabel('Threshold').fill('50');
+      await page.getByLabel('To', { exact: true }).fill('TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t');
+      await page.getByRole('button', { name: 'Save' }).last().click();
+      await page.locator('tr[data-rule="TRC20USDT"]').waitFor();
+      expect(await page.locator('tr[data-rule="TRC20USDT"]').textContent()).toContain('50');
+      // A bad address is refused with the field named.
+      await page.getByLabel('To', { exact: true }).fill('not-an-address');
+      await page.getByRole('button', { name: 'Save' }).last().click();
+      await expect.poll(() => page.locator('form.rule [role="status"]').textContent()).toMatch(/withdrawalAddress/);
+      expect(await unlabelledControls(page)).toEqual([]);
+
       // Sign-out forgets the token.
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.getByLabel('Public token').waitFor();

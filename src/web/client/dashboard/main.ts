@@ -3,6 +3,7 @@
 // URL and its test, withdrawals live (withdrawalEvents) and the auto-withdrawal rules. Only the public GraphQL API.
 import {
   DashboardAutoWithdrawalsDocument,
+  DashboardUpdateAutoWithdrawalsDocument,
   DashboardBalancesDocument,
   DashboardInvoiceDetailDocument,
   DashboardInvoiceEventsDocument,
@@ -14,6 +15,7 @@ import {
   DashboardWebhookSettingsDocument,
   DashboardWithdrawalEventsDocument,
   DashboardWithdrawalsDocument,
+  type DashboardAutoWithdrawalsQuery,
   type DashboardInvoiceRowFragment,
   type DashboardWithdrawalsQuery,
   type InvoiceStatus,
@@ -308,26 +310,80 @@ function withdrawalsSection() {
     }),
   );
   const rules = h('div', {});
-  void gql(DashboardAutoWithdrawalsDocument, {}).then(({ autoWithdrawals: all }) => {
+  const showRules = (all: AutoWithdrawalRule[], selected?: string) => {
     // Every currency has a rule; the ones never set up say nothing.
-    const autoWithdrawals = all.filter((r) => r.isEnabled || r.withdrawalAddress);
+    const set = all.filter((r) => r.isEnabled || r.withdrawalAddress);
     replaceChildren(
       rules,
-      autoWithdrawals.length
+      set.length
         ? table(
             t('autoWithdrawals'),
             [t('asset'), t('enabled'), t('threshold'), t('to')],
-            autoWithdrawals.map((r) => h('tr', {}, h('td', {}, r.asset), h('td', {}, r.isEnabled ? t('yes') : t('no')), h('td', { class: 'num' }, r.threshold), h('td', {}, h('code', {}, r.withdrawalAddress)))),
+            set.map((r) => h('tr', { 'data-rule': r.asset }, h('td', {}, r.asset), h('td', {}, r.isEnabled ? t('yes') : t('no')), h('td', { class: 'num' }, r.threshold), h('td', {}, h('code', {}, r.withdrawalAddress)))),
           )
         : h('p', {}, `${t('autoWithdrawals')}: ${t('none')}`),
+      ruleForm(all, showRules, selected),
     );
-  });
+  };
+  void gql(DashboardAutoWithdrawalsDocument, {}).then(({ autoWithdrawals }) => showRules(autoWithdrawals));
   return section(
     'withdrawals',
     'withdrawals',
     h('table', {}, h('caption', { class: 'visually-hidden' }, t('withdrawals')), h('thead', {}, h('tr', {}, [t('created'), t('status'), t('amount'), t('to'), t('hash')].map((x) => h('th', { scope: 'col' }, x)))), body),
     rules,
   );
+}
+
+type AutoWithdrawalRule = DashboardAutoWithdrawalsQuery['autoWithdrawals'][number];
+
+/** Sets one currency's auto-withdrawal rule (the API takes the rules it is given and keeps the others). */
+function ruleForm(current: AutoWithdrawalRule[], show: (rules: AutoWithdrawalRule[], selected?: string) => void, selected?: string) {
+  const ids = { asset: uid('rule-asset'), threshold: uid('rule-threshold'), address: uid('rule-address'), tag: uid('rule-tag'), enabled: uid('rule-enabled') };
+  const asset = h('select', { id: ids.asset }, current.map((r) => h('option', { value: r.asset, selected: r.asset === selected }, r.asset)));
+  const threshold = h('input', { id: ids.threshold, inputmode: 'decimal', required: true, maxlength: 40 });
+  const address = h('input', { id: ids.address, required: true, maxlength: 128, spellcheck: 'false' });
+  const tag = h('input', { id: ids.tag, maxlength: 120 });
+  const enabled = h('input', { id: ids.enabled, type: 'checkbox', checked: true });
+  const note = h('p', { role: 'status', class: 'muted' });
+  const fill = () => {
+    const rule = current.find((r) => r.asset === asset.value);
+    threshold.value = rule && rule.withdrawalAddress ? rule.threshold : '';
+    address.value = rule?.withdrawalAddress ?? '';
+    tag.value = rule?.withdrawalTag ?? '';
+    enabled.checked = rule?.isEnabled ?? true;
+  };
+  asset.addEventListener('change', fill);
+  fill();
+  const form = h(
+    'form',
+    { class: 'rule' },
+    h('h3', {}, t('setRule')),
+    h('div', { class: 'field' }, h('label', { for: ids.asset }, t('asset')), asset),
+    h('div', { class: 'field' }, h('label', { for: ids.threshold }, t('threshold')), threshold),
+    h('div', { class: 'field' }, h('label', { for: ids.address }, t('to')), address),
+    h('div', { class: 'field' }, h('label', { for: ids.tag }, t('tagOptional')), tag),
+    h('div', { class: 'field inline' }, enabled, h('label', { for: ids.enabled }, t('enabled'))),
+    h('button', { type: 'submit' }, t('save')),
+    note,
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const rule = {
+      asset: asset.value as AutoWithdrawalRule['asset'],
+      isEnabled: enabled.checked,
+      threshold: threshold.value.trim(),
+      withdrawalAddress: address.value.trim(),
+      withdrawalTag: tag.value.trim() || null,
+    };
+    gql(DashboardUpdateAutoWithdrawalsDocument, { input: { rules: [rule] } })
+      .then(({ updateAutoWithdrawals: r }) => {
+        if (r.__typename === 'UpdateAutoWithdrawalsSuccess') return show(r.autoWithdrawals, rule.asset);
+        note.textContent = ('details' in r && r.details.map((d) => `${d.path}: ${d.message}`).join('; ')) || r.message;
+      })
+      // A value the API cannot even read (a threshold that is no number): its message.
+      .catch((e: unknown) => (note.textContent = e instanceof Error ? e.message : String(e)));
+  });
+  return form;
 }
 
 function mainView(name: string): void {

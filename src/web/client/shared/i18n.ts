@@ -109,6 +109,8 @@ const en = {
   autoWithdrawals: 'Auto-withdrawals',
   threshold: 'Threshold',
   enabled: 'Enabled',
+  setRule: 'Set an auto-withdrawal',
+  tagOptional: 'Tag (memo), if the address needs one',
   yes: 'Yes',
   no: 'No',
 };
@@ -218,6 +220,8 @@ const de: Record<TextKey, string> = {
   autoWithdrawals: 'Automatische Auszahlungen',
   threshold: 'Schwelle',
   enabled: 'Aktiv',
+  setRule: 'Automatische Auszahlung einrichten',
+  tagOptional: 'Tag (Memo), falls die Adresse einen braucht',
   yes: 'Ja',
   no: 'Nein',
 };
