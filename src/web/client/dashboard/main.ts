@@ -15,9 +15,9 @@ import {
   DashboardWebhookSettingsDocument,
   DashboardWithdrawalEventsDocument,
   DashboardWithdrawalsDocument,
-  type DashboardAutoWithdrawalsQuery,
+  type DashboardAutoWithdrawalRuleFragment,
   type DashboardInvoiceRowFragment,
-  type DashboardWithdrawalsQuery,
+  type DashboardWithdrawalRowFragment,
   type InvoiceStatus,
 } from '../../../../generated/gql-web/graphql.ts';
 import { h, replaceChildren, uid } from '../shared/dom.ts';
@@ -29,7 +29,7 @@ const STATUSES: InvoiceStatus[] = ['CREATED', 'PENDING', 'PROCESSING', 'DONE', '
 const PAGE = 50;
 
 type Row = DashboardInvoiceRowFragment;
-type Withdrawal = DashboardWithdrawalsQuery['withdrawals']['nodes'][number];
+type Withdrawal = DashboardWithdrawalRowFragment;
 
 const root = document.getElementById('app')!;
 const language = isLanguage(document.documentElement.lang) ? document.documentElement.lang : 'en';
@@ -334,7 +334,7 @@ function withdrawalsSection() {
   );
 }
 
-type AutoWithdrawalRule = DashboardAutoWithdrawalsQuery['autoWithdrawals'][number];
+type AutoWithdrawalRule = DashboardAutoWithdrawalRuleFragment;
 
 /** Sets one currency's auto-withdrawal rule (the API takes the rules it is given and keeps the others). */
 function ruleForm(current: AutoWithdrawalRule[], show: (rules: AutoWithdrawalRule[], selected?: string) => void, selected?: string) {
