@@ -88,7 +88,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     logger.warn({ err: e }, 'the checkout page and the dashboard could not be built: they answer 503 (run npm run build)');
     return null;
   });
-  const pages = createWebPages({ db: platform.db, logger, payPath: new URL(config.payUrl).pathname.replace(/\/+$/, ''), assets });
+  const pages = createWebPages({ db: platform.db, logger, payPath: new URL(config.payUrl).pathname.replace(/\/+$/, ''), assets, sandbox: config.sandbox });
   const liveLimits = new LiveLimits({
     maxConnectionsPerIp: config.liveMaxConnectionsPerIp,
     maxConnectionsPerMerchant: config.liveMaxConnectionsPerMerchant,

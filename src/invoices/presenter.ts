@@ -32,13 +32,18 @@ export const presentPaymentDetails = (invoice: Pick<InvoiceRecord, 'rate' | 'inv
         overpaidAmount: formatPlain(invoice.overpaidAmount),
       };
 
+/** Statuses in which the client is asked to pay: waiting for a payment, or for the rest of a short one. */
+const AWAITING_PAYMENT = new Set(['pending', 'wrong']);
+
 /**
  * What is still to be paid, as a request a wallet can take (payment URI, QR code): the payment amount less what
- * confirmed payments brought (a short payment's top-up); null before the invoice is filled or once nothing is due.
+ * confirmed payments brought (a short payment's top-up). Null unless the invoice waits for a payment (before it is
+ * filled, while a payment is being confirmed, once done, closed or refunded) or once nothing is due.
  */
 export function outstandingPayment(
-  invoice: Pick<InvoiceRecord, 'paymentCurrency' | 'paymentAmount' | 'paidAmount'> & { address: { address: string; tag: string | null } | null },
+  invoice: Pick<InvoiceRecord, 'status' | 'paymentCurrency' | 'paymentAmount' | 'paidAmount'> & { address: { address: string; tag: string | null } | null },
 ): PaymentRequest | null {
+  if (!AWAITING_PAYMENT.has(invoice.status)) return null;
   if (!invoice.paymentCurrency || !invoice.paymentAmount || !invoice.address || !isPaymentCurrency(invoice.paymentCurrency)) return null;
   const due = toMoney(invoice.paymentAmount).minus(toMoney(invoice.paidAmount));
   if (due.lte(0)) return null;

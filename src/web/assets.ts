@@ -89,17 +89,33 @@ export async function buildWebAssets(outDir = WEB_OUT_DIR): Promise<Map<string, 
   fs.mkdirSync(scratch, { recursive: true });
   for (const [name, body] of files) fs.writeFileSync(path.join(scratch, name), body);
   fs.writeFileSync(path.join(scratch, RECORD), JSON.stringify(record));
-  // Another build may finish at the same moment: whichever rename comes last wins, each one whole.
+  // Another build may run at the same moment: each puts its output in place whole, or leaves the other's.
   const old = `${outDir}.old-${process.pid}-${record.startedAt}`;
-  if (fs.existsSync(outDir)) fs.renameSync(outDir, old);
-  fs.renameSync(scratch, outDir);
+  try {
+    fs.renameSync(outDir, old);
+  } catch {
+    // nothing there yet, or another build moved it
+  }
+  try {
+    fs.renameSync(scratch, outDir);
+  } catch {
+    // another build got there first: its output is as good as ours
+  }
   fs.rmSync(old, { recursive: true, force: true });
+  fs.rmSync(scratch, { recursive: true, force: true });
   return files;
 }
 
+/** The built outputs; a read that meets another build's swap is tried again. */
 function readBuilt(outDir: string): Map<string, Buffer> | null {
-  if (!fs.existsSync(path.join(outDir, RECORD))) return null;
-  return new Map(fs.readdirSync(outDir).map((name) => [name, fs.readFileSync(path.join(outDir, name))]));
+  for (let attempt = 1; ; attempt++) {
+    try {
+      if (!fs.existsSync(path.join(outDir, RECORD))) return null;
+      return new Map(fs.readdirSync(outDir).map((name) => [name, fs.readFileSync(path.join(outDir, name))]));
+    } catch (e) {
+      if (attempt >= 3) throw e;
+    }
+  }
 }
 
 /**
@@ -108,7 +124,9 @@ function readBuilt(outDir: string): Map<string, Buffer> | null {
  */
 export async function loadWebAssets(options: { buildIfStale: boolean; outDir?: string }): Promise<WebAssets | null> {
   const outDir = options.outDir ?? WEB_OUT_DIR;
-  const built = webAssetsFresh(outDir) || !options.buildIfStale ? readBuilt(outDir) : await buildWebAssets(outDir);
+  // A stale bundle that cannot be rebuilt here (no esbuild, no generated documents) still beats no pages at all.
+  const built =
+    webAssetsFresh(outDir) || !options.buildIfStale ? readBuilt(outDir) : await buildWebAssets(outDir).catch((e: unknown) => readBuilt(outDir) ?? Promise.reject(e));
   if (!built) return null;
   const files = new Map<string, WebAsset>();
   for (const [name, body] of built) {

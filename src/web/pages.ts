@@ -19,6 +19,8 @@ export interface WebPagesDeps {
   payPath: string;
   /** Null when the pages' code was not built (an install without dev dependencies): the pages answer 503. */
   assets: WebAssets | null;
+  /** The chains are simulated: the checkout page warns that nothing real must be sent. */
+  sandbox: boolean;
 }
 
 const HOST = /^[A-Za-z0-9.-]{1,253}(:\d{1,5})?$|^\[[0-9A-Fa-f:.]{2,45}\](:\d{1,5})?$/;
@@ -49,15 +51,21 @@ function securityHeaders(req: IncomingMessage): Record<string, string> {
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-/** ?lang=, else the first supported language of Accept-Language, else English. */
+/** ?lang=, else the supported language the browser prefers most (Accept-Language with its q-values), else English. */
 export function pickLanguage(url: URL, acceptLanguage: string | undefined): Language {
   const asked = url.searchParams.get('lang');
   if (isLanguage(asked)) return asked;
-  for (const part of (acceptLanguage ?? '').slice(0, 200).split(',')) {
-    const code = part.trim().slice(0, 2).toLowerCase();
-    if (isLanguage(code)) return code;
-  }
-  return 'en';
+  const preferences = (acceptLanguage ?? '')
+    .slice(0, 200)
+    .split(',')
+    .map((part, order) => {
+      const [range = '', ...params] = part.trim().split(';');
+      const q = Number(params.find((p) => p.trim().startsWith('q='))?.trim().slice(2) ?? '1');
+      return { code: range.slice(0, 2).toLowerCase(), q: Number.isFinite(q) ? q : 0, order };
+    })
+    .filter((p) => p.q > 0 && isLanguage(p.code))
+    .sort((a, b) => b.q - a.q || a.order - b.order);
+  return (preferences[0]?.code as Language | undefined) ?? 'en';
 }
 
 interface Shell {
@@ -115,7 +123,7 @@ export function createWebPages(deps: WebPagesDeps) {
     const invoice = INVOICE_ID_PATTERN.test(id)
       ? await deps.db.invoice.findUnique({
           where: { id },
-          select: { id: true, paymentCurrency: true, paymentAmount: true, paidAmount: true, address: { select: { address: true, tag: true } } },
+          select: { id: true, status: true, paymentCurrency: true, paymentAmount: true, paidAmount: true, address: { select: { address: true, tag: true } } },
         })
       : null;
     if (!invoice) return notFound(req, res, language);
@@ -123,7 +131,8 @@ export function createWebPages(deps: WebPagesDeps) {
       const outstanding = outstandingPayment(invoice);
       if (!outstanding) return send(res, req, 404, 'text/plain; charset=utf-8', 'Nothing to pay at this invoice now\n');
       const svg = await QRCode.toString(qrContent(outstanding), { type: 'svg', errorCorrectionLevel: 'M', margin: 4 });
-      return send(res, req, 200, 'image/svg+xml', svg, { 'cache-control': 'private, max-age=60' });
+      // What is due changes with payments: never cached.
+      return send(res, req, 200, 'image/svg+xml', svg, { 'cache-control': 'no-store' });
     }
     if (!assets) return unavailable(req, res);
     const loading = `<p>${escapeHtml(text(language, 'loading'))}</p><noscript><p>${escapeHtml(text(language, 'noscript'))}</p></noscript>`;
@@ -132,7 +141,14 @@ export function createWebPages(deps: WebPagesDeps) {
       req,
       200,
       'text/html; charset=utf-8',
-      shell(assets, { language, title: 'pageTitle', script: 'checkout.js', style: 'checkout-style.css', data: { invoice: invoice.id, 'pay-path': payPath }, body: loading }),
+      shell(assets, {
+        language,
+        title: 'pageTitle',
+        script: 'checkout.js',
+        style: 'checkout-style.css',
+        data: { invoice: invoice.id, 'pay-path': payPath, sandbox: deps.sandbox ? '1' : '0' },
+        body: loading,
+      }),
     );
   }
 

@@ -57,6 +57,11 @@ describe.runIf(CHROMIUM)('the checkout page in Chromium', () => {
 
       const address = page.locator('[data-address]');
       await address.waitFor();
+      // The new status is read out and takes the focus.
+      expect(await page.evaluate(() => document.activeElement?.outerHTML.slice(0, 120))).toContain('data-status-text');
+      expect(await page.locator('main > [role="status"]').first().textContent()).toBe('Waiting for your payment.');
+      // The service runs a simulated chain: the page says so.
+      expect(await page.getByText('Test mode: this payment is simulated.', { exact: false }).count()).toBe(1);
       await page.evaluate(() => ((window as unknown as { sameDocument: boolean }).sameDocument = true));
       const rest = (await server.request('GET', `/api/invoices/v1/regular/${id}`)).body;
       expect(await address.textContent()).toBe(rest.address.address);
@@ -78,14 +83,34 @@ describe.runIf(CHROMIUM)('the checkout page in Chromium', () => {
       // The payment is seen, then confirmed: the page follows live.
       const seen = await server.request('POST', '/api/sandbox/transfers', { token, json: { invoiceId: id, amount } });
       expect(seen.status).toBe(201);
-      await page.getByText('Payment seen, waiting for confirmations.').waitFor();
+      await page.locator('[data-status-text]', { hasText: 'Payment seen, waiting for confirmations.' }).waitFor();
       await screenshot(page, `checkout-processing-${kind}`);
       await server.request('POST', `/api/sandbox/transfers/${seen.body.id}/confirm`, { token, json: {} });
-      await page.getByText('Payment complete. Thank you!').waitFor();
+      await page.locator('[data-status-text]', { hasText: 'Payment complete. Thank you!' }).waitFor();
       expect(await page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument)).toBe(true);
       await screenshot(page, `checkout-done-${kind}`);
       await page.waitForURL(shop.url, { timeout: 10_000 });
       expect(await page.locator('h1').textContent()).toBe('Back at the shop');
+      expect(problems).toEqual([]);
+    });
+
+    it('a short BTC payment: the QR code and the wallet link ask for the rest, not the whole amount', async () => {
+      const id = await invoiceFor(server, token);
+      await proceed(server, id, 'btc');
+      const { page, problems } = await browser.open();
+      await page.goto(`${server.url}/pay/${id}`);
+      await page.locator('[data-address]').waitFor();
+      const due = (await page.locator('[data-amount]').getAttribute('data-amount'))!;
+      const firstQr = await readQr(page, '[data-qr]');
+      expect(firstQr).toBe(await page.locator('[data-uri]').getAttribute('href'));
+      const half = new Money(due).div(2).toDecimalPlaces(8).toFixed();
+      await server.request('POST', '/api/sandbox/transfers', { token, json: { invoiceId: id, amount: half, confirmations: 2 } });
+      await page.locator('[data-status-text]', { hasText: 'The payment is short' }).waitFor();
+      const rest = new Money(due).minus(half).toFixed();
+      await expect.poll(() => page.locator('[data-qr]').evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);
+      const link = await page.locator('[data-uri]').getAttribute('href');
+      expect(link).toContain(`amount=${rest}`);
+      expect(await readQr(page, '[data-qr]')).toBe(link);
       expect(problems).toEqual([]);
     });
 
@@ -99,15 +124,21 @@ describe.runIf(CHROMIUM)('the checkout page in Chromium', () => {
       const due = (await server.request('GET', `/api/invoices/v1/regular/${short}`)).body.paymentDetails.amount as string;
       const paid = new Money(due).minus(5).toFixed();
       await server.request('POST', '/api/sandbox/transfers', { token, json: { invoiceId: short, amount: paid, confirmations: 19 } });
-      await page.getByText(`The payment is short: ${paid} USDT of ${due} USDT arrived.`).waitFor();
+      await page.locator('[data-status-text]', { hasText: `The payment is short: ${paid} USDT of ${due} USDT arrived.` }).waitFor();
       expect(await page.locator('.status').textContent()).toContain(`Send the remaining ${new Money(due).minus(paid).toFixed(due.split('.')[1]?.length ?? 0)} USDT to the same address`);
       // The amount to send, and what a wallet gets, is the rest.
-      expect(await page.locator('[data-amount]').getAttribute('data-amount')).toBe(new Money(due).minus(paid).toFixed(due.split('.')[1]?.length ?? 0));
+      const rest = new Money(due).minus(paid);
+      expect(await page.locator('[data-amount]').getAttribute('data-amount')).toBe(rest.toFixed(due.split('.')[1]?.length ?? 0));
       await screenshot(page, `checkout-wrong-${kind}`);
+      // A second short top-up (still not enough): the page follows what is left, without a status change.
+      await server.request('POST', '/api/sandbox/transfers', { token, json: { invoiceId: short, amount: '2', confirmations: 19 } });
+      await expect
+        .poll(() => page.locator('[data-amount]').getAttribute('data-amount'), { timeout: 15_000 })
+        .toBe(rest.minus(2).toFixed(due.split('.')[1]?.length ?? 0));
       // The merchant declines it: the client sees where the money goes back.
       const refund = await server.request('POST', `/api/invoices/v1/regular/${short}/refund`, { token, json: { address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t' } });
       expect(refund.status).toBe(200);
-      await page.getByText('The payment was refunded.').waitFor();
+      await page.locator('[data-status-text]', { hasText: 'The payment was refunded.' }).waitFor();
       expect(await page.locator('.status').textContent()).toContain('goes back to TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t');
       await screenshot(page, `checkout-refunded-${kind}`);
 
@@ -116,22 +147,34 @@ describe.runIf(CHROMIUM)('the checkout page in Chromium', () => {
       await page.goto(`${server.url}/pay/${expiring}`);
       await page.locator('[data-address]').waitFor();
       await server.request('POST', '/api/sandbox/clock/advance', { token, json: { minutes: 31 } });
-      await page.getByText('This invoice has expired.').waitFor();
+      await page.locator('[data-status-text]', { hasText: 'This invoice has expired.' }).waitFor();
       expect(await page.locator('.status').textContent()).toContain('the merchant can accept it or refund it');
       await screenshot(page, `checkout-closed-${kind}`);
+      // Nothing is asked any more: no payment URI, no QR code.
+      const after = await server.graphql('query($id: ID!) { invoice(id: $id) { status paymentUri } }', { id: expiring });
+      expect(after.body.data.invoice).toEqual({ status: 'CLOSED', paymentUri: null });
+      expect((await fetch(`${server.url}/pay/${expiring}/qr.svg`)).status).toBe(404);
       expect(problems).toEqual([]);
     });
 
-    it('without a WebSocket it falls back to polling and still follows the payment', async () => {
+    it('without a WebSocket it falls back to polling, keeps what the client types, and still follows the payment', async () => {
       const id = await invoiceFor(server, token);
-      await proceed(server, id, 'btc');
       const { page, problems } = await browser.open();
       await page.routeWebSocket(/\/graphql/, (ws) => ws.close());
       await page.goto(`${server.url}/pay/${id}`);
+      const email = page.getByLabel('Your e-mail');
+      await email.fill('client@example.com');
       await page.locator('[data-polling]').waitFor({ timeout: 15_000 });
+      // Polls come and go (every 3 s) without touching the form under the client's fingers.
+      await email.focus();
+      await page.waitForTimeout(4_000);
+      expect(await email.inputValue()).toBe('client@example.com');
+      expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('clientEmail');
+      await page.getByLabel('Pay in').selectOption('BTC');
+      await page.getByRole('button', { name: 'Continue to payment' }).click();
       const amount = (await page.locator('[data-amount]').getAttribute('data-amount'))!;
       await server.request('POST', '/api/sandbox/transfers', { token, json: { invoiceId: id, amount, confirmations: 2 } });
-      await page.getByText('Payment complete. Thank you!').waitFor({ timeout: 10_000 });
+      await page.locator('[data-status-text]', { hasText: 'Payment complete. Thank you!' }).waitFor({ timeout: 10_000 });
       // The refused sockets are the only console noise.
       expect(problems.filter((p) => !/WebSocket/i.test(p))).toEqual([]);
     });
@@ -174,6 +217,17 @@ describe.runIf(CHROMIUM)('the checkout page in Chromium', () => {
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
       expect(await page.getByText('Senden Sie genau').count()).toBe(1);
       await screenshot(page, 'checkout-phone-de');
+      expect(problems).toEqual([]);
+    });
+
+    it('the client chooses only among the currencies the merchant accepts', async () => {
+      const picky = await server.merchant({ name: 'Picky', acceptedAssets: ['btc', 'usdt'] });
+      const id = await invoiceFor(server, picky.publicToken);
+      const { page, problems } = await browser.open();
+      await page.goto(`${server.url}/pay/${id}`);
+      const options = page.getByLabel('Pay in').locator('option');
+      await options.first().waitFor({ state: 'attached' });
+      expect(await options.evaluateAll((all) => all.map((o) => (o as HTMLOptionElement).value))).toEqual(['', 'BTC', 'TRC20USDT', 'USDTERC20']);
       expect(problems).toEqual([]);
     });
 

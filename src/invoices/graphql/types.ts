@@ -206,8 +206,8 @@ export const InvoiceType = builder.prismaNode('Invoice', {
     paymentUri: t.string({
       nullable: true,
       description:
-        'Once filled: what is still due as a standard wallet URI, for a QR code or an "open in wallet" link (BIP-21 for BTC/LTC/BCH, EIP-681 for ETH, BNB and ERC-20, a TON transfer link with the tag, Solana Pay): the amount, or after a short payment the rest. Null before, once nothing is due, and for Tron, which has no standard: use the address.',
-      select: { paymentCurrency: true, paymentAmount: true, paidAmount: true, address: { select: { address: true, tag: true } } },
+        'While the invoice waits for a payment (PENDING, or WRONG after a short one): what is still due as a standard wallet URI, for a QR code or an "open in wallet" link (BIP-21 for BTC/LTC/BCH, EIP-681 for ETH, BNB and ERC-20, a TON transfer link with the tag, Solana Pay). Null otherwise, and for Tron, which has no standard: use the address.',
+      select: { status: true, paymentCurrency: true, paymentAmount: true, paidAmount: true, address: { select: { address: true, tag: true } } },
       resolve: (i) => {
         const outstanding = outstandingPayment(i);
         return outstanding && paymentUri(outstanding);

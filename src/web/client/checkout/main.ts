@@ -14,6 +14,7 @@ import { currencyName, isLanguage, LANGUAGE_NAMES, LANGUAGES, text, unitOf, type
 type Invoice = CheckoutInvoiceFragment;
 
 const POLL_MS = 3_000;
+const PAYMENT_REFRESH_MS = 5_000;
 const REDIRECT_DELAY_MS = 3_000;
 
 const root = document.getElementById('app')!;
@@ -57,7 +58,7 @@ const copyable = (label: TextKey, value: string, copyLabel: TextKey, extra: Reco
     { class: 'copyable' },
     h('span', { class: 'label', id: `${id}-label` }, t(label)),
     h('code', { id, class: 'value', 'aria-labelledby': `${id}-label`, ...extra }, value),
-    h('button', { type: 'button', class: 'copy', onclick: () => void copy(value), 'aria-describedby': id }, t(copyLabel)),
+    h('button', { type: 'button', class: 'copy', onclick: () => void copy(value), 'aria-describedby': id, 'data-focus': copyLabel }, t(copyLabel)),
   );
 };
 
@@ -65,7 +66,8 @@ function header(invoice: Invoice) {
   return h(
     'header',
     { class: 'merchant' },
-    invoice.company.logoUrl ? h('img', { class: 'logo', src: invoice.company.logoUrl, alt: '', width: 48, height: 48 }) : null,
+    // The page's CSP loads images from https only (a logo over http would be mixed content anyway).
+    invoice.company.logoUrl.startsWith('https://') ? h('img', { class: 'logo', src: invoice.company.logoUrl, alt: '', width: 48, height: 48 }) : null,
     h('div', {}, h('h1', {}, invoice.company.name), h('p', { class: 'muted' }, t('invoiceNumber', { id: invoice.id }))),
   );
 }
@@ -186,16 +188,18 @@ function paymentPanel(invoice: Invoice, amount: string) {
     h(
       'figure',
       { class: 'qr' },
-      h('img', { src: `${payPath}/${encodeURIComponent(invoice.id)}/qr.svg`, alt: t('qrAlt'), width: 220, height: 220, 'data-qr': '' }),
+      // The amount in the URL: a new amount due (a short payment's rest) is a new image, never a cached one.
+      h('img', { src: `${payPath}/${encodeURIComponent(invoice.id)}/qr.svg?due=${encodeURIComponent(amount)}`, alt: t('qrAlt'), width: 220, height: 220, 'data-qr': '' }),
       invoice.paymentUri ? null : h('figcaption', { class: 'hint' }, t('qrNoUri')),
     ),
-    invoice.paymentUri ? h('p', {}, h('a', { class: 'wallet-link', href: invoice.paymentUri, 'data-uri': '' }, t('openWallet'))) : null,
-    h('p', { class: 'countdown', role: 'timer', 'aria-live': 'off', 'data-expires': invoice.expiredAt ?? '' }),
+    invoice.paymentUri ? h('p', {}, h('a', { class: 'wallet-link', href: invoice.paymentUri, 'data-uri': '', 'data-focus': 'wallet' }, t('openWallet'))) : null,
+    // Only while the first payment is awaited: a short payment's rest is taken after expiry too.
+    invoice.status === 'PENDING' ? h('p', { class: 'countdown', role: 'timer', 'aria-live': 'off', 'data-expires': invoice.expiredAt ?? '' }) : null,
   );
 }
 
 function tickCountdown(): void {
-  const node = root.querySelector<HTMLElement>('.countdown');
+  const node = content.querySelector<HTMLElement>('.countdown');
   if (!node?.dataset['expires']) return;
   const left = Math.max(0, Date.parse(node.dataset['expires']) - Date.now());
   const minutes = Math.floor(left / 60_000);
@@ -251,29 +255,50 @@ function statusView(invoice: Invoice) {
 }
 
 function banner(key: TextKey, tone: string, values?: Record<string, string>) {
-  return h('p', { class: `banner ${tone}`, 'data-status-text': '' }, t(key, values));
+  return h('p', { class: `banner ${tone}`, 'data-status-text': '', 'data-focus': 'status', tabindex: -1 }, t(key, values));
 }
 
 function languageSwitch() {
   return h(
     'nav',
     { class: 'languages', 'aria-label': t('language') },
-    LANGUAGES.map((code) => h('a', { href: `?lang=${code}`, lang: code, hreflang: code, 'aria-current': code === language ? 'true' : null }, LANGUAGE_NAMES[code])),
+    LANGUAGES.map((code) =>
+      h('a', { href: `?lang=${code}`, lang: code, hreflang: code, 'aria-current': code === language ? 'true' : null, 'data-focus': `lang-${code}` }, LANGUAGE_NAMES[code]),
+    ),
   );
 }
 
-/** Renders the invoice; a status change moves focus to the new status so that it is announced. */
+/** What the page shows last, so that a poll or a message bringing nothing new changes nothing on the page. */
+let shownAs = '';
+const content = h('div', {});
+const sandboxNotice = root.dataset['sandbox'] === '1' ? h('p', { class: 'banner warning', role: 'note' }, t('sandboxNotice')) : null;
+
+/**
+ * Renders the invoice. Nothing happens when nothing changed, and the form is never rebuilt under the client's
+ * fingers while the invoice waits for it. A status change is read out (the persistent live region) and moves the
+ * focus to the new status.
+ */
 function show(invoice: Invoice): void {
   const changed = shown?.status !== invoice.status;
+  const signature = JSON.stringify(invoice);
+  if (signature === shownAs || (!changed && invoice.status === 'CREATED')) return;
   shown = invoice;
+  shownAs = signature;
   root.setAttribute('data-status', invoice.status);
-  replaceChildren(root, languageSwitch(), header(invoice), order(invoice), h('div', { class: 'status', 'aria-live': 'polite' }, statusView(invoice)), pollingNotice, announcer);
+  // Keyboard users keep their place when the same view is drawn again with new figures.
+  const focused = content.contains(document.activeElement) ? document.activeElement?.getAttribute('data-focus') : null;
+  replaceChildren(content, languageSwitch(), sandboxNotice, header(invoice), order(invoice), h('div', { class: 'status' }, statusView(invoice)), pollingNotice);
+  if (!changed && focused) content.querySelector<HTMLElement>(`[data-focus="${focused}"]`)?.focus();
   window.clearInterval(countdown);
-  if (root.querySelector('.countdown')) {
+  if (content.querySelector('.countdown')) {
     tickCountdown();
     countdown = window.setInterval(tickCountdown, 1000);
   }
-  if (changed) (root.querySelector('#payment-heading') as HTMLElement | null)?.focus();
+  if (changed) {
+    const status = content.querySelector<HTMLElement>('[data-status-text]');
+    announcer.textContent = status?.textContent ?? '';
+    status?.focus();
+  }
   if (invoice.status === 'DONE' && invoice.redirectURL && redirect === undefined) {
     const target = invoice.redirectURL;
     redirect = window.setTimeout(() => window.location.assign(target), REDIRECT_DELAY_MS);
@@ -282,31 +307,52 @@ function show(invoice: Invoice): void {
 
 function notFound(): void {
   root.setAttribute('data-status', 'NOT_FOUND');
-  replaceChildren(root, languageSwitch(), h('h1', {}, t('notFoundTitle')), h('p', {}, t('notFoundText')));
+  replaceChildren(content, languageSwitch(), h('h1', {}, t('notFoundTitle')), h('p', {}, t('notFoundText')));
 }
 
-async function refresh(): Promise<void> {
-  const { invoice } = await request(CheckoutInvoiceDocument, { id: invoiceId });
-  if (invoice) show(invoice);
-  else notFound();
+/** No more changes come to an invoice in these statuses (a refund of a closed one is the merchant's, and announced live). */
+const FINAL = new Set(['DONE', 'REFUNDED']);
+let refreshing: Promise<void> | null = null;
+
+/** Reads the invoice again (one read at a time: an older answer never overwrites a newer one). */
+function refresh(): Promise<void> {
+  refreshing ??= request(CheckoutInvoiceDocument, { id: invoiceId })
+    .then(({ invoice }) => (invoice ? show(invoice) : notFound()))
+    .finally(() => (refreshing = null));
+  return refreshing;
 }
 
 function poll(): void {
   if (polling !== undefined) return;
   pollingNotice = h('p', { class: 'muted', 'data-polling': '' }, t('liveUnavailable'));
-  root.append(pollingNotice);
-  polling = window.setInterval(() => void refresh().catch(() => undefined), POLL_MS);
+  content.append(pollingNotice);
+  polling = window.setInterval(() => {
+    if (shown && FINAL.has(shown.status)) return window.clearInterval(polling);
+    void refresh().catch(() => undefined);
+  }, POLL_MS);
+}
+
+/**
+ * While a payment is being confirmed or a short one awaits its rest, what was paid and the confirmations change
+ * without a status change (no message comes for them): read them again every few seconds.
+ */
+function followPayments(): void {
+  window.setInterval(() => {
+    if (polling === undefined && (shown?.status === 'PROCESSING' || shown?.status === 'WRONG')) void refresh().catch(() => undefined);
+  }, PAYMENT_REFRESH_MS);
 }
 
 async function start(): Promise<void> {
+  replaceChildren(root, content, announcer);
   try {
     await refresh();
   } catch (e) {
-    replaceChildren(root, h('p', { class: 'error', role: 'alert' }, e instanceof GraphqlError ? e.message : t('errorGeneric')));
+    replaceChildren(content, h('p', { class: 'error', role: 'alert' }, e instanceof GraphqlError ? e.message : t('errorGeneric')));
     return;
   }
   if (!shown) return;
-  live(CheckoutInvoiceLiveDocument, { id: invoiceId, after: null }, { onData: (data) => show(data.invoiceStatusChanged), onUnavailable: poll });
+  live(CheckoutInvoiceLiveDocument, { id: invoiceId, after: null }, { onData: (data) => show(data.invoiceStatusChanged), onUnavailable: poll, onError: poll });
+  followPayments();
 }
 
 void start();

@@ -21,12 +21,13 @@ import {
   type InvoiceStatus,
 } from '../../../../generated/gql-web/graphql.ts';
 import { h, replaceChildren, uid } from '../shared/dom.ts';
-import { GraphqlError, live, request } from '../shared/graphql.ts';
+import { closeLive, GraphqlError, live, request } from '../shared/graphql.ts';
 import { isLanguage, statusName, text, unitOf, type TextKey } from '../shared/i18n.ts';
 
 const TOKEN_KEY = 'payrail.publicToken';
 const STATUSES: InvoiceStatus[] = ['CREATED', 'PENDING', 'PROCESSING', 'DONE', 'WRONG', 'CLOSED', 'REFUNDED'];
 const PAGE = 50;
+const POLL_MS = 10_000;
 
 type Row = DashboardInvoiceRowFragment;
 type Withdrawal = DashboardWithdrawalRowFragment;
@@ -38,6 +39,18 @@ const time = (iso: string) => new Date(iso).toLocaleString(language);
 const money = (amount: string, currency: string) => `${amount} ${unitOf(currency)}`;
 
 const stops: (() => void)[] = [];
+/** Where failures of the dashboard's own requests are read out. */
+const problems = h('p', { class: 'error', role: 'alert' });
+const report = (e: unknown) => void (problems.textContent = e instanceof Error ? e.message : t('errorGeneric'));
+/** Called every few seconds when no live connection gets through: the lists read themselves again. */
+const reloads: (() => void)[] = [];
+let polling: number | undefined;
+const liveNotice = h('p', { class: 'muted', role: 'status' });
+const unavailable = () => {
+  if (polling !== undefined) return;
+  liveNotice.textContent = t('liveUnavailableDashboard');
+  polling = window.setInterval(() => reloads.forEach((reload) => reload()), POLL_MS);
+};
 const token = () => sessionStorage.getItem(TOKEN_KEY);
 const gql = <R, V>(document: Parameters<typeof request<R, V>>[0], variables: V) => request(document, variables, token());
 
@@ -73,6 +86,11 @@ function signInView(problem = ''): void {
 function signOut(): void {
   sessionStorage.removeItem(TOKEN_KEY);
   for (const stop of stops.splice(0)) stop();
+  closeLive();
+  window.clearInterval(polling);
+  polling = undefined;
+  reloads.length = 0;
+  problems.textContent = liveNotice.textContent = '';
   signInView();
 }
 
@@ -114,14 +132,20 @@ function invoicesSection() {
       ),
     );
   };
-  const load = async () => {
+  let next: string | null = null;
+  const more = h('button', { type: 'button', hidden: true }, t('more'));
+  const load = async (after: string | null = null) => {
     const status = selected();
-    const { invoices } = await gql(DashboardInvoicesDocument, { first: PAGE, filter: status ? { status: [status] } : null });
-    rows.clear();
+    const { invoices } = await gql(DashboardInvoicesDocument, { first: PAGE, after, filter: status ? { status: [status] } : null });
+    if (!after) rows.clear();
     for (const r of invoices.nodes) rows.set(r.id, r);
+    next = invoices.pageInfo.hasNextPage ? (invoices.pageInfo.endCursor ?? null) : null;
+    more.hidden = next === null;
     render();
   };
-  filter.addEventListener('change', () => void load());
+  more.addEventListener('click', () => void load(next).catch(report));
+  filter.addEventListener('change', () => void load().catch(report));
+  reloads.push(() => void load().catch(report));
   stops.push(
     live(DashboardInvoiceEventsDocument, { after: null }, {
       token: token(),
@@ -130,9 +154,11 @@ function invoicesSection() {
         render();
         refreshBalances();
       },
+      onUnavailable: unavailable,
+      onError: report,
     }),
   );
-  void load();
+  void load().catch(report);
   return section(
     'invoices',
     'invoices',
@@ -144,6 +170,7 @@ function invoicesSection() {
       h('thead', {}, h('tr', {}, ['Id', t('created'), t('status'), t('total'), t('client'), t('details')].map((x) => h('th', { scope: 'col' }, x)))),
       body,
     ),
+    more,
     detail,
   );
 }
@@ -200,9 +227,14 @@ async function showInvoice(id: string, into: HTMLElement): Promise<void> {
                 {
                   type: 'button',
                   onclick: () =>
-                    void gql(DashboardRedeliverDocument, { input: { eventId: d.eventId } }).then(({ redeliverWebhook: r }) => {
-                      note.textContent = r.__typename === 'RedeliverWebhookSuccess' ? t('redelivered') : r.message;
-                    }),
+                    void gql(DashboardRedeliverDocument, { input: { eventId: d.eventId } })
+                      .then(async ({ redeliverWebhook: r }) => {
+                        if (r.__typename !== 'RedeliverWebhookSuccess') return void (note.textContent = r.message);
+                        // The new delivery shows in the list.
+                        await showInvoice(id, into);
+                        into.querySelector('[role="status"]')!.textContent = t('redelivered');
+                      })
+                      .catch(report),
                 },
                 t('redeliver'),
               ),
@@ -229,7 +261,8 @@ function balancesSection() {
     timer = window.setTimeout(load, 500);
   };
   const load = () =>
-    void gql(DashboardBalancesDocument, {}).then(({ balances }) =>
+    void gql(DashboardBalancesDocument, {})
+      .then(({ balances }) =>
     replaceChildren(
       body,
       balances.length
@@ -240,8 +273,10 @@ function balancesSection() {
           )
         : h('p', {}, t('none')),
     ),
-  );
+      )
+      .catch(report);
   load();
+  reloads.push(load);
   return section('balances', 'balances', body);
 }
 
@@ -250,7 +285,9 @@ function webhooksSection() {
   const input = h('input', { id, type: 'url', name: 'url', maxlength: 2048, 'aria-describedby': `${id}-hint ${id}-error` });
   const error = h('p', { class: 'field-error', id: `${id}-error` });
   const note = h('p', { role: 'status', class: 'muted' });
-  void gql(DashboardWebhookSettingsDocument, {}).then(({ webhookSettings }) => (input.value = webhookSettings.url ?? ''));
+  void gql(DashboardWebhookSettingsDocument, {})
+    .then(({ webhookSettings }) => (input.value = webhookSettings.url ?? ''))
+    .catch(report);
   const form = h(
     'form',
     {},
@@ -262,11 +299,13 @@ function webhooksSection() {
       {
         type: 'button',
         onclick: () =>
-          void gql(DashboardTestWebhookDocument, {}).then(({ sendTestWebhook: r }) => {
-            if (r.__typename !== 'SendTestWebhookSuccess') return void (note.textContent = r.message);
-            const { result } = r;
-            note.textContent = result.ok ? t('testOk', { status: result.statusCode ?? '', ms: result.durationMs }) : t('testFailed', { error: result.error ?? String(result.statusCode) });
-          }),
+          void gql(DashboardTestWebhookDocument, {})
+            .then(({ sendTestWebhook: r }) => {
+              if (r.__typename !== 'SendTestWebhookSuccess') return void (note.textContent = r.message);
+              const { result } = r;
+              note.textContent = result.ok ? t('testOk', { status: result.statusCode ?? '', ms: result.durationMs }) : t('testFailed', { error: result.error ?? String(result.statusCode) });
+            })
+            .catch(report),
       },
       t('sendTest'),
     ),
@@ -276,11 +315,13 @@ function webhooksSection() {
     event.preventDefault();
     input.removeAttribute('aria-invalid');
     error.textContent = '';
-    void gql(DashboardSetWebhookUrlDocument, { input: { url: input.value.trim() || null } }).then(({ setWebhookUrl: r }) => {
-      if (r.__typename === 'SetWebhookUrlSuccess') return void (note.textContent = t('saved'));
-      input.setAttribute('aria-invalid', 'true');
-      error.textContent = ('details' in r && r.details[0]?.message) || r.message;
-    });
+    void gql(DashboardSetWebhookUrlDocument, { input: { url: input.value.trim() || null } })
+      .then(({ setWebhookUrl: r }) => {
+        if (r.__typename === 'SetWebhookUrlSuccess') return void (note.textContent = t('saved'));
+        input.setAttribute('aria-invalid', 'true');
+        error.textContent = ('details' in r && r.details[0]?.message) || r.message;
+      })
+      .catch(report);
   });
   return section('webhooks', 'webhooks', form);
 }
@@ -295,10 +336,15 @@ function withdrawalsSection() {
         .sort((a, b) => b.createdAt.localeCompare(a.createdAt))
         .map((w) => h('tr', { 'data-withdrawal': w.uid }, h('td', {}, time(w.createdAt)), h('td', {}, w.status.toLowerCase()), h('td', { class: 'num' }, money(w.amount, w.asset)), h('td', {}, h('code', {}, w.to)), h('td', {}, w.txHash ? h('code', {}, w.txHash) : ''))),
     );
-  void gql(DashboardWithdrawalsDocument, { first: PAGE }).then(({ withdrawals }) => {
-    for (const w of withdrawals.nodes) rows.set(w.uid, w);
-    render();
-  });
+  const load = () =>
+    void gql(DashboardWithdrawalsDocument, { first: PAGE })
+      .then(({ withdrawals }) => {
+        for (const w of withdrawals.nodes) rows.set(w.uid, w);
+        render();
+      })
+      .catch(report);
+  load();
+  reloads.push(load);
   stops.push(
     live(DashboardWithdrawalEventsDocument, { after: null }, {
       token: token(),
@@ -307,6 +353,8 @@ function withdrawalsSection() {
         render();
         refreshBalances();
       },
+      onUnavailable: unavailable,
+      onError: report,
     }),
   );
   const rules = h('div', {});
@@ -325,7 +373,9 @@ function withdrawalsSection() {
       ruleForm(all, showRules, selected),
     );
   };
-  void gql(DashboardAutoWithdrawalsDocument, {}).then(({ autoWithdrawals }) => showRules(autoWithdrawals));
+  void gql(DashboardAutoWithdrawalsDocument, {})
+    .then(({ autoWithdrawals }) => showRules(autoWithdrawals))
+    .catch(report);
   return section(
     'withdrawals',
     'withdrawals',
@@ -396,6 +446,8 @@ function mainView(name: string): void {
       h('p', { class: 'muted' }, t('signedInAs', { name })),
       h('button', { type: 'button', onclick: signOut }, t('signOut')),
     ),
+    problems,
+    liveNotice,
     invoicesSection(),
     balancesSection(),
     webhooksSection(),
@@ -410,8 +462,12 @@ async function start(): Promise<void> {
     const { viewer } = await request(DashboardViewerDocument, {}, saved);
     mainView(viewer.name);
   } catch (e) {
-    sessionStorage.removeItem(TOKEN_KEY);
-    signInView(e instanceof GraphqlError && e.code === 'UNAUTHENTICATED' ? t('tokenInvalid') : '');
+    // Only a refused token is forgotten; a network failure keeps it for the next attempt (reload).
+    if (e instanceof GraphqlError && e.code === 'UNAUTHENTICATED') {
+      sessionStorage.removeItem(TOKEN_KEY);
+      return signInView(t('tokenInvalid'));
+    }
+    replaceChildren(root, h('p', { class: 'error', role: 'alert' }, t('errorGeneric')));
   }
 }
 

@@ -43,6 +43,12 @@ export interface LiveOptions<R> {
 
 let shared: { client: Client; token: string | null } | null = null;
 
+/** Closes the live connection (sign-out): nothing more arrives for the old token. */
+export function closeLive(): void {
+  shared?.client.dispose();
+  shared = null;
+}
+
 function clientFor(token: string | null): Client {
   if (shared && shared.token === token) return shared.client;
   shared?.client.dispose();
