@@ -57,11 +57,13 @@ export interface StartOptions {
 
 /** Opens the platform, assembles the features, starts their jobs and listens. */
 export async function startApp(config: Config, logger: Logger, options: StartOptions = {}): Promise<App> {
-  const platform = await openPlatform(config, logger, { role: 'server' });
+  const platform = await openPlatform(config, logger, { role: 'server', signer: true });
   const assembled = assemble(config, platform);
   const { services } = assembled;
   const jobs = new JobRunner([
     ...assembled.jobs,
+    // The real chains' watchers (one process per network scans at a time: each holds a lease).
+    ...platform.chains.jobs(),
     intervalJob('idempotency-pruner', IDEMPOTENCY_PRUNE_INTERVAL_MS, () => pruneIdempotencyKeys(platform), logger),
   ]);
   jobs.start();
@@ -120,7 +122,12 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       }
       return yoga(req, res, { req, requestId });
     }
-    if (url.pathname === '/health') return sendJson(res, 200, { status: 'ok' });
+    if (url.pathname === '/health') {
+      // Chains that are off or failing make the service degraded, not down: their currencies are refused meanwhile.
+      const chains = platform.chains.health();
+      const degraded = chains.some((c) => c.mode === 'node' && c.state !== 'ok');
+      return sendJson(res, 200, { status: degraded ? 'degraded' : 'ok', chains });
+    }
     if (!url.pathname.startsWith('/api/') && (await pages(req, res, url))) return;
     if (req.method === 'OPTIONS' && url.pathname.startsWith('/api/')) {
       res.writeHead(204, CORS_HEADERS);

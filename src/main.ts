@@ -40,13 +40,14 @@ function printDemoMerchant(demo: CompanyCredentials) {
 }
 if (demo) printDemoMerchant(demo);
 
+const chainModes = Object.fromEntries(app.platform.chains.health().map((c) => [c.network, c.mode]));
 if (config.sandbox) {
   logger.warn(
-    { sandbox: true },
-    'SANDBOX MODE: payments are simulated (POST /api/sandbox/transfers), the test clock can move; never take real payments like this',
+    { sandbox: true, chains: chainModes },
+    'SANDBOX MODE: payments on sandbox networks are simulated (POST /api/sandbox/transfers), the test clock can move; never take real payments on them',
   );
 } else {
-  logger.warn({ sandbox: false }, 'sandbox endpoints are off, but no real chain node is configured: addresses are still sandbox addresses');
+  logger.info({ chains: chainModes }, 'chains: networks without a node (CHAINS_FILE) are off');
 }
 if (config.embedded) {
   logger.warn(

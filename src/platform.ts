@@ -1,5 +1,7 @@
 // What every process of the service stands on: the database, the clock, the chains and the event bus.
-import { sandboxRegistry } from './chains/sandbox.ts';
+import { readChainsFile } from './chains/config.ts';
+import { openChains, type Chains } from './chains/registry.ts';
+import { Signer } from './chains/signer.ts';
 import { Clock } from './clock.ts';
 import { EventBus, type BusFanout } from './core/bus.ts';
 import { redisFanout } from './core/redis-fanout.ts';
@@ -12,6 +14,8 @@ import type { Logger } from './logger.ts';
 export interface OpenPlatformOptions {
   /** Who opens the database (named in the embedded database's lock). */
   role: string;
+  /** This process sends on chain (withdrawals, refunds): it loads the signer. */
+  signer?: boolean;
   poolSize?: number;
 }
 
@@ -40,7 +44,17 @@ export async function openPlatform(config: CoreConfig, logger: Logger, options: 
   const db = database.prisma;
   let fanout: BusFanout | undefined;
   let bus: EventBus;
+  let chains: Chains;
   try {
+    chains = await openChains({
+      file: readChainsFile(config.chainsFile),
+      sandbox: config.sandbox,
+      db,
+      logger,
+      // Only processes that send on chain hold the signer (the server's withdrawal and refund senders).
+      signer: options.signer ? Signer.fromConfig(config) : null,
+      sandboxSendFailures: config.sandboxSendFailures,
+    });
     fanout = config.redisUrl ? await redisFanout(config.redisUrl, await fanoutChannel(db), logger) : undefined;
     bus = new EventBus({ db, notifications: database.notifications, logger, fanout }, { pollMs: config.eventPollMs });
     await bus.start();
@@ -54,7 +68,7 @@ export async function openPlatform(config: CoreConfig, logger: Logger, options: 
     database,
     db,
     clock: new Clock(db, config.sandbox),
-    chains: sandboxRegistry({ sendFailures: config.sandboxSendFailures, db }),
+    chains,
     bus,
     credits: new CreditHooks(),
     logger,

@@ -70,6 +70,8 @@ export type OutgoingListener = (report: OutgoingReport) => Promise<unknown>;
 export interface ChainRegistry {
   forNetwork(network: Network): ChainAdapter;
   readonly sandbox: boolean;
+  /** Confirmations after which a payment in `asset` counts as final. */
+  requiredConfirmations(asset: string): number;
   /** Where adapters deliver what their watchers see. */
   onTransfer(listener: TransferListener): void;
   /** Where adapters deliver the outcome of outgoing transactions. */

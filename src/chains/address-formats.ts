@@ -6,7 +6,12 @@ export type AddressNetwork = 'btc' | 'ltc' | 'bch' | 'evm' | 'tron' | 'sol' | 't
 
 export interface AddressOptions {
   testnet?: boolean;
+  /** A local regtest chain (its own bech32 and CashAddr prefixes); implies testnet elsewhere. */
+  regtest?: boolean;
 }
+
+type Flavour = 'main' | 'test' | 'regtest';
+const flavourOf = (opts: AddressOptions): Flavour => (opts.regtest ? 'regtest' : opts.testnet ? 'test' : 'main');
 
 // Address payload size per network: hash160 / account hash vs. 32-byte key / account id.
 const BYTE_LENGTH: Record<AddressNetwork, number> = {
@@ -20,8 +25,8 @@ const BYTE_LENGTH: Record<AddressNetwork, number> = {
 };
 
 const SEGWIT_HRP = {
-  btc: { main: 'bc', test: 'tb' },
-  ltc: { main: 'ltc', test: 'tltc' },
+  btc: { main: 'bc', test: 'tb', regtest: 'bcrt' },
+  ltc: { main: 'ltc', test: 'tltc', regtest: 'rltc' },
 } as const;
 
 const TRON_PREFIX = 0x41;
@@ -33,13 +38,14 @@ export function encodeAddress(network: AddressNetwork, bytes: Uint8Array, opts: 
   if (!(bytes instanceof Uint8Array) || bytes.length !== expected) {
     throw new Error(`${network} address needs ${expected} bytes, got ${bytes?.length}`);
   }
-  const testnet = opts.testnet === true;
+  const flavour = flavourOf(opts);
+  const testnet = flavour !== 'main';
   switch (network) {
     case 'btc':
     case 'ltc':
-      return encodeP2wpkh(SEGWIT_HRP[network][testnet ? 'test' : 'main'], bytes);
+      return encodeP2wpkh(SEGWIT_HRP[network][flavour], bytes);
     case 'bch':
-      return encodeCashAddr(cashAddrPrefix(testnet), bytes);
+      return encodeCashAddr(cashAddrPrefix(flavour), bytes);
     case 'evm':
       return toChecksumAddress(hex(bytes));
     case 'tron':
@@ -54,14 +60,15 @@ export function encodeAddress(network: AddressNetwork, bytes: Uint8Array, opts: 
 /** True iff `address` is well-formed for `network` (and its mainnet/testnet flavour) with a valid checksum. */
 export function validateAddress(network: AddressNetwork, address: string, opts: AddressOptions = {}): boolean {
   if (typeof address !== 'string') return false;
-  const testnet = opts.testnet === true;
+  const flavour = flavourOf(opts);
+  const testnet = flavour !== 'main';
   try {
     switch (network) {
       case 'btc':
       case 'ltc':
-        return decodeP2wpkh(SEGWIT_HRP[network][testnet ? 'test' : 'main'], address) !== undefined;
+        return decodeP2wpkh(SEGWIT_HRP[network][flavour], address) !== undefined;
       case 'bch':
-        return decodeCashAddr(cashAddrPrefix(testnet), address) !== undefined;
+        return decodeCashAddr(cashAddrPrefix(flavour), address) !== undefined;
       case 'evm':
         return isEvmAddress(address);
       case 'tron': {
@@ -104,8 +111,8 @@ const CASHADDR_GENERATORS = [0x98f2bc8e61n, 0x79b76d99e2n, 0xf33e5fb3c4n, 0xae2e
 // Version byte: type 0 (P2PKH) in bits 3..6, size code 0 (160-bit hash) in bits 0..2.
 const CASHADDR_P2PKH_VERSION = 0;
 
-function cashAddrPrefix(testnet: boolean): string {
-  return testnet ? 'bchtest' : 'bitcoincash';
+function cashAddrPrefix(flavour: Flavour): string {
+  return { main: 'bitcoincash', test: 'bchtest', regtest: 'bchreg' }[flavour];
 }
 
 // 40-bit BCH code; BigInt because JS bitwise operators truncate to 32 bits.

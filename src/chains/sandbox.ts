@@ -86,6 +86,7 @@ export function sandboxRegistry(options: { sendFailures?: number; db?: Db } = {}
   let outgoingListener: OutgoingListener | null = null;
   return {
     sandbox: true,
+    requiredConfirmations: (asset) => PAYMENT_CURRENCY_INFO[asset as keyof typeof PAYMENT_CURRENCY_INFO]?.confirmations ?? 1,
     onTransfer(l) {
       listener = l;
     },

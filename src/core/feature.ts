@@ -1,6 +1,6 @@
 // What a capability plugs into the service with: its services, REST routes, GraphQL types and jobs. The wiring
 // point (src/features.ts) lists the features; nothing else needs to know them.
-import type { ChainRegistry } from '../chains/adapter.ts';
+import type { Chains } from '../chains/registry.ts';
 import type { Clock } from '../clock.ts';
 import type { Database, Db } from '../db/client.ts';
 import type { Route } from '../http/router.ts';
@@ -28,7 +28,7 @@ export interface Platform {
   database: Database;
   db: Db;
   clock: Clock;
-  chains: ChainRegistry;
+  chains: Chains;
   bus: EventBus;
   /** Hooks run in the transaction of every credit to a merchant's available money. */
   credits: CreditHooks;

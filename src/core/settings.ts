@@ -50,6 +50,12 @@ export const coreConfig = configSection(
     REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }).max(2048).optional(),
     /** How long an Idempotency-Key answers with its first response. */
     IDEMPOTENCY_KEY_TTL_HOURS: z.coerce.number().int().min(24).max(24 * 365).default(24),
+    /** JSON file naming the real chain nodes (src/chains/config.ts); without it every network runs on the sandbox chain. */
+    CHAINS_FILE: z.string().min(1).max(4096).optional(),
+    /** File holding the signer's BIP-39 mnemonic (what signs withdrawals, refunds and consolidation). */
+    SIGNER_MNEMONIC_FILE: z.string().min(1).max(4096).optional(),
+    /** The signer's mnemonic itself, for development and tests (prefer SIGNER_MNEMONIC_FILE). */
+    SIGNER_MNEMONIC: z.string().min(1).max(1000).optional(),
     /** Addresses and transaction hashes the risk hook blocks (src/core/risk.ts), separated by commas or spaces. */
     RISK_DENY_LIST: z
       .string()

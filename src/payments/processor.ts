@@ -15,8 +15,6 @@ import type { DepositDeps } from '../deposits/service.ts';
 
 type Tx = Prisma.TransactionClient;
 
-const requiredConfirmations = (asset: string) => (isPaymentCurrency(asset) ? PAYMENT_CURRENCY_INFO[asset].confirmations : 1);
-
 export interface PaymentDeps extends LifecycleDeps {
   /** Reports for static addresses go to the deposits feature. */
   deposits: DepositDeps;
@@ -48,7 +46,7 @@ export async function applyTransferReport(deps: PaymentDeps, report: TransferRep
     let transfer: ChainTransfer | undefined;
     let becameConfirmed = false;
     if (!report.dropped) {
-      const confirmed = report.confirmations >= requiredConfirmations(report.asset);
+      const confirmed = report.confirmations >= deps.chains.requiredConfirmations(report.asset);
       const role = report.asset !== address.asset ? 'wrong_asset' : invoice.status === 'closed' || invoice.status === 'refunded' ? 'late' : 'payment';
       [transfer] = await tx.$queryRaw<ChainTransfer[]>`
         INSERT INTO "ChainTransfer" ("id", "network", "asset", "txHash", "outputIndex", "fromAddress", "toAddress", "tag", "amount",
@@ -73,7 +71,7 @@ export async function applyTransferReport(deps: PaymentDeps, report: TransferRep
         if (existing.state === 'confirmed') throw new ConflictError('CONFLICT', `Transfer ${existing.id} is already final and cannot drop`);
         transfer = await tx.chainTransfer.update({ where: { id: existing.id }, data: { state: 'dropped', droppedAt: now } });
       } else if (report.confirmations > existing.confirmations) {
-        becameConfirmed = existing.state === 'seen' && report.confirmations >= requiredConfirmations(existing.asset);
+        becameConfirmed = existing.state === 'seen' && report.confirmations >= deps.chains.requiredConfirmations(existing.asset);
         transfer = await tx.chainTransfer.update({
           where: { id: existing.id },
           data: {

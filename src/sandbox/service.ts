@@ -54,7 +54,7 @@ export interface SandboxTransferView {
   state: string;
 }
 
-/** Confirmations after which a transfer in this asset counts as final. */
+/** Confirmations after which a transfer in this asset counts as final (sandbox networks use the network's default). */
 export const requiredConfirmations = (asset: string): number => (isPaymentCurrency(asset) ? PAYMENT_CURRENCY_INFO[asset].confirmations : 1);
 
 export const presentSandboxTransfer = (t: ChainTransfer): SandboxTransferView => ({

@@ -1,0 +1,144 @@
+// Which chains are real and where their nodes are: CHAINS_FILE, a JSON file read and checked at start. A network
+// it does not name runs on the sandbox chain (SANDBOX=1) or is off (SANDBOX=0). Keys to SIGN are not here: the
+// signer has its own configuration (signer.ts); this file holds extended PUBLIC keys only.
+import fs from 'node:fs';
+import { isAddress } from 'viem';
+import { z } from 'zod';
+import { NETWORKS, type Network } from '../domain/assets.ts';
+import { decimal } from '../core/validation.ts';
+import { parseExtendedPublicKey } from './hd.ts';
+import { validateAddress } from './address-formats.ts';
+
+const url = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(2048);
+const extendedPublicKey = z
+  .string()
+  .max(200)
+  .refine((key) => {
+    try {
+      parseExtendedPublicKey(key);
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'must be an extended public key (xpub, tpub, zpub, vpub, Ltub or Mtub) of the account, never a private one');
+const evmAddress = z.string().refine((a) => isAddress(a, { strict: true }), 'must be a 0x address (EIP-55 checksummed or single-case)');
+
+const common = {
+  /** Confirmations after which a payment counts; default: the network's (docs/payments.md). */
+  confirmations: z.number().int().min(1).max(10_000).optional(),
+  /** A node that does not answer at start does not stop the start: its currencies are refused until it answers. */
+  optional: z.boolean().default(false),
+  /** How often the watcher looks for new blocks. */
+  pollMs: z.number().int().min(50).max(600_000).default(2_000),
+};
+
+export const evmChainSchema = z
+  .object({
+    rpcUrl: url,
+    chainId: z.number().int().min(1).max(2 ** 40),
+    /** The account's extended public key (m/44'/60'/0'): receiving addresses are its <account>/0/<index>. */
+    xpub: extendedPublicKey,
+    /** ERC-20 contracts of the tokens paid on this chain. */
+    tokens: z.object({ usdterc20: evmAddress.optional(), usdc: evmAddress.optional() }).strict().default({}),
+    /** Where scanning starts the first time: the current block, or a block number. */
+    startBlock: z.union([z.literal('latest'), z.number().int().min(0)]).default('latest'),
+    /** EIP-1559 fee caps, in gwei: the fee the node suggests is used up to these. */
+    maxFeeGwei: decimal().optional(),
+    priorityFeeGwei: decimal().optional(),
+    /** A withdrawal not mined after this many blocks is replaced with higher fees (same nonce). */
+    replaceAfterBlocks: z.number().int().min(1).max(10_000).default(12),
+    /** Blocks read per RPC batch while catching up. */
+    batchBlocks: z.number().int().min(1).max(1_000).default(20),
+    ...common,
+  })
+  .strict();
+
+export const utxoChainSchema = z
+  .object({
+    /** Bitcoin Core JSON-RPC, with the credentials in the URL (http://user:password@host:port). */
+    rpcUrl: url,
+    /** The node's wallet that watches our addresses (created as a watch-only legacy wallet if missing). */
+    wallet: z.string().regex(/^[\w.-]{1,64}$/, 'must be 1-64 letters, digits, . _ -').default('payrail'),
+    xpub: extendedPublicKey,
+    chain: z.enum(['main', 'test', 'regtest']).default('main'),
+    /** Fee rate of outgoing transactions, in base units per virtual byte; default: the node's estimate. */
+    feeRate: z.number().min(1).max(100_000).optional(),
+    /** Addresses the node watches beyond the last one handed out (the gap limit of wallets). */
+    lookahead: z.number().int().min(1).max(10_000).default(20),
+    ...common,
+  })
+  .strict();
+
+export const tronChainSchema = z
+  .object({
+    /** A TronGrid-style HTTP API. */
+    apiUrl: url,
+    apiKey: z.string().max(200).optional(),
+    xpub: extendedPublicKey,
+    /** The TRC-20 USDT contract (base58). */
+    usdtContract: z.string().refine((a) => validateAddress('tron', a), 'must be a Tron address').optional(),
+    ...common,
+  })
+  .strict();
+
+export const tonChainSchema = z
+  .object({
+    /** A toncenter-style HTTP API (v2). */
+    apiUrl: url,
+    apiKey: z.string().max(200).optional(),
+    /** The deposit wallet: every payment goes here, told apart by its comment (the invoice's tag). */
+    address: z.string().refine((a) => validateAddress('ton', a) || validateAddress('ton', a, { testnet: true }), 'must be a TON address'),
+    testnet: z.boolean().default(false),
+    ...common,
+  })
+  .strict();
+
+export const solanaChainSchema = z
+  .object({
+    /** Solana JSON-RPC. */
+    rpcUrl: url,
+    /** The receiving wallet: payments are told apart by their Solana Pay reference key. */
+    address: z.string().refine((a) => validateAddress('sol', a), 'must be a Solana address'),
+    ...common,
+  })
+  .strict();
+
+export const chainsFileSchema = z
+  .object({
+    ethereum: z.union([z.literal('sandbox'), evmChainSchema]).optional(),
+    bsc: z.union([z.literal('sandbox'), evmChainSchema]).optional(),
+    bitcoin: z.union([z.literal('sandbox'), utxoChainSchema]).optional(),
+    litecoin: z.union([z.literal('sandbox'), utxoChainSchema]).optional(),
+    'bitcoin-cash': z.union([z.literal('sandbox'), utxoChainSchema]).optional(),
+    tron: z.union([z.literal('sandbox'), tronChainSchema]).optional(),
+    ton: z.union([z.literal('sandbox'), tonChainSchema]).optional(),
+    solana: z.union([z.literal('sandbox'), solanaChainSchema]).optional(),
+  })
+  .strict();
+
+export type ChainsFile = z.output<typeof chainsFileSchema>;
+export type EvmChainConfig = z.output<typeof evmChainSchema>;
+export type UtxoChainConfig = z.output<typeof utxoChainSchema>;
+export type TronChainConfig = z.output<typeof tronChainSchema>;
+export type TonChainConfig = z.output<typeof tonChainSchema>;
+export type SolanaChainConfig = z.output<typeof solanaChainSchema>;
+
+export class ChainConfigError extends Error {}
+
+/** CHAINS_FILE read and checked; every problem named with its path. No file: every network on the sandbox. */
+export function readChainsFile(file: string | undefined): ChainsFile {
+  if (!file) return {};
+  let raw: unknown;
+  try {
+    raw = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new ChainConfigError(`CHAINS_FILE ${file}: ${(e as Error).message}`);
+  }
+  const parsed = chainsFileSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new ChainConfigError(`CHAINS_FILE ${file}:\n${parsed.error.issues.map((i) => `  ${i.path.join('.') || '(file)'}: ${i.message}`).join('\n')}`);
+  }
+  return parsed.data;
+}
+
+export const configuredNetworks = (file: ChainsFile): Network[] => NETWORKS.filter((n) => file[n] !== undefined && file[n] !== 'sandbox');

@@ -1,0 +1,223 @@
+// Every network behind the one ChainAdapter interface: a real node where CHAINS_FILE names one, the sandbox chain
+// where it does not (SANDBOX=1), and nothing where neither (SANDBOX=0: those currencies are refused). Nothing above
+// src/chains/ knows which is which. Real nodes are checked at start: one that does not answer stops the start,
+// unless it is marked optional; then its currencies are refused with a clear error until it answers, and the health
+// endpoint says so.
+import { PAYMENT_CURRENCY_INFO, NETWORKS, type Network, type PaymentCurrency } from '../domain/assets.ts';
+import type { Db } from '../db/client.ts';
+import { AppError } from '../errors/app-error.ts';
+import type { Job } from '../core/jobs.ts';
+import type { Logger } from '../logger.ts';
+import type { AddressRequest, AllocatedAddress, ChainAdapter, OutgoingListener, OutgoingReport, OutgoingTransfer, TransferListener, TransferReport } from './adapter.ts';
+import type { ChainsFile } from './config.ts';
+import { SandboxChainAdapter, type SandboxRegistry } from './sandbox.ts';
+import type { Signer } from './signer.ts';
+import { Watcher, type Scanner, type WatchHealth } from './watch.ts';
+import { evmAdapter } from './evm/adapter.ts';
+import { utxoAdapter } from './utxo/adapter.ts';
+import { tronAdapter } from './tron/adapter.ts';
+import { tonAdapter } from './ton/adapter.ts';
+import { solanaAdapter } from './solana/adapter.ts';
+
+/** What a real adapter gets: the database, the signer (null where nothing is sent), and where to report. */
+export interface ChainContext {
+  db: Db;
+  logger: Logger;
+  signer: Signer | null;
+  report: TransferListener;
+  reportOutgoing: OutgoingListener;
+}
+
+/** A real chain: the adapter interface, plus the node check and the watcher's scans. */
+export interface NodeAdapter<S = unknown> extends ChainAdapter, Scanner<S> {
+  /** Confirmations after which a payment counts. */
+  readonly confirmations: number;
+  readonly pollMs: number;
+  /** Resolves when the node answers and agrees with the configuration; throws saying why not. */
+  connect(): Promise<void>;
+}
+
+export interface ChainHealth {
+  network: Network;
+  mode: 'sandbox' | 'node' | 'off';
+  state: 'ok' | 'starting' | 'failing' | 'off';
+  detail: string | null;
+}
+
+export interface Chains extends SandboxRegistry {
+  /** Confirmations after which a payment in `asset` counts (the node's configuration, else the network's). */
+  requiredConfirmations(asset: string): number;
+  /** Whether `network` runs on the sandbox chain (sandbox transfers are only for those). */
+  isSandbox(network: Network): boolean;
+  health(): ChainHealth[];
+  /** The watchers of the real nodes, for the server process. */
+  jobs(): Job[];
+}
+
+const unavailable = (network: Network, why: string) =>
+  new AppError('SERVICE_UNAVAILABLE', `Payments on ${network} are unavailable now: ${why}`);
+
+/** A network that is off (SANDBOX=0 and no node configured): everything on it is refused. */
+class OffAdapter implements ChainAdapter {
+  constructor(readonly network: Network) {}
+  async allocateAddress(): Promise<AllocatedAddress> {
+    throw unavailable(this.network, 'no node is configured for it (CHAINS_FILE)');
+  }
+  isValidAddress(): boolean {
+    return false;
+  }
+  async send(): Promise<{ txHash: string }> {
+    throw unavailable(this.network, 'no node is configured for it (CHAINS_FILE)');
+  }
+}
+
+/** A real adapter whose node has not answered yet (an optional node): its currencies are refused until it does. */
+class GuardedAdapter implements ChainAdapter {
+  constructor(
+    readonly inner: NodeAdapter,
+    private readonly watcher: Watcher<unknown>,
+    public reachable: boolean,
+  ) {}
+  get network(): Network {
+    return this.inner.network;
+  }
+  private check(): void {
+    if (!this.reachable && this.watcher.health.state !== 'ok') throw unavailable(this.network, 'its node does not answer');
+    this.reachable = true;
+  }
+  async allocateAddress(request: AddressRequest): Promise<AllocatedAddress> {
+    this.check();
+    return this.inner.allocateAddress(request);
+  }
+  isValidAddress(address: string): boolean {
+    return this.inner.isValidAddress(address);
+  }
+  async send(transfer: OutgoingTransfer): Promise<{ txHash: string }> {
+    this.check();
+    return this.inner.send(transfer);
+  }
+}
+
+type Factory = (network: Network, config: never, context: ChainContext) => NodeAdapter;
+
+const FACTORIES: Record<Network, Factory> = {
+  ethereum: evmAdapter as Factory,
+  bsc: evmAdapter as Factory,
+  bitcoin: utxoAdapter as Factory,
+  litecoin: utxoAdapter as Factory,
+  'bitcoin-cash': utxoAdapter as Factory,
+  tron: tronAdapter as Factory,
+  ton: tonAdapter as Factory,
+  solana: solanaAdapter as Factory,
+};
+
+export interface OpenChainsOptions {
+  file: ChainsFile;
+  /** SANDBOX=1: networks without a node run on the sandbox chain. */
+  sandbox: boolean;
+  db: Db;
+  logger: Logger;
+  signer: Signer | null;
+  /** Sends of the simulated chain that fail before one is accepted (SANDBOX_SEND_FAILURES). */
+  sandboxSendFailures?: number;
+}
+
+export async function openChains(options: OpenChainsOptions): Promise<Chains> {
+  const { db, logger } = options;
+  let transferListener: TransferListener | null = null;
+  let outgoingListener: OutgoingListener | null = null;
+  const report: TransferListener = (r: TransferReport) => {
+    if (!transferListener) throw new Error('no transfer listener registered');
+    return transferListener(r);
+  };
+  const reportOutgoing: OutgoingListener = (r: OutgoingReport) => {
+    if (!outgoingListener) throw new Error('no outgoing listener registered');
+    return outgoingListener(r);
+  };
+  const context: ChainContext = { db, logger, signer: options.signer, report, reportOutgoing };
+  const outage = { sendFailures: options.sandboxSendFailures ?? 0 };
+  const adapters = new Map<Network, ChainAdapter>();
+  const nodes = new Map<Network, { adapter: NodeAdapter; watcher: Watcher<unknown>; guarded: GuardedAdapter }>();
+  const modes = new Map<Network, ChainHealth['mode']>();
+
+  for (const network of NETWORKS) {
+    const config = options.file[network];
+    if (config === undefined || config === 'sandbox') {
+      const mode = options.sandbox || config === 'sandbox' ? 'sandbox' : 'off';
+      modes.set(network, mode);
+      adapters.set(network, mode === 'sandbox' ? new SandboxChainAdapter(network, db, outage) : new OffAdapter(network));
+      continue;
+    }
+    const adapter = FACTORIES[network](network, config as never, context);
+    let reachable = true;
+    try {
+      await adapter.connect();
+    } catch (e) {
+      const why = e instanceof Error ? e.message : String(e);
+      if (!config.optional) {
+        throw new Error(`${network}: the node at ${redact(rpcOf(config))} does not answer or disagrees with CHAINS_FILE: ${why} (mark it "optional": true to start without it)`);
+      }
+      reachable = false;
+      logger.warn({ network, err: e }, 'an optional chain node does not answer: its currencies are refused until it does');
+    }
+    const watcher = new Watcher(adapter, { db, logger }, adapter.pollMs);
+    const guarded = new GuardedAdapter(adapter, watcher, reachable);
+    nodes.set(network, { adapter, watcher, guarded });
+    modes.set(network, 'node');
+    adapters.set(network, guarded);
+  }
+
+  const sandboxOnly = (network: Network) => {
+    if (modes.get(network) !== 'sandbox') throw new AppError('CONFLICT', `${network} runs on a real node: sandbox transfers are only for sandbox networks`);
+  };
+
+  return {
+    sandbox: options.sandbox,
+    onTransfer(l) {
+      transferListener = l;
+    },
+    onOutgoing(l) {
+      outgoingListener = l;
+    },
+    report(transfer) {
+      sandboxOnly(transfer.network);
+      return report(transfer);
+    },
+    reportOutgoing(outcome) {
+      sandboxOnly(outcome.network);
+      return reportOutgoing(outcome);
+    },
+    forNetwork: (network) => adapters.get(network)!,
+    isSandbox: (network) => modes.get(network) === 'sandbox',
+    requiredConfirmations(asset) {
+      const info = PAYMENT_CURRENCY_INFO[asset as PaymentCurrency];
+      if (!info) return 1;
+      return nodes.get(info.network)?.adapter.confirmations ?? info.confirmations;
+    },
+    health: () =>
+      NETWORKS.map((network): ChainHealth => {
+        const node = nodes.get(network);
+        if (!node) return { network, mode: modes.get(network)!, state: modes.get(network) === 'off' ? 'off' : 'ok', detail: null };
+        const watch: WatchHealth = node.watcher.health;
+        const state = watch.state === 'starting' && !node.guarded.reachable ? 'failing' : watch.state;
+        return { network, mode: 'node', state, detail: watch.detail ?? (node.guarded.reachable ? null : 'the node did not answer at start') };
+      }),
+    jobs: () => [...nodes.values()].map((n) => n.watcher.job()),
+  };
+}
+
+const rpcOf = (config: object): string => String((config as { rpcUrl?: string; apiUrl?: string }).rpcUrl ?? (config as { apiUrl?: string }).apiUrl ?? '');
+
+/** A URL without its credentials, for messages and logs. */
+export function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.username || u.password) {
+      u.username = '***';
+      u.password = '';
+    }
+    return u.toString();
+  } catch {
+    return '(an unreadable URL)';
+  }
+}

@@ -1,0 +1,135 @@
+// What real chain adapters keep in the database: derived address indexes (each handed out once), the watchers'
+// cursors with their lease (one process scans a network at a time), and the transactions the service sends
+// (stored signed before the broadcast, so a repeated send broadcasts the same transaction).
+import { randomUUID } from 'node:crypto';
+import { Prisma, type ChainSend } from '../../generated/prisma/client.ts';
+import type { Db } from '../db/client.ts';
+import type { Network } from '../domain/assets.ts';
+
+/**
+ * The next index of `network` for `ownerId`, with its address (`derive`). Indexes are never handed out twice: two
+ * allocations racing for one index meet on its primary key, and the loser takes the next.
+ */
+export async function allocateIndex(db: Db, network: Network, ownerId: string, derive: (index: number) => string): Promise<{ index: number; address: string }> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const [{ next }] = (await db.$queryRaw<{ next: number }[]>`
+      SELECT (COALESCE(MAX("index"), -1) + 1)::int AS "next" FROM "DerivedAddress" WHERE "network" = ${network}`) as [{ next: number }];
+    const address = derive(next);
+    const inserted = await db.$executeRaw`
+      INSERT INTO "DerivedAddress" ("network", "index", "address", "ownerId") VALUES (${network}, ${next}, ${address}, ${ownerId})
+      ON CONFLICT DO NOTHING`;
+    if (inserted === 1) return { index: next, address };
+  }
+  throw new Error(`could not allocate an address index on ${network}: too much contention`);
+}
+
+/** The derived addresses of `network` after `afterIndex` (a watcher's growing set), in index order. */
+export async function derivedSince(db: Db, network: Network, afterIndex: number): Promise<{ index: number; address: string }[]> {
+  return db.$queryRaw<{ index: number; address: string }[]>`
+    SELECT "index", "address" FROM "DerivedAddress" WHERE "network" = ${network} AND "index" > ${afterIndex} ORDER BY "index"`;
+}
+
+/** The highest index handed out on `network`, or -1. */
+export async function highestIndex(db: Db, network: Network): Promise<number> {
+  const [row] = await db.$queryRaw<{ max: number | null }[]>`SELECT MAX("index") AS "max" FROM "DerivedAddress" WHERE "network" = ${network}`;
+  return row?.max ?? -1;
+}
+
+/**
+ * A watcher's cursor and lease on one network. `hold()` takes or renews the lease (database time: processes need
+ * no shared clock) and answers the stored state, or null when another process holds it; `save()` writes the state
+ * only while the lease is ours.
+ */
+export class CursorLease {
+  readonly owner = randomUUID();
+  constructor(
+    private readonly db: Db,
+    readonly network: Network,
+    private readonly leaseMs: number,
+  ) {}
+
+  async hold<S>(initial: () => Promise<S>): Promise<S | null> {
+    const fresh = JSON.stringify(await initialIfMissing(this.db, this.network, initial));
+    const rows = await this.db.$queryRaw<{ state: S }[]>`
+      INSERT INTO "ChainCursor" ("network", "state", "owner", "leaseUntil", "updatedAt")
+      VALUES (${this.network}, ${fresh}::jsonb, ${this.owner}, now() + ${this.leaseMs} * interval '1 millisecond', now())
+      ON CONFLICT ("network") DO UPDATE SET "owner" = EXCLUDED."owner", "leaseUntil" = EXCLUDED."leaseUntil"
+      WHERE "ChainCursor"."owner" IS NULL OR "ChainCursor"."owner" = EXCLUDED."owner" OR "ChainCursor"."leaseUntil" < now()
+      RETURNING "state"`;
+    return rows[0]?.state ?? null;
+  }
+
+  /** Writes the state; false when the lease is no longer ours (another process took over: stop scanning). */
+  async save(state: unknown): Promise<boolean> {
+    const n = await this.db.$executeRaw`
+      UPDATE "ChainCursor" SET "state" = ${JSON.stringify(state)}::jsonb, "updatedAt" = now()
+      WHERE "network" = ${this.network} AND "owner" = ${this.owner}`;
+    return n === 1;
+  }
+
+  async release(): Promise<void> {
+    await this.db.$executeRaw`UPDATE "ChainCursor" SET "owner" = NULL, "leaseUntil" = NULL WHERE "network" = ${this.network} AND "owner" = ${this.owner}`;
+  }
+}
+
+/** The first state of a network never scanned; nothing when a row exists (its state wins). */
+async function initialIfMissing<S>(db: Db, network: Network, initial: () => Promise<S>): Promise<S | null> {
+  const [row] = await db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS "n" FROM "ChainCursor" WHERE "network" = ${network}`;
+  return row!.n > 0 ? null : initial();
+}
+
+// --- outgoing transactions ---
+
+export type SendPurpose = 'withdrawal' | 'refund' | 'sweep' | 'topup';
+
+export interface NewSend {
+  id: string;
+  network: Network;
+  purpose: SendPurpose;
+  asset: string;
+  fromAddress: string;
+  toAddress: string;
+  tag: string | null;
+  amount: string;
+  rawTx: string;
+  txHash: string;
+  nonce: bigint | null;
+}
+
+export const findSend = (db: Db, id: string): Promise<ChainSend | null> => db.chainSend.findUnique({ where: { id } });
+
+/**
+ * Stores a signed transaction before its broadcast. Answers the stored row: this one, or the one a concurrent send of
+ * the same id stored first (then that transaction is the one to broadcast).
+ */
+export async function storeSend(db: Db, send: NewSend): Promise<ChainSend> {
+  await db.$executeRaw`
+    INSERT INTO "ChainSend" ("id", "network", "purpose", "asset", "fromAddress", "toAddress", "tag", "amount", "rawTx", "txHash", "nonce", "status")
+    VALUES (${send.id}, ${send.network}, ${send.purpose}, ${send.asset}, ${send.fromAddress}, ${send.toAddress}, ${send.tag},
+      ${send.amount}::numeric, ${send.rawTx}, ${send.txHash}, ${send.nonce}, 'signed')
+    ON CONFLICT ("id") DO NOTHING`;
+  return (await findSend(db, send.id))!;
+}
+
+/** The sends of `network` not final yet (a watcher follows them to confirmed or failed). */
+export const openSends = (db: Db, network: Network): Promise<ChainSend[]> =>
+  db.chainSend.findMany({ where: { network, status: { in: ['signed', 'sent'] } }, orderBy: { createdAt: 'asc' } });
+
+export async function updateSend(
+  db: Db,
+  id: string,
+  change: Partial<Pick<ChainSend, 'status' | 'rawTx' | 'txHash' | 'blockNumber'>> & { fee?: string; replacing?: string },
+): Promise<void> {
+  await db.chainSend.update({
+    where: { id },
+    data: {
+      ...(change.status ? { status: change.status } : {}),
+      ...(change.rawTx ? { rawTx: change.rawTx } : {}),
+      ...(change.txHash ? { txHash: change.txHash } : {}),
+      ...(change.blockNumber !== undefined ? { blockNumber: change.blockNumber } : {}),
+      ...(change.fee !== undefined ? { fee: new Prisma.Decimal(change.fee) } : {}),
+      ...(change.replacing ? { previousTxHashes: { push: change.replacing } } : {}),
+      updatedAt: new Date(),
+    },
+  });
+}

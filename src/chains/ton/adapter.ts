@@ -1,0 +1,8 @@
+// Placeholder until the ton adapter lands: a CHAINS_FILE that names such a network stops the start.
+import type { Network } from '../../domain/assets.ts';
+import type { TonChainConfig } from '../config.ts';
+import type { ChainContext, NodeAdapter } from '../registry.ts';
+
+export function tonAdapter(network: Network, _config: TonChainConfig, _context: ChainContext): NodeAdapter {
+  throw new Error(`${network}: real nodes of this kind are not supported yet`);
+}
