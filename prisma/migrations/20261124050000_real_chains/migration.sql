@@ -40,6 +40,7 @@ CREATE TABLE "ChainSend" (
     "previousTxHashes" TEXT[] NOT NULL DEFAULT ARRAY[]::TEXT[],
     "blockNumber" BIGINT,
     "fee" DECIMAL(38,18),
+    "inputs" JSONB,
     "createdAt" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "updatedAt" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     CONSTRAINT "ChainSend_pkey" PRIMARY KEY ("id")
