@@ -1,4 +1,5 @@
 // Operator API behind the merchant CLI: lets the CLI manage merchants while the server holds the database.
+import type { CustodySource } from '../chains/custody.ts';
 import type { Db } from '../db/client.ts';
 import type { Route } from '../http/router.ts';
 import { verifyLedger } from '../ledger/verify.ts';
@@ -9,11 +10,13 @@ import type { TokenAuthenticator } from '../core/auth.ts';
 export interface AdminContext {
   db: Db;
   auth: TokenAuthenticator;
+  /** The real chain nodes, for ledger:verify's custody check. */
+  custody: CustodySource[];
 }
 
 export const adminRoutes: Route<AdminContext>[] = [
   // 200 either way: the report says whether the ledger holds; the CLI turns `ok` into its exit code.
-  { method: 'GET', path: '/admin/ledger/verify', auth: 'none', handler: async (_req, ctx) => ({ status: 200, body: await verifyLedger(ctx.db) }) },
+  { method: 'GET', path: '/admin/ledger/verify', auth: 'none', handler: async (_req, ctx) => ({ status: 200, body: await verifyLedger(ctx.db, ctx.custody) }) },
   { method: 'GET', path: '/admin/companies', auth: 'none', handler: async (_req, ctx) => ({ status: 200, body: await listCompanies(ctx.db) }) },
   {
     method: 'POST',

@@ -10,6 +10,7 @@ import type { Job } from '../core/jobs.ts';
 import type { Logger } from '../logger.ts';
 import type { AddressRequest, AllocatedAddress, ChainAdapter, OutgoingListener, OutgoingReport, OutgoingTransfer, TransferListener, TransferReport } from './adapter.ts';
 import type { ChainsFile } from './config.ts';
+import type { CustodySource } from './custody.ts';
 import { SandboxChainAdapter, type SandboxRegistry } from './sandbox.ts';
 import type { Signer } from './signer.ts';
 import { Watcher, type Scanner, type WatchHealth } from './watch.ts';
@@ -28,8 +29,12 @@ export interface ChainContext {
   reportOutgoing: OutgoingListener;
 }
 
-/** A real chain: the adapter interface, plus the node check and the watcher's scans. */
-export interface NodeAdapter<S = unknown> extends ChainAdapter, Scanner<S> {
+/**
+ * A real chain: the adapter interface, plus the node check, the watcher's scans and the custody check's balances.
+ * A scan reports every transfer to a watched address (again as its confirmations grow, `dropped` when it left the
+ * chain before counting), and the outcome of every withdrawal it sent (`reportOutgoing`, once final or failed).
+ */
+export interface NodeAdapter<S = unknown> extends ChainAdapter, Scanner<S>, CustodySource {
   /** Confirmations after which a payment counts. */
   readonly confirmations: number;
   readonly pollMs: number;
@@ -52,6 +57,8 @@ export interface Chains extends SandboxRegistry {
   health(): ChainHealth[];
   /** The watchers of the real nodes, for the server process. */
   jobs(): Job[];
+  /** The real nodes, for the custody check of ledger:verify. */
+  custodySources(): CustodySource[];
 }
 
 const unavailable = (network: Network, why: string) =>
@@ -203,6 +210,7 @@ export async function openChains(options: OpenChainsOptions): Promise<Chains> {
         return { network, mode: 'node', state, detail: watch.detail ?? (node.guarded.reachable ? null : 'the node did not answer at start') };
       }),
     jobs: () => [...nodes.values()].map((n) => n.watcher.job()),
+    custodySources: () => [...nodes.values()].map((n) => n.adapter),
   };
 }
 

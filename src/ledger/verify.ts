@@ -2,13 +2,14 @@
 // shards) equals the sum of its entries and is not negative where it may not be, what the ledger says moved on
 // chain equals the chain records (transfers in, refunds out), and every invoice's status agrees with its money
 // (a done invoice has its confirmed credit and its fee, etc.).
+import { custodyProblems, type CustodySource } from '../chains/custody.ts';
 import type { Db } from '../db/client.ts';
 import { Money, toMoney } from '../domain/money.ts';
 import { ACCOUNTS } from './ledger.ts';
 import { MAX_UNDERPAYMENT_PERCENT } from '../domain/settlement.ts';
 
 export interface LedgerProblem {
-  check: 'journal-balance' | 'running-balance' | 'negative-balance' | 'chain-records' | 'invoice-status' | 'withdrawal-status' | 'deposit-status';
+  check: 'journal-balance' | 'running-balance' | 'negative-balance' | 'chain-records' | 'invoice-status' | 'withdrawal-status' | 'deposit-status' | 'chain-custody';
   key: string;
   expected: string;
   actual: string;
@@ -26,8 +27,16 @@ export interface LedgerReport {
 type Row = Record<string, unknown>;
 const key = (...parts: unknown[]) => parts.map(String).join('/');
 
-export async function verifyLedger(db: Db): Promise<LedgerReport> {
+/**
+ * `custody`: the real nodes to ask for the balances of our watched addresses (src/chains/custody.ts); without it the
+ * chain is checked only through our own records.
+ */
+export async function verifyLedger(db: Db, custody: CustodySource[] = []): Promise<LedgerReport> {
   const problems: LedgerProblem[] = [];
+  const held = await custodyProblems(db, custody);
+  for (const p of held.problems) {
+    problems.push({ check: 'chain-custody', key: key(p.network, p.address, p.asset), expected: p.expected, actual: p.onChain });
+  }
 
   const unbalanced = await db.$queryRaw<Row[]>`
     SELECT "journalId", "asset", SUM("amount")::text AS total FROM "LedgerEntry"
