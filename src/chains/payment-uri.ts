@@ -55,8 +55,11 @@ export function paymentUri(request: PaymentRequest): string | null {
       const text = request.tag ? `&text=${encodeURIComponent(request.tag)}` : '';
       return `ton://transfer/${address}?amount=${baseUnits(amount, info.decimals)}${text}`;
     }
-    case 'solana':
-      return `solana:${address}?amount=${plain(amount)}`;
+    case 'solana': {
+      // The payment's reference key (its tag) lets the watcher find it among the wallet's transactions.
+      const reference = request.tag ? `&reference=${encodeURIComponent(request.tag)}` : '';
+      return `solana:${address}?amount=${plain(amount)}${reference}`;
+    }
     case 'tron':
       return null;
   }
