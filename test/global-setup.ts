@@ -23,6 +23,8 @@ declare module 'vitest' {
     redisUrl: string | null;
     /** Chromium for the browser tests (TEST_CHROMIUM, default Debian's /usr/bin/chromium); null only locally when missing. */
     chromium: string | null;
+    /** litecoind for the UTXO adapter's tests (TEST_LITECOIND, default Debian's); null only locally when missing. */
+    litecoind: string | null;
   }
 }
 
@@ -32,6 +34,15 @@ function findChromium(): string | null {
   if (fs.existsSync(path)) return path;
   if (process.env['TEST_CHROMIUM'] || process.env['CI']) throw new Error(`TEST_CHROMIUM ${path} not found (Debian package chromium)`);
   console.warn(`\n!!! ${path} is missing: the browser tests do not run. Install Debian's chromium or set TEST_CHROMIUM.\n`);
+  return null;
+}
+
+/** The node the UTXO adapter's tests run in regtest mode; in CI (or when named explicitly) it must be there. */
+function findLitecoind(): string | null {
+  const path = process.env['TEST_LITECOIND'] ?? '/usr/lib/litecoin/litecoind';
+  if (fs.existsSync(path)) return path;
+  if (process.env['TEST_LITECOIND'] || process.env['CI']) throw new Error(`TEST_LITECOIND ${path} not found (Debian package litecoind)`);
+  console.warn(`\n!!! ${path} is missing: the UTXO chain tests do not run. Install Debian's litecoind or set TEST_LITECOIND.\n`);
   return null;
 }
 
@@ -90,6 +101,7 @@ export default async function setup(project: TestProject) {
   project.provide('childBundles', await buildChildBundles());
   project.provide('redisUrl', await findRedis());
   project.provide('chromium', findChromium());
+  project.provide('litecoind', findLitecoind());
   // The pages' bundle, once for the run (servers started by the tests then find it fresh).
   if (!webAssetsFresh()) await buildWebAssets();
 

@@ -35,6 +35,8 @@ export interface TransferReport {
 export interface OutgoingTransfer {
   /** Our id for the transfer; adapters use it to make a repeated send a no-op. */
   id: string;
+  /** What it pays out: only withdrawals have their outcome reported back (OutgoingReport). */
+  purpose: 'withdrawal' | 'refund';
   asset: PaymentCurrency;
   to: string;
   tag: string | null;

@@ -1,8 +1,21 @@
 import { base58, base64, bech32, createBase58check } from '@scure/base';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { keccak_256 } from '@noble/hashes/sha3.js';
+import type { Network } from '../domain/assets.ts';
 
 export type AddressNetwork = 'btc' | 'ltc' | 'bch' | 'evm' | 'tron' | 'sol' | 'ton';
+
+/** The address codec of each network. */
+export const ADDRESS_FORMAT: Record<Network, AddressNetwork> = {
+  bitcoin: 'btc',
+  litecoin: 'ltc',
+  'bitcoin-cash': 'bch',
+  ethereum: 'evm',
+  bsc: 'evm',
+  tron: 'tron',
+  solana: 'sol',
+  ton: 'ton',
+};
 
 export interface AddressOptions {
   testnet?: boolean;

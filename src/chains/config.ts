@@ -65,6 +65,12 @@ export const utxoChainSchema = z
     feeRate: z.number().min(1).max(100_000).optional(),
     /** Addresses the node watches beyond the last one handed out (the gap limit of wallets). */
     lookahead: z.number().int().min(1).max(10_000).default(20),
+    /** Consolidation: confirmed deposits move to the hot wallet at most this often (0: at every scan). */
+    sweepIntervalMs: z.number().int().min(0).max(7 * 86_400_000).default(3_600_000),
+    /** ... and at once when the confirmed deposits waiting reach this amount (a decimal string, in the coin). */
+    sweepThreshold: decimal({ positive: true }).optional(),
+    /** Deposits one consolidation spends at most (keeps its transaction well under the standard size limit). */
+    sweepMaxInputs: z.number().int().min(1).max(1_000).default(200),
     ...common,
   })
   .strict();

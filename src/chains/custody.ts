@@ -5,6 +5,7 @@ import { Prisma } from '../../generated/prisma/client.ts';
 import type { Db } from '../db/client.ts';
 import { NETWORKS, PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO, type Network, type PaymentCurrency } from '../domain/assets.ts';
 import { Money } from '../domain/money.ts';
+import { sendInputs } from './store.ts';
 
 /** The native asset of each network (what fees are paid in). */
 export const NATIVE_ASSET: Record<Network, PaymentCurrency> = {
@@ -69,13 +70,12 @@ async function expectedBalances(db: Db, network: Network): Promise<Map<string, M
       add(send.fromAddress, send.asset, new Money(send.amount.toString()).neg());
       if (send.fee) add(send.fromAddress, native, new Money(send.fee.toString()).neg());
     }
-    for (const input of parseInputs(send.inputs)) if (derived.has(input.address)) add(input.address, send.asset, new Money(input.amount).neg());
+    for (const input of sendInputs(send.inputs)) if (derived.has(input.address)) add(input.address, send.asset, new Money(input.amount).neg());
   }
   return expected;
 }
 
-const parseInputs = (inputs: unknown): { address: string; amount: string }[] => (Array.isArray(inputs) ? (inputs as { address: string; amount: string }[]) : []);
-const inputAddresses = (inputs: unknown) => parseInputs(inputs).map((i) => i.address);
+const inputAddresses = (inputs: unknown) => sendInputs(inputs).map((i) => i.address);
 
 /** Every watched address whose on-chain balance disagrees with our records, per real network given. */
 export async function custodyProblems(db: Db, sources: CustodySource[]): Promise<{ addresses: number; problems: CustodyProblem[] }> {

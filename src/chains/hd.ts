@@ -53,6 +53,21 @@ export function parseExtendedPublicKey(text: string): HDKey {
   return key;
 }
 
+/**
+ * An account key in plain BIP-32 form, whatever version bytes it came in: xpub on main networks, tpub on test
+ * networks (what Bitcoin Core's descriptors and most wallets read).
+ */
+export function extendedPublicKey(account: HDKey, test: boolean): string {
+  return new HDKey({
+    versions: test ? VERSIONS['tpub']! : VERSIONS['xpub']!,
+    depth: account.depth,
+    index: account.index,
+    parentFingerprint: account.parentFingerprint,
+    chainCode: account.chainCode!,
+    publicKey: account.publicKey!,
+  }).publicExtendedKey;
+}
+
 const hash160 = (bytes: Uint8Array) => ripemd160(sha256(bytes));
 
 /** The address of a compressed secp256k1 public key on `network`. */
@@ -77,6 +92,14 @@ export function addressOfPublicKey(network: HdNetwork, publicKey: Uint8Array, op
 
 /** The receiving address at `index` of an account: <account>/0/<index>. */
 export function deriveAddress(account: HDKey, network: HdNetwork, index: number, options: AddressOptions = {}): string {
-  const child = account.deriveChild(0).deriveChild(index);
+  return deriveChainAddress(account, network, 0, index, options);
+}
+
+/**
+ * The address of <account>/<chain>/<index>: chain 0 receives, chain 1 is the service's own (the hot wallet), which
+ * watchers derive from the public key as well (no signer needed to watch it).
+ */
+export function deriveChainAddress(account: HDKey, network: HdNetwork, chain: 0 | 1, index: number, options: AddressOptions = {}): string {
+  const child = account.deriveChild(chain).deriveChild(index);
   return addressOfPublicKey(network, child.publicKey!, options);
 }

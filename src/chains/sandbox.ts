@@ -2,18 +2,7 @@ import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { PAYMENT_CURRENCY_INFO, type Network } from '../domain/assets.ts';
 import type { Db } from '../db/client.ts';
 import type { AddressRequest, AllocatedAddress, ChainAdapter, ChainRegistry, OutgoingListener, OutgoingTransfer, TransferListener } from './adapter.ts';
-import { encodeAddress, validateAddress, type AddressNetwork } from './address-formats.ts';
-
-const ADDRESS_FORMAT: Record<Network, AddressNetwork> = {
-  bitcoin: 'btc',
-  litecoin: 'ltc',
-  'bitcoin-cash': 'bch',
-  ethereum: 'evm',
-  bsc: 'evm',
-  tron: 'tron',
-  solana: 'sol',
-  ton: 'ton',
-};
+import { ADDRESS_FORMAT, encodeAddress, validateAddress } from './address-formats.ts';
 
 /**
  * Sandbox chain: addresses in the network's real format (valid checksums) from random key material.

@@ -10,7 +10,7 @@ import { HDKey } from '@scure/bip32';
 import { Transaction } from '@scure/btc-signer';
 import { toHex } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import { ACCOUNT_PATHS, addressOfPublicKey, type HdNetwork } from './hd.ts';
+import { ACCOUNT_PATHS, addressOfPublicKey, extendedPublicKey, type HdNetwork } from './hd.ts';
 import type { AddressOptions } from './address-formats.ts';
 
 /** A key of an account: chain 0 receives (deposit addresses), chain 1 is the service's own (hot wallet, change). */
@@ -54,8 +54,7 @@ export class Signer {
 
   /** The account's extended public key (what CHAINS_FILE names), in BIP-32 xpub form, or tpub for test networks. */
   accountXpub(network: HdNetwork, test: boolean): string {
-    const account = this.account(network, test);
-    return test ? tpubOf(account) : account.publicExtendedKey;
+    return extendedPublicKey(this.account(network, test), test);
   }
 
   /** Whether `account` (from CHAINS_FILE, in whichever version bytes) is this signer's account of `network`. */
@@ -85,20 +84,6 @@ export class Signer {
   signDigest(network: HdNetwork, path: KeyPath, digest: Uint8Array): Uint8Array {
     return this.key(network, false, path).sign(digest);
   }
-}
-
-const TPUB = { public: 0x043587cf, private: 0x04358394 };
-
-/** The tpub form of an account key (test networks export it so). */
-function tpubOf(account: HDKey): string {
-  return new HDKey({
-    versions: TPUB,
-    depth: account.depth,
-    index: account.index,
-    parentFingerprint: account.parentFingerprint,
-    chainCode: account.chainCode!,
-    publicKey: account.publicKey!,
-  }).publicExtendedKey;
 }
 
 const equalBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((x, i) => x === b[i]);

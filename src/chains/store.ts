@@ -6,6 +6,9 @@ import { Prisma, type ChainSend } from '../../generated/prisma/client.ts';
 import type { Db } from '../db/client.ts';
 import type { Network } from '../domain/assets.ts';
 
+/** The database, or an interactive transaction on it (a send stored under a lock its caller holds). */
+type DbOrTx = Db | Prisma.TransactionClient;
+
 /**
  * The next index of `network` for `ownerId`, with its address (`derive`). Indexes are never handed out twice: two
  * allocations racing for one index meet on its primary key, and the loser takes the next.
@@ -27,6 +30,14 @@ export async function allocateIndex(db: Db, network: Network, ownerId: string, d
 export async function derivedSince(db: Db, network: Network, afterIndex: number): Promise<{ index: number; address: string }[]> {
   return db.$queryRaw<{ index: number; address: string }[]>`
     SELECT "index", "address" FROM "DerivedAddress" WHERE "network" = ${network} AND "index" > ${afterIndex} ORDER BY "index"`;
+}
+
+/** Which of `addresses` are derived addresses of `network`, with their index (a watcher telling ours apart). */
+export async function derivedAmong(db: DbOrTx, network: Network, addresses: string[]): Promise<Map<string, number>> {
+  if (addresses.length === 0) return new Map();
+  const rows = await db.$queryRaw<{ index: number; address: string }[]>`
+    SELECT "index", "address" FROM "DerivedAddress" WHERE "network" = ${network} AND "address" = ANY(${[...new Set(addresses)]}::text[])`;
+  return new Map(rows.map((r) => [r.address, r.index]));
 }
 
 /** The highest index handed out on `network`, or -1. */
@@ -82,6 +93,16 @@ async function initialIfMissing<S>(db: Db, network: Network, initial: () => Prom
 
 export type SendPurpose = 'withdrawal' | 'refund' | 'sweep' | 'topup';
 
+/** One input of a multi-input send: what it took from which of our addresses (the custody check reads these). */
+export interface SendInput {
+  address: string;
+  /** In units of the asset, as a decimal string. */
+  amount: string;
+  /** The output spent (UTXO chains): lets a later send leave it alone while this one is open. */
+  txid?: string;
+  vout?: number;
+}
+
 export interface NewSend {
   id: string;
   network: Network;
@@ -94,25 +115,48 @@ export interface NewSend {
   rawTx: string;
   txHash: string;
   nonce: bigint | null;
+  /** The outputs it spends (UTXO chains), when they are ours to account for. */
+  inputs?: SendInput[];
+  /** What it pays the chain, in the native asset, when known at signing (UTXO chains). */
+  fee?: string;
 }
 
-export const findSend = (db: Db, id: string): Promise<ChainSend | null> => db.chainSend.findUnique({ where: { id } });
+/** The inputs a stored send recorded (none for single-address sends). */
+export const sendInputs = (inputs: unknown): SendInput[] => (Array.isArray(inputs) ? (inputs as SendInput[]) : []);
+
+export const findSend = (db: DbOrTx, id: string): Promise<ChainSend | null> => db.chainSend.findUnique({ where: { id } });
 
 /**
  * Stores a signed transaction before its broadcast. Answers the stored row: this one, or the one a concurrent send of
  * the same id stored first (then that transaction is the one to broadcast).
  */
-export async function storeSend(db: Db, send: NewSend): Promise<ChainSend> {
+export async function storeSend(db: DbOrTx, send: NewSend): Promise<ChainSend> {
+  const inputs = send.inputs ? JSON.stringify(send.inputs) : null;
   await db.$executeRaw`
-    INSERT INTO "ChainSend" ("id", "network", "purpose", "asset", "fromAddress", "toAddress", "tag", "amount", "rawTx", "txHash", "nonce", "status")
+    INSERT INTO "ChainSend" ("id", "network", "purpose", "asset", "fromAddress", "toAddress", "tag", "amount", "rawTx", "txHash", "nonce", "status", "inputs", "fee")
     VALUES (${send.id}, ${send.network}, ${send.purpose}, ${send.asset}, ${send.fromAddress}, ${send.toAddress}, ${send.tag},
-      ${send.amount}::numeric, ${send.rawTx}, ${send.txHash}, ${send.nonce}, 'signed')
+      ${send.amount}::numeric, ${send.rawTx}, ${send.txHash}, ${send.nonce}, 'signed', ${inputs}::jsonb, ${send.fee ?? null}::numeric)
     ON CONFLICT ("id") DO NOTHING`;
   return (await findSend(db, send.id))!;
 }
 
+/**
+ * Runs `choose` under the network's spend lock (a transaction-scoped advisory lock, so across processes): what one
+ * send picks to spend (coins, a nonce) and stores is visible to the next before it chooses. `choose` talks to the
+ * node inside the transaction, hence the long timeout.
+ */
+export function withSpendLock<T>(db: Db, network: Network, choose: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
+  return db.$transaction(
+    async (tx) => {
+      await tx.$queryRaw`SELECT 1 AS "locked" FROM (SELECT pg_advisory_xact_lock(hashtext(${`payrail:spend:${network}`}))) l`;
+      return choose(tx);
+    },
+    { maxWait: 15_000, timeout: 60_000 },
+  );
+}
+
 /** The sends of `network` not final yet (a watcher follows them to confirmed or failed). */
-export const openSends = (db: Db, network: Network): Promise<ChainSend[]> =>
+export const openSends = (db: DbOrTx, network: Network): Promise<ChainSend[]> =>
   db.chainSend.findMany({ where: { network, status: { in: ['signed', 'sent'] } }, orderBy: { createdAt: 'asc' } });
 
 export async function updateSend(

@@ -21,6 +21,7 @@ export async function dispatchRefund(deps: RefundDeps, refund: Refund): Promise<
   try {
     const { txHash } = await deps.chains.forNetwork(PAYMENT_CURRENCY_INFO[refund.asset].network).send({
       id: refund.id,
+      purpose: 'refund',
       asset: refund.asset,
       to: refund.toAddress,
       tag: refund.tag,

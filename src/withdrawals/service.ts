@@ -288,6 +288,7 @@ export async function sendWithdrawalBatch(deps: WithdrawalDeps, limit = 50): Pro
     try {
       const { txHash } = await deps.chains.forNetwork(PAYMENT_CURRENCY_INFO[w.asset as PaymentCurrency].network).send({
         id: w.uid,
+        purpose: 'withdrawal',
         asset: w.asset as PaymentCurrency,
         to: w.toAddress,
         tag: w.tag,

@@ -8,6 +8,10 @@ import { freshDatabase, type DbKind, type TestDatabase } from './databases.ts';
 export interface TestServer {
   readonly app: App;
   readonly url: string;
+  /** The server's log lines (pino JSON objects) at `logLevel` and above, when useServer was given one. */
+  readonly logs: Record<string, unknown>[];
+  /** Stops the server (its jobs finish their pass) and starts it again on the same database; `between` runs while it is down. */
+  restart(between?: () => Promise<void>): Promise<void>;
   /** A new merchant with its credentials (created like the CLI does). */
   merchant(input?: Record<string, unknown>): Promise<CompanyCredentials>;
   /** fetch against the server; JSON bodies are serialised, responses parsed. */
@@ -30,14 +34,23 @@ export interface TestResponse {
   text: string;
 }
 
+export interface ServerOptions {
+  /** Record the server's log lines at this level and above in `server.logs` (they are silent otherwise). */
+  logLevel?: string;
+}
+
 /** Starts the real server on a random port with a fresh database for the enclosing describe block. */
-export function useServer(kind: DbKind, env: Record<string, string> = {}): TestServer {
+export function useServer(kind: DbKind, env: Record<string, string> = {}, options: ServerOptions = {}): TestServer {
   let app: App | undefined;
   let db: TestDatabase | undefined;
+  let start: (() => Promise<App>) | undefined;
+  const logs: Record<string, unknown>[] = [];
   beforeAll(async () => {
     db = await freshDatabase(kind);
     const config = loadConfig({ DATABASE_URL: db.url, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', DB_POOL_SIZE: '5', PAY_URL: 'https://checkout.example/pay', ...env });
-    app = await startApp(config, createLogger(config.logLevel));
+    const logger = options.logLevel ? createLogger(options.logLevel, { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) }) : createLogger(config.logLevel);
+    start = () => startApp(config, logger);
+    app = await start();
   });
   afterAll(async () => {
     await app?.stop();
@@ -50,6 +63,13 @@ export function useServer(kind: DbKind, env: Record<string, string> = {}): TestS
     },
     get url() {
       return server.app.url;
+    },
+    logs,
+    async restart(between) {
+      await server.app.stop();
+      app = undefined;
+      await between?.();
+      app = await start!();
     },
     merchant: (input = {}) => createCompany(server.app.db.prisma, { name: 'Test Merchant', ...input }),
     async request(method, path, options = {}) {

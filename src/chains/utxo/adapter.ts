@@ -1,8 +1,764 @@
-// Placeholder until the utxo adapter lands: a CHAINS_FILE that names such a network stops the start.
-import type { Network } from '../../domain/assets.ts';
+// The UTXO adapter: Bitcoin, Litecoin and Bitcoin Cash through a Bitcoin Core-style node (JSON-RPC) and its wallet,
+// which watches our addresses without holding any key. One implementation; the networks differ only in address
+// codecs (networks.ts). docs/chains-utxo.md describes the policies (watching, reorgs, consolidation, fees).
+//
+// A scan: listsinceblock from the cursor (kept `confirmations - 1` blocks below the tip, so what is not final yet
+// is listed again at every scan) reports receives to our derived addresses; transfers still `seen` that the listing
+// no longer covers are asked for one by one; our sends are followed to final; confirmed deposits are consolidated
+// into the hot wallet when due. Reports are idempotent, so a scan repeated after a crash changes nothing.
+import type { HDKey } from '@scure/bip32';
+import type { Decimal } from 'decimal.js';
+import type { ChainSend } from '../../../generated/prisma/client.ts';
+import type { Prisma } from '../../db/client.ts';
+import { PAYMENT_CURRENCY_INFO, type Network, type PaymentCurrency } from '../../domain/assets.ts';
+import { Money, toMoney } from '../../domain/money.ts';
+import { AppError } from '../../errors/app-error.ts';
+import type { Logger } from '../../logger.ts';
+import type { AddressRequest, AllocatedAddress, OutgoingTransfer, TransferReport } from '../adapter.ts';
+import { ADDRESS_FORMAT, validateAddress } from '../address-formats.ts';
 import type { UtxoChainConfig } from '../config.ts';
+import { NATIVE_ASSET, type AddressBalance } from '../custody.ts';
+import { ACCOUNT_PATHS, deriveAddress, deriveChainAddress, parseExtendedPublicKey } from '../hd.ts';
 import type { ChainContext, NodeAdapter } from '../registry.ts';
+import { HOT_WALLET, type Signer } from '../signer.ts';
+import { allocateIndex, derivedAmong, findSend, highestIndex, openSends, sendInputs, storeSend, updateSend, withSpendLock, type SendInput, type SendPurpose } from '../store.ts';
+import { chainDescriptor, importRequestFor, SCRIPT_KIND, type ImportRequest } from './descriptors.ts';
+import { incomingStep, sendStep, type KnownTransfer } from './follow.ts';
+import { addressOptions, isUtxoNetwork, SIGNER_NETWORKS, type UtxoNetwork } from './networks.ts';
+import { BitcoinRpc, coins, RPC_ERROR, RpcError } from './rpc.ts';
+import {
+  coinText,
+  dustLimit,
+  finalizeSigned,
+  fromSats,
+  outputScript,
+  planPayment,
+  planSweep,
+  toSats,
+  unsignedPsbt,
+  type Coin,
+  type InputKind,
+  type Plan,
+} from './transactions.ts';
 
-export function utxoAdapter(network: Network, _config: UtxoChainConfig, _context: ChainContext): NodeAdapter {
-  throw new Error(`${network}: real nodes of this kind are not supported yet`);
+/** Where a scan resumes: saved by the watcher after every scan. */
+export interface UtxoScanState {
+  /** The block listsinceblock lists after (its hash: a reorg below it shows up as `removed`). */
+  block: string;
+  height: number;
+  /** When confirmed deposits were last consolidated into the hot wallet (ISO time), or never. */
+  sweptAt: string | null;
+}
+
+/** Estimate target of the node's fee estimate, in blocks. */
+const FEE_TARGET_BLOCKS = 6;
+/** Satoshis per virtual byte when the node has no estimate (regtest, a fresh testnet node). Never used on main. */
+export const FALLBACK_FEE_RATE = new Money(2);
+/** importmulti ranges per call: each call stays short, however many addresses must be watched. */
+const IMPORT_CHUNK = 5_000;
+/** Imports with a rescan read the chain from the first address's creation: minutes to hours on main. */
+const RESCAN_TIMEOUT_MS = 6 * 3_600_000;
+/** Reports delivered at once (each is one database transaction locking its invoice). */
+const REPORT_CONCURRENCY = 4;
+/** Addresses per listunspent call of the custody check. */
+const BALANCE_CHUNK = 1_000;
+
+interface WalletEntry {
+  txid: string;
+  vout: number;
+  address?: string;
+  category: string;
+  amount: unknown;
+  confirmations: number;
+  blockheight?: number;
+}
+
+interface SinceBlock {
+  transactions: WalletEntry[];
+  removed?: WalletEntry[];
+  lastblock: string;
+}
+
+interface Unspent {
+  txid: string;
+  vout: number;
+  address?: string;
+  amount: unknown;
+  scriptPubKey: string;
+  confirmations: number;
+}
+
+/** What the node says of one transaction now: null when it does not know it. */
+interface TxStatus {
+  confirmations: number;
+  blockheight: number | null;
+}
+
+/** One receive to one of our addresses, as the node lists it. */
+interface Observed {
+  txid: string;
+  vout: number;
+  address: string;
+  amount: Decimal;
+  confirmations: number;
+  blockheight: number | null;
+}
+
+const outpoint = (txid: string, vout: number) => `${txid}:${vout}`;
+
+export function utxoAdapter(network: Network, config: UtxoChainConfig, context: ChainContext): NodeAdapter<UtxoScanState> {
+  if (!isUtxoNetwork(network)) throw new Error(`${network} is not a UTXO network`);
+  return new UtxoAdapter(network, config, context);
+}
+
+export class UtxoAdapter implements NodeAdapter<UtxoScanState> {
+  readonly confirmations: number;
+  readonly pollMs: number;
+  private readonly asset: PaymentCurrency;
+  private readonly account: HDKey;
+  private readonly test: boolean;
+  private readonly kind: InputKind;
+  private readonly node: BitcoinRpc;
+  private readonly wallet: BitcoinRpc;
+  private readonly logger: Logger;
+  /** The service's own address (<account>/1/0): consolidation target, withdrawals' source, change. */
+  readonly hotAddress: string;
+  private setup: Promise<void> | null = null;
+  private descriptorWallet = false;
+  /** The node's minimum relay fee, in satoshis per virtual byte. */
+  private relayRate: Decimal = new Money(1);
+  /** Receiving indexes the node is known to watch (0..watchedThrough), in this process. */
+  private watchedThrough = -1;
+  private importing: Promise<void> = Promise.resolve();
+  /** A payment found the hot wallet short: consolidate at the next scan, whatever the interval says. */
+  private sweepSoon = false;
+  /** Sends the node refuses whose inputs are spent elsewhere: the height that was first seen at. */
+  private readonly inputsGoneSince = new Map<string, number>();
+
+  constructor(
+    readonly network: UtxoNetwork,
+    private readonly config: UtxoChainConfig,
+    private readonly context: ChainContext,
+  ) {
+    this.confirmations = config.confirmations ?? PAYMENT_CURRENCY_INFO[NATIVE_ASSET[network]].confirmations;
+    this.pollMs = config.pollMs;
+    this.asset = NATIVE_ASSET[network];
+    this.account = parseExtendedPublicKey(config.xpub);
+    this.test = config.chain !== 'main';
+    this.kind = SCRIPT_KIND[network];
+    this.node = new BitcoinRpc(config.rpcUrl);
+    this.wallet = this.node.wallet(config.wallet);
+    this.logger = context.logger.child({ network });
+    this.hotAddress = deriveChainAddress(this.account, network, HOT_WALLET.chain, HOT_WALLET.index, addressOptions(config.chain));
+  }
+
+  // --- setup ---
+
+  connect(): Promise<void> {
+    return this.ready();
+  }
+
+  /** The node checked and the wallet watching, once; again after a failure (an optional node that was down). */
+  private ready(): Promise<void> {
+    this.setup ??= this.prepare().catch((e: unknown) => {
+      this.setup = null;
+      throw e;
+    });
+    return this.setup;
+  }
+
+  private async prepare(): Promise<void> {
+    const signer = this.context.signer;
+    if (signer && !signer.ownsAccount(this.network, this.test, this.account)) {
+      const path = ACCOUNT_PATHS[this.network][this.test ? 'test' : 'main'];
+      throw new Error(`the xpub in CHAINS_FILE is not the signer's account ${path}: the service could not spend what it receives (check SIGNER_MNEMONIC_FILE)`);
+    }
+    const chain = (await this.node.call<{ chain: string }>('getblockchaininfo')).chain;
+    if (chain !== this.config.chain) throw new Error(`the node is on chain "${chain}", CHAINS_FILE says "${this.config.chain}"`);
+    await this.openWallet();
+    const { relayfee } = await this.node.call<{ relayfee: unknown }>('getnetworkinfo');
+    this.relayRate = perVbyte(coins(relayfee));
+    await this.watchHotWallet();
+    await this.findWatched();
+  }
+
+  /** Loads the configured wallet, creating it watch-only (no private keys, blank) when the node has none of that name. */
+  private async openWallet(): Promise<void> {
+    const name = this.config.wallet;
+    const loaded = await this.node.call<string[]>('listwallets');
+    if (!loaded.includes(name)) {
+      try {
+        await this.node.call('loadwallet', [name]);
+      } catch (e) {
+        if (!(e instanceof RpcError)) throw e;
+        if (e.code !== RPC_ERROR.WALLET_ALREADY_LOADED) {
+          if (e.code !== RPC_ERROR.WALLET_NOT_FOUND) throw new Error(`the node cannot load its wallet "${name}": ${e.reason}`);
+          await this.createWallet(name);
+        }
+      }
+    }
+    const info = await this.wallet.call<{ private_keys_enabled: boolean; descriptors?: boolean }>('getwalletinfo');
+    this.descriptorWallet = info.descriptors === true;
+    if (info.private_keys_enabled) {
+      this.logger.warn({ wallet: name }, 'the node wallet holds private keys: Payrail only needs (and expects) a watch-only wallet; its own coins are ignored');
+    }
+  }
+
+  /**
+   * A legacy wallet (what Litecoin Core 0.21 and Bitcoin Core before v26 create); a node that no longer creates those
+   * (Bitcoin Core v26+) gets a descriptor wallet, both watch-only and blank.
+   */
+  private async createWallet(name: string): Promise<void> {
+    try {
+      await this.node.call('createwallet', [name, true, true, '', false, false]);
+      this.logger.info({ wallet: name }, 'created a watch-only (legacy) wallet on the node');
+    } catch (legacy) {
+      if (!(legacy instanceof RpcError)) throw legacy;
+      try {
+        await this.node.call('createwallet', [name, true, true, '', false, true]);
+        this.logger.info({ wallet: name }, 'created a watch-only descriptor wallet on the node');
+      } catch (descriptor) {
+        throw new Error(`the node cannot create the wallet "${name}": ${legacy.reason}; as a descriptor wallet: ${(descriptor as Error).message}`);
+      }
+    }
+  }
+
+  private receivingAddress(index: number): string {
+    return deriveAddress(this.account, this.network, index, addressOptions(this.config.chain));
+  }
+
+  private async isWatched(address: string): Promise<boolean> {
+    const info = await this.wallet.call<{ ismine: boolean; iswatchonly?: boolean }>('getaddressinfo', [address]);
+    return info.ismine || info.iswatchonly === true;
+  }
+
+  /** The hot wallet's chain. A wallet that never watched it rescans from our first send (it may hold coins already). */
+  private async watchHotWallet(): Promise<void> {
+    if (await this.isWatched(this.hotAddress)) return;
+    const first = await this.context.db.chainSend.findFirst({ where: { network: this.network }, orderBy: { createdAt: 'asc' } });
+    await this.importRange(HOT_WALLET.chain, HOT_WALLET.index, HOT_WALLET.index, first ? unixSeconds(first.createdAt) : 'now');
+  }
+
+  /**
+   * How far the node watches our receiving chain (imports go from index 0 upwards, so a binary search finds the
+   * first index it does not watch), then watches `lookahead` addresses beyond the last one handed out. Addresses
+   * handed out but not watched (a new wallet, another node) are imported with a rescan from when the first of them
+   * was handed out, so no payment to them is missed.
+   */
+  private async findWatched(): Promise<void> {
+    const highest = await highestIndex(this.context.db, this.network);
+    const target = highest + this.config.lookahead;
+    let [low, high] = [0, target];
+    if (await this.isWatched(this.receivingAddress(target))) low = high = target + 1;
+    while (low < high) {
+      const middle = Math.floor((low + high) / 2);
+      if (await this.isWatched(this.receivingAddress(middle))) low = middle + 1;
+      else high = middle;
+    }
+    const firstUnwatched = low;
+    if (firstUnwatched <= highest) {
+      const handedOut = await this.context.db.derivedAddress.findUnique({ where: { network_index: { network: this.network, index: firstUnwatched } } });
+      this.logger.warn({ from: firstUnwatched, through: highest }, 'the node did not watch addresses already handed out: importing them with a rescan');
+      await this.importRange(0, firstUnwatched, target, handedOut ? unixSeconds(handedOut.createdAt) : 0);
+    } else if (firstUnwatched <= target) {
+      await this.importRange(0, firstUnwatched, target, 'now');
+    }
+    this.watchedThrough = Math.max(this.watchedThrough, target);
+  }
+
+  /** Makes the node watch receiving indexes through `index` (in steps of `lookahead`), one import at a time. */
+  private watchThrough(index: number): Promise<void> {
+    if (index <= this.watchedThrough) return Promise.resolve();
+    const run = this.importing.then(async () => {
+      if (index <= this.watchedThrough) return;
+      const through = Math.max(index, this.watchedThrough + this.config.lookahead);
+      await this.importRange(0, this.watchedThrough + 1, through, 'now');
+      this.watchedThrough = through;
+    });
+    this.importing = run.catch(() => undefined);
+    return run;
+  }
+
+  private async importRange(chain: 0 | 1, from: number, to: number, timestamp: ImportRequest['timestamp']): Promise<void> {
+    const desc = chainDescriptor(this.network, this.account, this.test, chain);
+    for (let start = from; start <= to; start += IMPORT_CHUNK) {
+      const request = importRequestFor({ desc, range: [start, Math.min(to, start + IMPORT_CHUNK - 1)], timestamp, internal: chain === 1 }, this.descriptorWallet);
+      const method = this.descriptorWallet ? 'importdescriptors' : 'importmulti';
+      const params = this.descriptorWallet ? [[request]] : [[request], { rescan: timestamp !== 'now' }];
+      const [result] = await this.wallet.call<{ success: boolean; error?: { message: string } }[]>(method, params, timestamp === 'now' ? undefined : RESCAN_TIMEOUT_MS);
+      if (!result?.success) throw new Error(`the node did not import ${desc} [${request['range']}]: ${result?.error?.message ?? 'no answer'}`);
+    }
+  }
+
+  // --- receiving ---
+
+  isValidAddress(address: string): boolean {
+    return validateAddress(ADDRESS_FORMAT[this.network], address, addressOptions(this.config.chain));
+  }
+
+  async allocateAddress(request: AddressRequest): Promise<AllocatedAddress> {
+    if (request.paymentCurrency !== this.asset) throw new Error(`${this.network} receives only ${this.asset}, not ${request.paymentCurrency}`);
+    await this.ready();
+    const { index, address } = await allocateIndex(this.context.db, this.network, request.ownerId, (i) => this.receivingAddress(i));
+    // Never hand out an address the node does not watch: a failed import fails the allocation.
+    await this.watchThrough(index + this.config.lookahead);
+    return { address, tag: null };
+  }
+
+  async initialState(): Promise<UtxoScanState> {
+    await this.ready();
+    // A few blocks back, so that a payment in the tip block at the very first start is listed too.
+    const tip = await this.node.call<number>('getblockcount');
+    const height = Math.max(0, tip - this.confirmations);
+    return { block: await this.node.call<string>('getblockhash', [height]), height, sweptAt: null };
+  }
+
+  async scan(state: UtxoScanState): Promise<UtxoScanState> {
+    await this.ready();
+    await this.watchThrough((await highestIndex(this.context.db, this.network)) + this.config.lookahead);
+    const since = await this.listSince(state);
+    const covered = await this.reportObserved(await this.observedReceives([...since.transactions, ...(since.removed ?? [])]));
+    await this.followSeen(covered);
+    await this.followSends();
+    const sweptAt = await this.sweepIfDue(state.sweptAt);
+    const { height } = await this.node.call<{ height: number }>('getblockheader', [since.lastblock]);
+    return { block: since.lastblock, height, sweptAt };
+  }
+
+  /** What happened since the cursor; lastblock is `confirmations - 1` below the tip (what is not final is listed again). */
+  private async listSince(state: UtxoScanState): Promise<SinceBlock> {
+    const list = (block: string) => this.wallet.call<SinceBlock>('listsinceblock', [block, this.confirmations, true, true]);
+    try {
+      return await list(state.block);
+    } catch (e) {
+      if (!(e instanceof RpcError && e.code === RPC_ERROR.INVALID_ADDRESS_OR_KEY)) throw e;
+      // The node does not know our block (it synced anew): resume at the same height of its chain, less a margin.
+      const tip = await this.node.call<number>('getblockcount');
+      const height = Math.max(0, Math.min(state.height, tip) - this.confirmations);
+      this.logger.warn({ block: state.block, height }, 'the node does not know the block the last scan ended at: resuming from the same height on its chain');
+      return list(await this.node.call<string>('getblockhash', [height]));
+    }
+  }
+
+  /** Receives to our derived addresses, one per output (an output listed twice keeps its latest count). */
+  private async observedReceives(entries: WalletEntry[]): Promise<Observed[]> {
+    const receives = entries.filter((e) => e.category === 'receive' && e.address !== undefined);
+    const ours = await derivedAmong(this.context.db, this.network, receives.map((e) => e.address!));
+    const byOutput = new Map<string, Observed>();
+    for (const e of receives) {
+      if (!ours.has(e.address!)) continue;
+      const key = outpoint(e.txid, e.vout);
+      // `transactions` come before `removed`: the first listing of an output is the current one.
+      if (!byOutput.has(key)) {
+        byOutput.set(key, { txid: e.txid, vout: e.vout, address: e.address!, amount: coins(e.amount), confirmations: e.confirmations, blockheight: e.blockheight ?? null });
+      }
+    }
+    return [...byOutput.values()];
+  }
+
+  /** Reports what changed of the observed outputs; answers the outputs it looked at. */
+  private async reportObserved(observed: Observed[]): Promise<Set<string>> {
+    const known = await this.knownTransfers(observed.map((o) => o.txid));
+    await inParallel(observed, REPORT_CONCURRENCY, (o) => this.follow(o, known.get(outpoint(o.txid, o.vout))));
+    return new Set(observed.map((o) => outpoint(o.txid, o.vout)));
+  }
+
+  private async knownTransfers(txids: string[]): Promise<Map<string, KnownTransfer & { amount: Decimal; toAddress: string }>> {
+    if (txids.length === 0) return new Map();
+    const rows = await this.context.db.chainTransfer.findMany({
+      where: { network: this.network, txHash: { in: [...new Set(txids)] } },
+      select: { txHash: true, outputIndex: true, state: true, confirmations: true, amount: true, toAddress: true },
+    });
+    return new Map(rows.map((r) => [outpoint(r.txHash, r.outputIndex), { state: r.state, confirmations: r.confirmations, amount: toMoney(r.amount), toAddress: r.toAddress }]));
+  }
+
+  /** One output: report it, report it dropped, or tell the operator what cannot be undone automatically. */
+  private async follow(o: Observed, known: KnownTransfer | undefined): Promise<void> {
+    const step = incomingStep(known, o.confirmations, this.confirmations);
+    const where = { txHash: o.txid, outputIndex: o.vout, address: o.address, confirmations: o.confirmations };
+    switch (step) {
+      case 'report':
+      case 'drop':
+        return this.deliver({
+          network: this.network,
+          asset: this.asset,
+          txHash: o.txid,
+          outputIndex: o.vout,
+          from: null,
+          to: o.address,
+          tag: null,
+          amount: o.amount,
+          confirmations: Math.max(0, o.confirmations),
+          blockNumber: o.blockheight === null ? null : BigInt(o.blockheight),
+          dropped: step === 'drop',
+        });
+      case 'credited-lost':
+        this.logger.error(
+          { ...where, credited: known!.confirmations },
+          'a credited payment lost its confirmations in a reorg: the credit stays (it cannot be undone automatically); see docs/chains-utxo.md, "A reorg after a payment counted"',
+        );
+        return;
+      case 'dropped-back':
+        this.logger.error(where, 'a payment recorded as dropped is in the chain again: it arrived but does not count; see docs/chains-utxo.md, "A dropped payment that comes back"');
+        return;
+      case 'none':
+        return;
+    }
+  }
+
+  /** A report to the payments feature. Its refusals (unknown address, conflicting report) are logged, not retried. */
+  private async deliver(report: TransferReport): Promise<void> {
+    try {
+      await this.context.report(report);
+    } catch (e) {
+      if (!(e instanceof AppError)) throw e;
+      this.logger.error({ err: e, txHash: report.txHash, outputIndex: report.outputIndex, to: report.to }, 'a transfer report was refused; it is skipped');
+    }
+  }
+
+  /**
+   * Transfers still `seen` that the listing did not cover (their block is below the cursor: the required
+   * confirmations were raised, or the wallet was replaced): asked for one by one.
+   */
+  private async followSeen(covered: Set<string>): Promise<void> {
+    const seen = await this.context.db.chainTransfer.findMany({
+      where: { network: this.network, state: 'seen' },
+      select: { txHash: true, outputIndex: true, confirmations: true, amount: true, toAddress: true },
+    });
+    const open = seen.filter((t) => !covered.has(outpoint(t.txHash, t.outputIndex)));
+    if (open.length === 0) return;
+    const statuses = await this.txStatuses(open.map((t) => t.txHash));
+    await inParallel(open, REPORT_CONCURRENCY, async (t) => {
+      const status = statuses.get(t.txHash);
+      if (!status) {
+        this.logger.warn({ txHash: t.txHash }, 'the node knows nothing of a transaction we follow (a wallet replaced?)');
+        return;
+      }
+      const observed = { txid: t.txHash, vout: t.outputIndex, address: t.toAddress, amount: toMoney(t.amount), ...status };
+      await this.follow(observed, { state: 'seen', confirmations: t.confirmations });
+    });
+  }
+
+  /** What the node says of each transaction: the wallet's view, else the chain's (txindex) or the mempool's. */
+  private async txStatuses(txids: string[]): Promise<Map<string, TxStatus>> {
+    const unique = [...new Set(txids)];
+    const statuses = new Map<string, TxStatus>();
+    const fromWallet = await this.wallet.batch<{ confirmations: number; blockheight?: number }>(unique.map((txid) => ({ method: 'gettransaction', params: [txid, true] })));
+    const unknown: string[] = [];
+    fromWallet.forEach((r, i) => {
+      if (r instanceof RpcError) {
+        if (r.code !== RPC_ERROR.INVALID_ADDRESS_OR_KEY) throw r;
+        unknown.push(unique[i]!);
+      } else statuses.set(unique[i]!, { confirmations: r.confirmations, blockheight: r.blockheight ?? null });
+    });
+    if (unknown.length === 0) return statuses;
+    const tip = await this.node.call<number>('getblockcount');
+    const fromChain = await this.node.batch<{ confirmations?: number }>(unknown.map((txid) => ({ method: 'getrawtransaction', params: [txid, true] })));
+    fromChain.forEach((r, i) => {
+      if (r instanceof RpcError) return;
+      const confirmations = r.confirmations ?? 0;
+      statuses.set(unknown[i]!, { confirmations, blockheight: confirmations > 0 ? tip - confirmations + 1 : null });
+    });
+    return statuses;
+  }
+
+  // --- custody ---
+
+  /**
+   * Confirmed balances (as deep as a payment must be) of our receiving addresses, from the watch-only wallet. Outputs
+   * that an open send of ours spends are counted until that send is final, as our records do.
+   */
+  async watchedBalances(addresses: string[]): Promise<AddressBalance[]> {
+    await this.ready();
+    const wanted = new Set(addresses.filter((a) => this.isValidAddress(a)));
+    const chunks: string[][] = [];
+    for (let i = 0; i < wanted.size; i += BALANCE_CHUNK) chunks.push([...wanted].slice(i, i + BALANCE_CHUNK));
+    const unspent = (await this.wallet.batchAll<Unspent[]>(chunks.map((chunk) => ({ method: 'listunspent', params: [this.confirmations, 9_999_999, chunk] })))).flat();
+    const totals = new Map<string, Decimal>();
+    const add = (address: string, amount: Decimal) => totals.set(address, (totals.get(address) ?? new Money(0)).plus(amount));
+    const listed = new Set<string>();
+    for (const u of unspent) {
+      listed.add(outpoint(u.txid, u.vout));
+      if (u.address && wanted.has(u.address)) add(u.address, coins(u.amount));
+    }
+    for (const send of await openSends(this.context.db, this.network)) {
+      for (const input of sendInputs(send.inputs)) {
+        if (wanted.has(input.address) && input.txid !== undefined && !listed.has(outpoint(input.txid, input.vout ?? -1))) add(input.address, toMoney(input.amount));
+      }
+    }
+    return [...totals].map(([address, amount]) => ({ address, asset: this.asset, amount: amount.toFixed() }));
+  }
+
+  // --- sending ---
+
+  /**
+   * Pays a withdrawal or a refund from the hot wallet (its confirmed coins; change back to it). Idempotent per id: a
+   * send stored before is offered to the node again and answers the same transaction.
+   */
+  async send(transfer: OutgoingTransfer): Promise<{ txHash: string }> {
+    await this.ready();
+    const existing = await findSend(this.context.db, transfer.id);
+    if (existing) return this.offer(existing);
+    this.checkOutgoing(transfer);
+    const amount = toSats(transfer.amount);
+    const to = outputScript(transfer.to, this.signerNetwork());
+    const rate = await this.feeRate();
+    // Under the network's spend lock: no two sends pick the same coins.
+    const stored = await withSpendLock(this.context.db, this.network, async (tx) => {
+      const again = await findSend(tx, transfer.id);
+      if (again) return again;
+      const plan = planPayment(await this.hotCoins(tx), amount, to, this.hotScript(), rate, this.kind);
+      if ('shortBy' in plan) {
+        this.sweepSoon = true;
+        throw new Error(
+          `${this.network}: the hot wallet cannot pay ${coinText(amount)} ${this.asset} now: it holds ${coinText(plan.available)} confirmed and unreserved, ` +
+            `${coinText(plan.needed)} are needed with the fee. Consolidating confirmed deposits refills it (docs/chains-utxo.md); the payment is retried.`,
+        );
+      }
+      return this.store(tx, plan, { id: transfer.id, purpose: transfer.purpose, to: transfer.to, amount });
+    });
+    return this.offer(stored);
+  }
+
+  /** Hostile input stops here: the merchant gave the address and amount. */
+  private checkOutgoing(transfer: OutgoingTransfer): void {
+    if (transfer.asset !== this.asset) throw new Error(`${this.network} sends only ${this.asset}, not ${transfer.asset}`);
+    if (transfer.tag) throw new Error(`${this.network} takes no tag`);
+    if (!this.isValidAddress(transfer.to)) throw new Error(`not a ${this.network} ${this.config.chain} address: ${JSON.stringify(transfer.to.slice(0, 128))}`);
+    if (!transfer.amount.gt(0)) throw new Error('the amount must be positive');
+    const to = outputScript(transfer.to, this.signerNetwork());
+    if (toSats(transfer.amount) < dustLimit(this.kind, to.length)) throw new Error(`${transfer.amount.toFixed()} ${this.asset} is below the network's dust limit`);
+  }
+
+  /** Bitcoin Cash needs SIGHASH_FORKID signatures, which the signer (@scure/btc-signer) does not make. */
+  private signerNetwork() {
+    if (this.network === 'bitcoin-cash') {
+      throw new Error('sending on bitcoin-cash is not supported yet: its signatures need SIGHASH_FORKID, which the signer does not make (docs/chains-utxo.md)');
+    }
+    return SIGNER_NETWORKS[this.network][this.config.chain];
+  }
+
+  private signer(): Signer {
+    if (!this.context.signer) throw new Error(`${this.network}: this process has no signer (SIGNER_MNEMONIC_FILE): it cannot send`);
+    return this.context.signer;
+  }
+
+  private hotScript(): Uint8Array {
+    return outputScript(this.hotAddress, this.signerNetwork());
+  }
+
+  /** Outputs that open sends spend: reserved until those sends are final or failed. */
+  private async reserved(tx: Prisma.TransactionClient): Promise<Set<string>> {
+    const sends = await openSends(tx, this.network);
+    return new Set(sends.flatMap((s) => sendInputs(s.inputs).map((i) => outpoint(i.txid ?? '', i.vout ?? -1))));
+  }
+
+  /** The hot wallet's confirmed coins not reserved by an open send. */
+  private async hotCoins(tx: Prisma.TransactionClient): Promise<Coin[]> {
+    const reserved = await this.reserved(tx);
+    const unspent = await this.wallet.call<Unspent[]>('listunspent', [1, 9_999_999, [this.hotAddress]]);
+    return unspent
+      .filter((u) => !reserved.has(outpoint(u.txid, u.vout)))
+      .map((u) => ({ txid: u.txid, vout: u.vout, value: toSats(coins(u.amount)), script: u.scriptPubKey, address: this.hotAddress, key: HOT_WALLET }));
+  }
+
+  /** Signs a plan and stores it (before any broadcast: a repeated send then offers the same transaction). */
+  private async store(tx: Prisma.TransactionClient, plan: Plan, send: { id: string; purpose: SendPurpose; to: string; amount: bigint }): Promise<ChainSend> {
+    const signed = this.signer().signPsbt(this.network, this.test, unsignedPsbt(plan), plan.inputs.map((c) => c.key));
+    const { rawTx, txid, vsize } = finalizeSigned(signed);
+    if (vsize > plan.vsize) throw new Error(`the signed transaction is larger (${vsize} vB) than its fee was computed for (${plan.vsize} vB)`);
+    const inputs: SendInput[] = plan.inputs.map((c) => ({ address: c.address, amount: coinText(c.value), txid: c.txid, vout: c.vout }));
+    return storeSend(tx, {
+      id: send.id,
+      network: this.network,
+      purpose: send.purpose,
+      asset: this.asset,
+      fromAddress: this.hotAddress,
+      toAddress: send.to,
+      tag: null,
+      amount: coinText(send.amount),
+      rawTx,
+      txHash: txid,
+      nonce: null,
+      inputs,
+      fee: coinText(plan.fee),
+    });
+  }
+
+  /**
+   * Offers a stored send to the node; answers its hash. A node that cannot be reached throws (the caller retries);
+   * a refusal is left to the scan, which offers it again and fails it once its inputs are spent elsewhere.
+   */
+  private async offer(send: ChainSend): Promise<{ txHash: string }> {
+    const refused = await this.broadcast(send.rawTx);
+    if (refused) {
+      this.logger.warn({ id: send.id, txHash: send.txHash, reason: refused.reason }, 'the node refused a stored transaction; the watcher offers it again');
+    } else if (send.status === 'signed') {
+      await updateSend(this.context.db, send.id, { status: 'sent' });
+    }
+    return { txHash: send.txHash };
+  }
+
+  /** sendrawtransaction; answers the node's refusal, or null when it took the transaction (or has it already). */
+  private async broadcast(rawTx: string): Promise<RpcError | null> {
+    try {
+      await this.node.call('sendrawtransaction', [rawTx]);
+      return null;
+    } catch (e) {
+      if (!(e instanceof RpcError)) throw e;
+      if (e.code === RPC_ERROR.VERIFY_ALREADY_IN_CHAIN || /already (in|known)/i.test(e.reason)) return null;
+      return e;
+    }
+  }
+
+  /** Satoshis per virtual byte: CHAINS_FILE's feeRate, else the node's estimate; never below the node's relay fee. */
+  private async feeRate(): Promise<Decimal> {
+    if (this.config.feeRate !== undefined) return Money.max(toMoney(this.config.feeRate), this.relayRate);
+    const estimate = await this.node.call<{ feerate?: unknown }>('estimatesmartfee', [FEE_TARGET_BLOCKS]);
+    if (estimate.feerate !== undefined) return Money.max(perVbyte(coins(estimate.feerate)), this.relayRate);
+    if (this.config.chain === 'main') {
+      throw new Error(`${this.network}: the node has no fee estimate yet and CHAINS_FILE sets no feeRate: nothing is sent until it has one`);
+    }
+    return Money.max(FALLBACK_FEE_RATE, this.relayRate);
+  }
+
+  // --- following our sends ---
+
+  /** Every open send to final: confirmed (a withdrawal's outcome reported), or failed when it can never confirm. */
+  private async followSends(): Promise<void> {
+    const sends = await openSends(this.context.db, this.network);
+    if (sends.length === 0) return;
+    const statuses = await this.txStatuses(sends.map((s) => s.txHash));
+    for (const send of sends) {
+      const status = statuses.get(send.txHash) ?? null;
+      switch (sendStep(send.status as 'signed' | 'sent', status?.confirmations ?? null, this.confirmations)) {
+        case 'confirm':
+          await this.settle(send, 'confirmed', status!.blockheight);
+          break;
+        case 'fail':
+          await this.settle(send, 'failed', null);
+          break;
+        case 'mark-sent':
+          await updateSend(this.context.db, send.id, { status: 'sent' });
+          break;
+        case 'offer':
+          await this.offerAgain(send, status !== null);
+          break;
+        case 'wait':
+          break;
+      }
+    }
+  }
+
+  /**
+   * A send in no block, offered again. One the node never took and whose inputs are spent in the chain can never
+   * confirm: it fails once that has held for as many blocks as a payment needs (a reorg may still undo the spend).
+   */
+  private async offerAgain(send: ChainSend, nodeKnowsIt: boolean): Promise<void> {
+    const refused = await this.broadcast(send.rawTx);
+    if (!refused) {
+      this.inputsGoneSince.delete(send.id);
+      if (send.status === 'signed') await updateSend(this.context.db, send.id, { status: 'sent' });
+      return;
+    }
+    if (nodeKnowsIt || !(await this.inputsSpent(send))) {
+      this.logger.warn({ id: send.id, txHash: send.txHash, reason: refused.reason }, 'the node refuses an open send of ours; offered again at the next scan');
+      return;
+    }
+    const tip = await this.node.call<number>('getblockcount');
+    const since = this.inputsGoneSince.get(send.id) ?? tip;
+    this.inputsGoneSince.set(send.id, since);
+    if (tip - since + 1 >= this.confirmations) {
+      this.inputsGoneSince.delete(send.id);
+      await this.settle(send, 'failed', null);
+    }
+  }
+
+  /** Whether an input of the send is no longer unspent in the chain (the mempool is left out: it may change). */
+  private async inputsSpent(send: ChainSend): Promise<boolean> {
+    const inputs = sendInputs(send.inputs).filter((i) => i.txid !== undefined);
+    const outputs = await this.node.batchAll<object | null>(inputs.map((i) => ({ method: 'gettxout', params: [i.txid, i.vout, false] })));
+    return outputs.some((o) => o === null);
+  }
+
+  /** Records a send's end; a withdrawal's outcome goes to the withdrawals feature first (refused: tried next scan). */
+  private async settle(send: ChainSend, outcome: 'confirmed' | 'failed', blockheight: number | null): Promise<void> {
+    if (send.purpose === 'withdrawal') {
+      try {
+        await this.context.reportOutgoing({ network: this.network, id: send.id, txHash: send.txHash, outcome });
+      } catch (e) {
+        this.logger.warn({ err: e, id: send.id, txHash: send.txHash }, 'a withdrawal outcome was not taken yet; reported again at the next scan');
+        return;
+      }
+    }
+    await updateSend(this.context.db, send.id, { status: outcome, ...(blockheight !== null ? { blockNumber: BigInt(blockheight) } : {}) });
+    if (outcome === 'failed') {
+      this.logger.error({ id: send.id, purpose: send.purpose, txHash: send.txHash }, 'a send of ours can never confirm (its inputs were spent by another transaction)');
+    }
+  }
+
+  // --- consolidation ---
+
+  /**
+   * Moves confirmed, credited deposits into the hot wallet when due: every `sweepIntervalMs`, at once when they reach
+   * `sweepThreshold`, or when a payment found the hot wallet short. Answers when it last did.
+   */
+  private async sweepIfDue(sweptAt: string | null): Promise<string | null> {
+    if (!this.context.signer || this.network === 'bitcoin-cash') return sweptAt;
+    const now = Date.now();
+    const due = this.sweepSoon || sweptAt === null || now - Date.parse(sweptAt) >= this.config.sweepIntervalMs;
+    if (!due && this.config.sweepThreshold === undefined) return sweptAt;
+    const rate = await this.feeRate();
+    const sweep = await withSpendLock(this.context.db, this.network, async (tx) => {
+      const deposits = await this.depositCoins(tx);
+      const total = fromSats(deposits.reduce((s, c) => s + c.value, 0n));
+      if (!due && !(this.config.sweepThreshold && total.gte(this.config.sweepThreshold))) return null;
+      const plan = planSweep(deposits, this.hotScript(), rate, this.kind, this.config.sweepMaxInputs);
+      if (!plan) return null;
+      const value = plan.outputs[0]!.value;
+      const id = `sweep-${this.network}-${plan.inputs[0]!.txid}-${plan.inputs[0]!.vout}`;
+      return this.store(tx, plan, { id, purpose: 'sweep', to: this.hotAddress, amount: value });
+    });
+    if (!sweep) return sweptAt;
+    this.sweepSoon = false;
+    this.logger.info({ txHash: sweep.txHash, inputs: sendInputs(sweep.inputs).length, amount: sweep.amount.toString(), fee: sweep.fee?.toString() }, 'consolidating deposits into the hot wallet');
+    await this.offer(sweep);
+    return new Date(now).toISOString();
+  }
+
+  /** Deposits to consolidate: confirmed outputs at our receiving addresses that were credited, not reserved. */
+  private async depositCoins(tx: Prisma.TransactionClient): Promise<Coin[]> {
+    const unspent = await this.wallet.call<Unspent[]>('listunspent', [this.confirmations]);
+    const indexes = await derivedAmong(tx, this.network, unspent.flatMap((u) => (u.address ? [u.address] : [])));
+    const candidates = unspent.filter((u) => u.address !== undefined && indexes.has(u.address));
+    if (candidates.length === 0) return [];
+    const credited = await tx.chainTransfer.findMany({
+      where: { network: this.network, state: 'confirmed', txHash: { in: [...new Set(candidates.map((u) => u.txid))] } },
+      select: { txHash: true, outputIndex: true },
+    });
+    const creditedOutputs = new Set(credited.map((c) => outpoint(c.txHash, c.outputIndex)));
+    const reserved = await this.reserved(tx);
+    return candidates
+      .filter((u) => creditedOutputs.has(outpoint(u.txid, u.vout)) && !reserved.has(outpoint(u.txid, u.vout)))
+      .map((u) => ({ txid: u.txid, vout: u.vout, value: toSats(coins(u.amount)), script: u.scriptPubKey, address: u.address!, key: { chain: 0, index: indexes.get(u.address!)! } }));
+  }
+}
+
+/** A fee rate in coins per 1,000 virtual bytes (how nodes write them) as satoshis per virtual byte. */
+const perVbyte = (coinsPerKvB: Decimal): Decimal => coinsPerKvB.times(100_000_000).div(1_000);
+
+const unixSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
+
+/** Runs `fn` over `items`, at most `limit` at once; the first failure is thrown once all have settled. */
+async function inParallel<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const errors: unknown[] = [];
+  const worker = async () => {
+    while (next < items.length) {
+      const item = items[next++]!;
+      await fn(item).catch((e: unknown) => errors.push(e));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (errors.length) throw errors[0];
 }
