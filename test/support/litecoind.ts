@@ -72,7 +72,9 @@ export async function startLitecoind(binary: string): Promise<Litecoind> {
   await node.call('createwallet', ['miner']);
   const miner = node.wallet('miner');
   const minerAddress = await miner.call<string>('getnewaddress', ['', 'bech32']);
-  const mine = (blocks = 1) => node.call<string[]>('generatetoaddress', [blocks, minerAddress]);
+  // A fresh reward address each time: after invalidateblock, the same template would rebuild the very block just
+  // invalidated (same transactions and time), which the node refuses.
+  const mine = async (blocks = 1) => node.call<string[]>('generatetoaddress', [blocks, await miner.call<string>('getnewaddress', ['', 'bech32'])]);
   await mine(FUNDING_BLOCKS);
 
   const blockOf = async (txid: string) => (await miner.call<{ blockhash: string }>('gettransaction', [txid])).blockhash;

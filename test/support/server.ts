@@ -10,6 +10,8 @@ export interface TestServer {
   readonly url: string;
   /** The server's log lines (pino JSON objects) at `logLevel` and above, when useServer was given one. */
   readonly logs: Record<string, unknown>[];
+  /** Where its database is (a test may open it while the server is down, see restart). */
+  readonly databaseUrl: string;
   /** Stops the server (its jobs finish their pass) and starts it again on the same database; `between` runs while it is down. */
   restart(between?: () => Promise<void>): Promise<void>;
   /** A new merchant with its credentials (created like the CLI does). */
@@ -65,6 +67,10 @@ export function useServer(kind: DbKind, env: Record<string, string> = {}, option
       return server.app.url;
     },
     logs,
+    get databaseUrl() {
+      if (!db) throw new Error('server not started');
+      return db.url;
+    },
     async restart(between) {
       await server.app.stop();
       app = undefined;

@@ -496,12 +496,13 @@ export class UtxoAdapter implements NodeAdapter<UtxoScanState> {
    * send stored before is offered to the node again and answers the same transaction.
    */
   async send(transfer: OutgoingTransfer): Promise<{ txHash: string }> {
+    const network = this.signerNetwork();
     await this.ready();
     const existing = await findSend(this.context.db, transfer.id);
     if (existing) return this.offer(existing);
     this.checkOutgoing(transfer);
     const amount = toSats(transfer.amount);
-    const to = outputScript(transfer.to, this.signerNetwork());
+    const to = outputScript(transfer.to, network);
     const rate = await this.feeRate();
     // Under the network's spend lock: no two sends pick the same coins.
     const stored = await withSpendLock(this.context.db, this.network, async (tx) => {
