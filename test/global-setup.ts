@@ -12,6 +12,7 @@ import { applyMigrations } from '../src/db/migrate.ts';
 import { postgresMigrationFactory } from '../src/db/adapters.ts';
 import { openDatabase } from '../src/db/client.ts';
 import { buildWebAssets, webAssetsFresh } from '../src/web/assets.ts';
+import { DEFAULT_LITECOIND } from './support/litecoind-node.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -39,7 +40,7 @@ function findChromium(): string | null {
 
 /** The node the UTXO adapter's tests run in regtest mode; in CI (or when named explicitly) it must be there. */
 function findLitecoind(): string | null {
-  const path = process.env['TEST_LITECOIND'] ?? '/usr/lib/litecoin/litecoind';
+  const path = process.env['TEST_LITECOIND'] ?? DEFAULT_LITECOIND;
   if (fs.existsSync(path)) return path;
   if (process.env['TEST_LITECOIND'] || process.env['CI']) throw new Error(`TEST_LITECOIND ${path} not found (Debian package litecoind)`);
   console.warn(`\n!!! ${path} is missing: the UTXO chain tests do not run. Install Debian's litecoind or set TEST_LITECOIND.\n`);

@@ -13,7 +13,8 @@ import type { KeyPath } from '../../src/chains/signer.ts';
 import { chainDescriptor, descriptorChecksum, importRequestFor, withChecksum } from '../../src/chains/utxo/descriptors.ts';
 import { incomingStep, sendStep } from '../../src/chains/utxo/follow.ts';
 import { SIGNER_NETWORKS } from '../../src/chains/utxo/networks.ts';
-import { BitcoinRpc, coins, RpcError, RpcTransportError } from '../../src/chains/utxo/rpc.ts';
+import { BitcoinRpc, coins, parseNodeJson, RpcError, RpcTransportError } from '../../src/chains/utxo/rpc.ts';
+import { parseJsonExact } from '../../src/core/json.ts';
 import {
   coinText,
   dustLimit,
@@ -224,6 +225,16 @@ describe('the JSON-RPC client', () => {
     expect(coins(result.small).eq(toMoney('0.1'))).toBe(true);
     expect(result.height).toBe(800000);
     expect(seen.at(-1)).toMatchObject({ authorization: `Basic ${Buffer.from('us@er:p:ss').toString('base64')}`, path: '/wallet/pay%20rail' });
+  });
+
+  it('parses answers like the exact parser: fractions and long numbers as digits, strings untouched', () => {
+    const samples = [
+      '{"result":{"amount":-0.00012345,"fee":1e-5,"big":12345678901234567890,"safe":9007199254740991,"n":42,"s":"1.5 \\" 2.5","k":["0.1",0.1]},"error":null,"id":7}',
+      '[{"a":"\\u0041 3.14","b":[1,2.50,-3e+2,{"c":0.00000001}]},true,null,"x"]',
+      '{"s":"\\u0000 1.5","v":1.5}',
+    ];
+    for (const text of samples) expect(parseNodeJson(text)).toEqual(parseJsonExact(text));
+    expect(coins((parseNodeJson('{"v":21000000.00000001}') as { v: unknown }).v).toFixed()).toBe('21000000.00000001');
   });
 
   it('batches, matching answers by id, with each refusal in its place', async () => {

@@ -282,10 +282,13 @@ export class UtxoAdapter implements NodeAdapter<UtxoScanState> {
   private async importRange(chain: 0 | 1, from: number, to: number, timestamp: ImportRequest['timestamp']): Promise<void> {
     const desc = chainDescriptor(this.network, this.account, this.test, chain);
     for (let start = from; start <= to; start += IMPORT_CHUNK) {
-      const request = importRequestFor({ desc, range: [start, Math.min(to, start + IMPORT_CHUNK - 1)], timestamp, internal: chain === 1 }, this.descriptorWallet);
+      const end = Math.min(to, start + IMPORT_CHUNK - 1);
+      // One rescan, by the last call: it reads the past blocks for every script of the wallet, earlier chunks' too.
+      const since = end === to ? timestamp : 'now';
+      const request = importRequestFor({ desc, range: [start, end], timestamp: since, internal: chain === 1 }, this.descriptorWallet);
       const method = this.descriptorWallet ? 'importdescriptors' : 'importmulti';
-      const params = this.descriptorWallet ? [[request]] : [[request], { rescan: timestamp !== 'now' }];
-      const [result] = await this.wallet.call<{ success: boolean; error?: { message: string } }[]>(method, params, timestamp === 'now' ? undefined : RESCAN_TIMEOUT_MS);
+      const params = this.descriptorWallet ? [[request]] : [[request], { rescan: since !== 'now' }];
+      const [result] = await this.wallet.call<{ success: boolean; error?: { message: string } }[]>(method, params, since === 'now' ? undefined : RESCAN_TIMEOUT_MS);
       if (!result?.success) throw new Error(`the node did not import ${desc} [${request['range']}]: ${result?.error?.message ?? 'no answer'}`);
     }
   }
@@ -564,13 +567,17 @@ export class UtxoAdapter implements NodeAdapter<UtxoScanState> {
   }
 
   /** Signs a plan and stores it (before any broadcast: a repeated send then offers the same transaction). */
-  private async store(tx: Prisma.TransactionClient, plan: Plan, send: { id: string; purpose: SendPurpose; to: string; amount: bigint }): Promise<ChainSend> {
+  private async store(
+    tx: Prisma.TransactionClient,
+    plan: Plan,
+    send: { id: string | ((txid: string) => string); purpose: SendPurpose; to: string; amount: bigint },
+  ): Promise<ChainSend> {
     const signed = this.signer().signPsbt(this.network, this.test, unsignedPsbt(plan), plan.inputs.map((c) => c.key));
     const { rawTx, txid, vsize } = finalizeSigned(signed);
     if (vsize > plan.vsize) throw new Error(`the signed transaction is larger (${vsize} vB) than its fee was computed for (${plan.vsize} vB)`);
     const inputs: SendInput[] = plan.inputs.map((c) => ({ address: c.address, amount: coinText(c.value), txid: c.txid, vout: c.vout }));
     return storeSend(tx, {
-      id: send.id,
+      id: typeof send.id === 'string' ? send.id : send.id(txid),
       network: this.network,
       purpose: send.purpose,
       asset: this.asset,
@@ -709,22 +716,25 @@ export class UtxoAdapter implements NodeAdapter<UtxoScanState> {
     const now = Date.now();
     const due = this.sweepSoon || sweptAt === null || now - Date.parse(sweptAt) >= this.config.sweepIntervalMs;
     if (!due && this.config.sweepThreshold === undefined) return sweptAt;
-    const rate = await this.feeRate();
-    const sweep = await withSpendLock(this.context.db, this.network, async (tx) => {
-      const deposits = await this.depositCoins(tx);
-      const total = fromSats(deposits.reduce((s, c) => s + c.value, 0n));
-      if (!due && !(this.config.sweepThreshold && total.gte(this.config.sweepThreshold))) return null;
-      const plan = planSweep(deposits, this.hotScript(), rate, this.kind, this.config.sweepMaxInputs);
-      if (!plan) return null;
-      const value = plan.outputs[0]!.value;
-      const id = `sweep-${this.network}-${plan.inputs[0]!.txid}-${plan.inputs[0]!.vout}`;
-      return this.store(tx, plan, { id, purpose: 'sweep', to: this.hotAddress, amount: value });
-    });
-    if (!sweep) return sweptAt;
-    this.sweepSoon = false;
-    this.logger.info({ txHash: sweep.txHash, inputs: sendInputs(sweep.inputs).length, amount: sweep.amount.toString(), fee: sweep.fee?.toString() }, 'consolidating deposits into the hot wallet');
-    await this.offer(sweep);
-    return new Date(now).toISOString();
+    try {
+      const sweep = await withSpendLock(this.context.db, this.network, async (tx) => {
+        const deposits = await this.depositCoins(tx);
+        const total = fromSats(deposits.reduce((s, c) => s + c.value, 0n));
+        if (deposits.length === 0 || (!due && !(this.config.sweepThreshold && total.gte(this.config.sweepThreshold)))) return null;
+        const plan = planSweep(deposits, this.hotScript(), await this.feeRate(), this.kind, this.config.sweepMaxInputs);
+        if (!plan) return null;
+        return this.store(tx, plan, { id: (txid) => `sweep-${txid}`, purpose: 'sweep', to: this.hotAddress, amount: plan.outputs[0]!.value });
+      });
+      if (!sweep) return sweptAt;
+      this.sweepSoon = false;
+      this.logger.info({ txHash: sweep.txHash, inputs: sendInputs(sweep.inputs).length, amount: sweep.amount.toString(), fee: sweep.fee?.toString() }, 'consolidating deposits into the hot wallet');
+      await this.offer(sweep);
+      return new Date(now).toISOString();
+    } catch (e) {
+      // Payments are detected whatever happens here (no fee estimate yet, a node hiccup): consolidation waits.
+      this.logger.warn({ err: e }, 'consolidation postponed to the next scan');
+      return sweptAt;
+    }
   }
 
   /** Deposits to consolidate: confirmed outputs at our receiving addresses that were credited, not reserved. */
