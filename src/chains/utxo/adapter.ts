@@ -88,7 +88,7 @@ interface Unspent {
   confirmations: number;
 }
 
-/** What the node says of one transaction now: null when it does not know it. */
+/** What the node says of one transaction now (txStatuses leaves out those it does not know). */
 interface TxStatus {
   confirmations: number;
   blockheight: number | null;

@@ -189,24 +189,43 @@ export class BitcoinRpc {
   }
 }
 
-// Numbers a float could change (with a fraction or an exponent, or too long to be exact), outside strings: strings
-// are matched first and left as they are.
-const INEXACT_NUMBERS = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?[eE][+-]?\d+|-?\d+\.\d+|-?\d{16,}/g;
+// Strings, or numbers a float could change (a fraction, an exponent, too many digits to be exact): strings are
+// matched first, so digits inside them are never taken for numbers.
+const STRING_OR_INEXACT_NUMBER = /"(?:[^"\\]|\\.)*"|(-?\d+\.\d+(?:[eE][+-]?\d+)?|-?\d+[eE][+-]?\d+|-?\d{16,})/g;
+/** Marks a quoted number; JSON text may only hold it escaped, so a marked string cannot come from the node. */
 const MARK = '\\u0000';
 
 /**
- * parseJsonExact's result (numbers with a fraction arrive as DecimalLiteral), several times faster on the node's
- * large answers: those numbers are quoted with a mark before JSON.parse and turned back after. An answer that could
- * hold the mark itself takes the slow exact parser.
+ * parseJsonExact's result (numbers with a fraction arrive as DecimalLiteral with their digits), about five times
+ * faster on the node's large answers: those numbers are quoted with a mark, JSON.parse reads the rest, and the marked
+ * strings become decimals. An answer holding the mark itself (a NUL in some label) takes the exact parser.
  */
 export function parseNodeJson(text: string): unknown {
-  if (text.includes('\\u0000')) return parseJsonExact(text);
-  const marked = text.replace(INEXACT_NUMBERS, (token) => (token.charCodeAt(0) === 34 ? token : `"${MARK}${token}"`));
-  return JSON.parse(marked, (_key, value: unknown) => {
-    if (typeof value !== 'string' || value.charCodeAt(0) !== 0) return value;
+  if (text.includes(MARK)) return parseJsonExact(text);
+  let marked = '';
+  let copied = 0;
+  STRING_OR_INEXACT_NUMBER.lastIndex = 0;
+  for (let m = STRING_OR_INEXACT_NUMBER.exec(text); m; m = STRING_OR_INEXACT_NUMBER.exec(text)) {
+    if (m[1] === undefined) continue;
+    marked += `${text.slice(copied, m.index)}"${MARK}${m[1]}"`;
+    copied = m.index + m[0].length;
+  }
+  return unmark(JSON.parse(copied === 0 ? text : marked + text.slice(copied)));
+}
+
+function unmark(value: unknown): unknown {
+  if (typeof value === 'string') {
+    if (value.charCodeAt(0) !== 0) return value;
     const digits = value.slice(1);
     return /^-?\d+$/.test(digits) && Number.isSafeInteger(Number(digits)) ? Number(digits) : new DecimalLiteral(digits);
-  });
+  }
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = unmark(value[i]);
+  } else if (value !== null && typeof value === 'object') {
+    const record = value as Record<string, unknown>;
+    for (const key of Object.keys(record)) record[key] = unmark(record[key]);
+  }
+  return value;
 }
 
 /** An amount of coins from an RPC answer (the node writes them with 8 decimals), as an exact decimal. */
