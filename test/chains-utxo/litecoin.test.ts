@@ -8,6 +8,7 @@ import { utxoChainSchema } from '../../src/chains/config.ts';
 import { custodyProblems } from '../../src/chains/custody.ts';
 import type { ChainContext } from '../../src/chains/registry.ts';
 import { Signer } from '../../src/chains/signer.ts';
+import { storeSend } from '../../src/chains/store.ts';
 import { utxoAdapter, type UtxoAdapter } from '../../src/chains/utxo/adapter.ts';
 import { chainDescriptor } from '../../src/chains/utxo/descriptors.ts';
 import { deriveAddress, parseExtendedPublicKey } from '../../src/chains/hd.ts';
@@ -20,7 +21,7 @@ import { chainsEnv, testSigner, testXpub } from '../support/chains.ts';
 import { DATABASES, freshDatabase, type DbKind, type TestDatabase } from '../support/databases.ts';
 import { eventually } from '../support/funding.ts';
 import { LITECOIND, useLitecoind, type Litecoind } from '../support/litecoind.ts';
-import { freePort, sleep } from '../support/processes.ts';
+import { freePort, runCli, sleep, stopAllChildren, tempDir } from '../support/processes.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { useServer, type TestServer } from '../support/server.ts';
 
@@ -30,7 +31,7 @@ const CHAIN_WAIT_MS = 30_000;
 const account = parseExtendedPublicKey(testXpub('litecoin', true));
 
 /** A server whose litecoin runs on `node`, in its own node wallet; the other networks stay on the sandbox. */
-function litecoinServer(kind: DbKind, ltc: { readonly node: Litecoind }, wallet: string, options: { signer?: boolean } = {}): TestServer {
+function litecoinServer(kind: DbKind, ltc: { readonly node: Litecoind }, wallet: string, options: { signer?: boolean } = {}): TestServer & { env: Record<string, string> } {
   const env: Record<string, string> = { WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_POLL_MS: '100', WITHDRAWAL_SEND_INTERVAL_MS: '200' };
   beforeAll(() => {
     const chains = chainsEnv({
@@ -39,7 +40,7 @@ function litecoinServer(kind: DbKind, ltc: { readonly node: Litecoind }, wallet:
     if (options.signer === false) delete chains['SIGNER_MNEMONIC'];
     Object.assign(env, chains);
   });
-  return useServer(kind, env, { logLevel: 'info' });
+  return Object.assign(useServer(kind, env, { logLevel: 'info' }), { env });
 }
 
 function helpers(server: TestServer, ltc: { readonly node: Litecoind }, wallet: string) {
@@ -91,6 +92,7 @@ const invoiceHooks = (receiver: Receiver, id: string) => receiver.received.filte
 
 describe.runIf(LITECOIND)('the UTXO adapter on litecoind -regtest', () => {
   const ltc = useLitecoind();
+  afterAll(stopAllChildren);
 
   describe.each(DATABASES)('payments through the server on %s', (kind) => {
     const wallet = `payrail-${kind}`;
@@ -266,6 +268,12 @@ describe.runIf(LITECOIND)('the UTXO adapter on litecoind -regtest', () => {
       const report = await verifyLedger(server.app.db.prisma, server.app.platform.chains.custodySources());
       expect(report.problems).toEqual([]);
       expect(report.ok).toBe(true);
+      if (kind === 'postgres') {
+        // `npm run ledger:verify` itself, in its own process: it opens the chains of CHAINS_FILE for the custody check.
+        const cli = await runCli('src/cli/ledger-verify.ts', [], { DATA_DIR: tempDir(), DATABASE_URL: server.databaseUrl, CHAINS_FILE: server.env['CHAINS_FILE']!, LOG_LEVEL: 'silent' });
+        expect(cli.code, cli.stderr).toBe(0);
+        expect(cli.json).toMatchObject({ ok: true, problems: [] });
+      }
       // Swept addresses hold nothing any more; the hot wallet holds what came in less what went out and the fees.
       const sweeps = await server.app.db.prisma.chainSend.findMany({ where: { network: 'litecoin', purpose: 'sweep', status: 'confirmed' } });
       expect(sweeps.every((s) => s.fee !== null && Array.isArray(s.inputs))).toBe(true);
@@ -386,6 +394,32 @@ describe.runIf(LITECOIND)('the UTXO adapter on litecoind -regtest', () => {
         adapter.send({ id: randomUUID(), purpose: 'withdrawal', asset: 'ltc', to: ltc.node.minerAddress, tag: null, amount: toMoney('0.1') }),
       ).rejects.toThrow(/the hot wallet cannot pay 0\.10000000 ltc now: it holds 0\.00000000 confirmed/);
       expect(await database.prisma.chainSend.count()).toBe(0);
+    });
+
+    it('sends never spend the same coins: concurrent ones take one each, a coin an unbroadcast send holds stays reserved', async () => {
+      const adapter = utxoAdapter('litecoin', settings({ wallet: 'adapter-concurrent' }), context()) as UtxoAdapter;
+      await adapter.connect();
+      for (let i = 0; i < 3; i++) await ltc.node.pay(adapter.hotAddress, '1');
+      await ltc.node.mine(1);
+      // A send stored before a crash, never broadcast: its coin is not spent on chain, but it is taken.
+      const [held] = await ltc.node.node.wallet('adapter-concurrent').call<{ txid: string; vout: number }[]>('listunspent', [1, 9_999_999, [adapter.hotAddress]]);
+      const crashed = { id: randomUUID(), network: 'litecoin' as const, purpose: 'refund' as const, asset: 'ltc', fromAddress: adapter.hotAddress, toAddress: ltc.node.minerAddress };
+      await storeSend(database.prisma, { ...crashed, tag: null, amount: '0.5', rawTx: '00', txHash: 'f'.repeat(64), nonce: null, inputs: [{ address: adapter.hotAddress, amount: '1', txid: held!.txid, vout: held!.vout }] });
+
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 4 }, () => adapter.send({ id: randomUUID(), purpose: 'refund', asset: 'ltc', to: ltc.node.minerAddress, tag: null, amount: toMoney('0.6') })),
+      );
+      const sent = outcomes.filter((o): o is PromiseFulfilledResult<{ txHash: string }> => o.status === 'fulfilled').map((o) => o.value.txHash);
+      expect(sent).toHaveLength(2);
+      for (const o of outcomes) if (o.status === 'rejected') expect(String(o.reason)).toMatch(/the hot wallet cannot pay/);
+      const stored = await database.prisma.chainSend.findMany({ where: { txHash: { in: sent } } });
+      const spent = stored.flatMap((send) => (send.inputs as { txid: string; vout: number }[]).map((i) => `${i.txid}:${i.vout}`));
+      expect(new Set(spent).size).toBe(2);
+      expect(spent).not.toContain(`${held!.txid}:${held!.vout}`);
+      expect(stored.every((send) => send.status === 'sent' && send.fee !== null)).toBe(true);
+      const mempool = await ltc.node.node.call<string[]>('getrawmempool');
+      for (const txHash of sent) expect(mempool).toContain(txHash);
+      await database.prisma.chainSend.update({ where: { id: crashed.id }, data: { status: 'failed' } });
     });
 
     it('takes CashAddr P2PKH addresses on bitcoin-cash but refuses to send there (its signatures need SIGHASH_FORKID), before asking any node', async () => {
