@@ -29,6 +29,35 @@ export async function derivedSince(db: Db, network: Network, afterIndex: number)
     SELECT "index", "address" FROM "DerivedAddress" WHERE "network" = ${network} AND "index" > ${afterIndex} ORDER BY "index"`;
 }
 
+/**
+ * What a watcher watches on `network`, in memory: the derived addresses (on TON and Solana, the tags and reference
+ * keys handed out with the one wallet). Read incrementally: allocateIndex makes index n visible only after n - 1, so
+ * after the first read only rows beyond the highest index seen are new. Refresh before reading what the chain
+ * holds: anything handed out before a payment to it is then known.
+ */
+export class WatchedSet {
+  private readonly known = new Set<string>();
+  private highest = -1;
+  constructor(
+    private readonly db: Db,
+    readonly network: Network,
+  ) {}
+
+  async refresh(): Promise<void> {
+    const rows = await derivedSince(this.db, this.network, this.highest);
+    for (const row of rows) this.known.add(row.address);
+    if (rows.length) this.highest = rows.at(-1)!.index;
+  }
+
+  has(value: string): boolean {
+    return this.known.has(value);
+  }
+
+  get size(): number {
+    return this.known.size;
+  }
+}
+
 /** The highest index handed out on `network`, or -1. */
 export async function highestIndex(db: Db, network: Network): Promise<number> {
   const [row] = await db.$queryRaw<{ max: number | null }[]>`SELECT MAX("index") AS "max" FROM "DerivedAddress" WHERE "network" = ${network}`;
@@ -96,6 +125,18 @@ export interface NewSend {
   nonce: bigint | null;
 }
 
+/**
+ * What an outgoing transfer handed to `send` is for. OutgoingTransfer does not say; the services send withdrawals
+ * (Withdrawal.uid) and refunds (Refund.id), so a refund is recognised by its row.
+ */
+export async function purposeOf(db: Db, id: string): Promise<SendPurpose> {
+  if (!UUID.test(id)) return 'withdrawal';
+  const [row] = await db.$queryRaw<{ refund: boolean }[]>`SELECT EXISTS (SELECT 1 FROM "Refund" WHERE "id" = ${id}::uuid) AS "refund"`;
+  return row?.refund ? 'refund' : 'withdrawal';
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 export const findSend = (db: Db, id: string): Promise<ChainSend | null> => db.chainSend.findUnique({ where: { id } });
 
 /**
@@ -109,6 +150,19 @@ export async function storeSend(db: Db, send: NewSend): Promise<ChainSend> {
       ${send.amount}::numeric, ${send.rawTx}, ${send.txHash}, ${send.nonce}, 'signed')
     ON CONFLICT ("id") DO NOTHING`;
   return (await findSend(db, send.id))!;
+}
+
+/**
+ * Puts a newly signed transaction in place of one that can never be mined (it expired before reaching the chain),
+ * unless a concurrent send replaced it first: answers whether this one is now the stored one. Conditional on the old
+ * hash, so two sends of one id never both broadcast a replacement.
+ */
+export async function replaceSend(db: Db, id: string, previousTxHash: string, next: { rawTx: string; txHash: string }): Promise<boolean> {
+  const n = await db.$executeRaw`
+    UPDATE "ChainSend" SET "rawTx" = ${next.rawTx}, "txHash" = ${next.txHash}, "status" = 'signed',
+      "previousTxHashes" = array_append("previousTxHashes", ${previousTxHash}), "updatedAt" = now()
+    WHERE "id" = ${id} AND "txHash" = ${previousTxHash} AND "status" IN ('signed', 'sent')`;
+  return n === 1;
 }
 
 /** The sends of `network` not final yet (a watcher follows them to confirmed or failed). */
