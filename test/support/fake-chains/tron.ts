@@ -68,6 +68,8 @@ export class FakeTron {
   readonly broadcasts: { txID: string; signer: string; to: string; units: bigint; asset: TronTransferAsset }[] = [];
   /** The next transactions built move the amount elsewhere than asked (a node that cannot be trusted). */
   tamperBuilds = false;
+  /** Block numbers asked for with getblockbynum, in order. */
+  readonly blockReads: number[] = [];
   private reorgs = 0;
   private builds = 0;
 
@@ -168,6 +170,7 @@ export class FakeTron {
       case '/wallet/getnowblock':
         return this.blockJson(this.head).block;
       case '/wallet/getblockbynum': {
+        this.blockReads.push(body.num);
         const b = this.byNumber(body.num);
         return b ? this.blockJson(b).block : '{}';
       }
