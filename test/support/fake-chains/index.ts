@@ -4,7 +4,7 @@
 // of their choosing until they release it (to stop a scan in the middle).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FakeSolana } from './solana.ts';
+import { FakeSolana, json } from './solana.ts';
 import { FakeTon } from './ton.ts';
 import { FakeTron, NotFound } from './tron.ts';
 
@@ -41,10 +41,6 @@ export interface FakeChains {
 
 class Unavailable extends Error {}
 
-/** JSON with bigint values written as plain integers (lamports beyond 2^53, as a node writes them). */
-const json = (value: unknown): string =>
-  JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? `__bigint__${v}` : v)).replace(/"__bigint__(-?\d+)"/g, '$1');
-
 export async function startFakeChains(): Promise<FakeChains> {
   const holds: { match: (route: string, body: any) => boolean; arrived: () => void; released: Promise<'answer' | 'fail'>; used: boolean }[] = [];
   const served = new Map<string, number>();
@@ -76,18 +72,18 @@ export async function startFakeChains(): Promise<FakeChains> {
     if (path === '/solana') {
       const parsed = JSON.parse(body) as { id: number; method: string; params?: unknown[] } | { id: number; method: string; params?: unknown[] }[];
       const calls = Array.isArray(parsed) ? parsed : [parsed];
-      const replies = [];
+      const replies: string[] = [];
       for (const call of calls) {
         count(`solana ${call.method}`);
         await waitIfHeld(`solana ${call.method}`, call.params);
         try {
-          replies.push({ jsonrpc: '2.0', result: fake.solana.handle(call.method, call.params ?? []), id: call.id });
+          replies.push(`{"jsonrpc":"2.0","result":${fake.solana.handle(call.method, call.params ?? [])},"id":${json(call.id)}}`);
         } catch (e) {
           if (!(e instanceof NotFound)) throw e;
-          replies.push({ jsonrpc: '2.0', error: { code: -32601, message: 'Method not found' }, id: call.id });
+          replies.push(json({ jsonrpc: '2.0', error: { code: -32601, message: 'Method not found' }, id: call.id }));
         }
       }
-      return json(Array.isArray(parsed) ? replies : replies[0]);
+      return Array.isArray(parsed) ? `[${replies.join(',')}]` : replies[0]!;
     }
     throw new NotFound(path);
   };

@@ -25,7 +25,13 @@ interface FakeSolanaTx {
   failed: boolean;
   status: 'confirmed' | 'finalized';
   gone: boolean;
+  /** Its getTransaction result as served, built once. */
+  text?: string;
 }
+
+/** JSON with bigint values written as plain integers (lamports beyond 2^53, as a node writes them). */
+export const json = (value: unknown): string =>
+  JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? `__bigint__${v}` : v)).replace(/"__bigint__(-?\d+)"/g, '$1');
 
 export const randomSolanaKey = () => base58.encode(randomBytes(32));
 const SYSTEM_PROGRAM = '11111111111111111111111111111111';
@@ -34,6 +40,7 @@ export class FakeSolana {
   readonly wallet = base58.encode(createHash('sha256').update('payrail fake solana wallet').digest());
   slot = 262_145_600;
   private readonly txs: FakeSolanaTx[] = [];
+  private readonly bySignature = new Map<string, FakeSolanaTx>();
   private balance = 0n;
 
   constructor() {
@@ -49,7 +56,7 @@ export class FakeSolana {
     const post = spec.failed ? pre : pre + lamports;
     this.balance = post;
     const signature = base58.encode(randomBytes(64));
-    this.txs.push({
+    this.bySignature.set(signature, {
       signature,
       slot: ++this.slot,
       keys: [spec.from ?? randomSolanaKey(), this.wallet, ...spec.references, SYSTEM_PROGRAM],
@@ -60,6 +67,7 @@ export class FakeSolana {
       status: 'confirmed',
       gone: false,
     });
+    this.txs.push(this.bySignature.get(signature)!);
     return signature;
   }
 
@@ -74,12 +82,26 @@ export class FakeSolana {
 
   /** The transaction's fork is skipped: it is in no answer any more, and its money never arrived. */
   drop(signature: string): void {
-    const tx = this.txs.find((t) => t.signature === signature)!;
+    const tx = this.bySignature.get(signature)!;
     tx.gone = true;
     this.balance -= tx.post - tx.pre;
   }
 
-  handle(method: string, params: any[]): unknown {
+  /** The result of one call, as JSON text. */
+  handle(method: string, params: any[]): string {
+    if (method === 'getTransaction') {
+      const tx = this.find(params[0]);
+      return tx ? (tx.text ??= json(this.transaction(tx))) : 'null';
+    }
+    return json(this.result(method, params));
+  }
+
+  private find(signature: string): FakeSolanaTx | undefined {
+    const tx = this.bySignature.get(signature);
+    return tx && !tx.gone ? tx : undefined;
+  }
+
+  private result(method: string, params: any[]): unknown {
     switch (method) {
       case 'getSlot':
         return this.slot;
@@ -87,16 +109,12 @@ export class FakeSolana {
         return 'ok';
       case 'getSignaturesForAddress':
         return this.signatures(params[0], params[1] ?? {});
-      case 'getTransaction': {
-        const tx = this.visible().find((t) => t.signature === params[0]);
-        return tx ? this.transaction(tx) : null;
-      }
       case 'getSignatureStatuses': {
         const template = fixture('solana/getSignatureStatuses').result;
         const statusTemplate = template.value[0];
         template.context.slot = this.slot;
         template.value = (params[0] as string[]).map((s) => {
-          const tx = this.visible().find((t) => t.signature === s);
+          const tx = this.find(s);
           if (!tx) return null;
           const err = tx.failed ? { InstructionError: [0, { Custom: 1 }] } : null;
           const confirmations = tx.status === 'finalized' ? null : this.slot - tx.slot;

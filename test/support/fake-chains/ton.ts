@@ -21,6 +21,8 @@ interface FakeTonTx {
   source: string;
   nanotons: bigint;
   comment: string | null;
+  /** Its JSON as served, built once. */
+  text?: string;
 }
 
 /** A friendly address (bounceable or not) of a basechain account: tag, workchain, hash, CRC16-XMODEM. */
@@ -74,8 +76,10 @@ export class FakeTon {
 
   handle(path: string, query: URLSearchParams): string {
     switch (path) {
-      case '/getTransactions':
-        return JSON.stringify({ ...fixture('ton/getTransactions'), result: this.page(query).map((t) => this.transaction(t)) });
+      case '/getTransactions': {
+        const texts = this.page(query).map((t) => (t.text ??= JSON.stringify(this.transaction(t))));
+        return JSON.stringify({ ...fixture('ton/getTransactions'), result: '__RESULT__' }).replace('"__RESULT__"', `[${texts.join(',')}]`);
+      }
       case '/getAddressInformation': {
         const answer = fixture('ton/getAddressInformation');
         answer.result.balance = this.balance.toString();
