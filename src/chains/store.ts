@@ -8,7 +8,9 @@ import type { Network } from '../domain/assets.ts';
 
 /**
  * The next index of `network` for `ownerId`, with its address (`derive`). Indexes are never handed out twice: two
- * allocations racing for one index meet on its primary key, and the loser takes the next.
+ * allocations racing for one index meet on its primary key, and the loser takes the next. Networks that receive on
+ * one wallet hand out their payment tags (TON) and reference keys (Solana) here too: `derive` makes a random one,
+ * and the (network, address) key makes it unique (a collision is retried with a new one).
  */
 export async function allocateIndex(db: Db, network: Network, ownerId: string, derive: (index: number) => string): Promise<{ index: number; address: string }> {
   for (let attempt = 0; attempt < 20; attempt++) {
