@@ -140,27 +140,17 @@ export class FakeTron {
     const head = this.blocks.at(-1);
     const refBlock = head ? hexToBytes(head.id) : new Uint8Array(32);
     const expiration = (head?.timestamp ?? GENESIS_MS) + EXPIRATION_MS;
-    const contract =
-      asset === 'trx'
-        ? contractOf(1, 'type.googleapis.com/protocol.TransferContract', [
-            bytesField(1, Uint8Array.of(0x41, ...accountBytes(owner))),
-            bytesField(2, Uint8Array.of(0x41, ...accountBytes(recipientInRaw))),
-            varintField(3, units),
-          ])
-        : contractOf(31, 'type.googleapis.com/protocol.TriggerSmartContract', [
-            bytesField(1, Uint8Array.of(0x41, ...accountBytes(owner))),
-            bytesField(2, Uint8Array.of(0x41, ...accountBytes(FAKE_USDT_CONTRACT))),
-            bytesField(4, hexToBytes(transferData(recipientInRaw, units))),
-          ]);
-    const raw = concat(
-      bytesField(1, refBlock.subarray(6, 8)),
-      bytesField(4, refBlock.subarray(8, 16)),
-      varintField(8, BigInt(expiration)),
-      bytesField(11, contract),
-      varintField(14, BigInt(timestamp + this.builds++)),
-      ...(asset === 'usdt' ? [varintField(18, 100_000_000n)] : []),
-    );
-    return { txID: bytesToHex(sha256(raw)), asset, owner, to, units, rawHex: bytesToHex(raw), expiration, timestamp, failed: false };
+    const rawHex = encodeTronRaw({
+      refBlockBytes: refBlock.subarray(6, 8),
+      refBlockHash: refBlock.subarray(8, 16),
+      expiration,
+      timestamp: timestamp + this.builds++,
+      contract:
+        asset === 'trx'
+          ? { kind: 'transfer', owner, to: recipientInRaw, amount: units }
+          : { kind: 'trigger', owner, contract: FAKE_USDT_CONTRACT, data: transferData(recipientInRaw, units), feeLimit: 100_000_000n },
+    });
+    return { txID: bytesToHex(sha256(hexToBytes(rawHex))), asset, owner, to, units, rawHex, expiration, timestamp, failed: false };
   }
 
   // --- the API ---
@@ -304,6 +294,34 @@ function varint(n: bigint): Uint8Array {
   } while (n > 0n);
   return Uint8Array.from(out);
 }
+export interface TronRawSpec {
+  refBlockBytes: Uint8Array;
+  refBlockHash: Uint8Array;
+  expiration: number;
+  timestamp: number;
+  contract: { kind: 'transfer'; owner: string; to: string; amount: bigint } | { kind: 'trigger'; owner: string; contract: string; data: string; feeLimit?: bigint };
+}
+
+/** Transaction.raw as java-tron serialises it (fields 1, 4, 8, 11, 14, 18), hex. */
+export function encodeTronRaw(spec: TronRawSpec): string {
+  const c = spec.contract;
+  const account = (address: string) => Uint8Array.of(0x41, ...accountBytes(address));
+  const contract =
+    c.kind === 'transfer'
+      ? contractOf(1, 'type.googleapis.com/protocol.TransferContract', [bytesField(1, account(c.owner)), bytesField(2, account(c.to)), varintField(3, c.amount)])
+      : contractOf(31, 'type.googleapis.com/protocol.TriggerSmartContract', [bytesField(1, account(c.owner)), bytesField(2, account(c.contract)), bytesField(4, hexToBytes(c.data))]);
+  return bytesToHex(
+    concat(
+      bytesField(1, spec.refBlockBytes),
+      bytesField(4, spec.refBlockHash),
+      varintField(8, BigInt(spec.expiration)),
+      bytesField(11, contract),
+      varintField(14, BigInt(spec.timestamp)),
+      ...(c.kind === 'trigger' && c.feeLimit !== undefined ? [varintField(18, c.feeLimit)] : []),
+    ),
+  );
+}
+
 const varintField = (field: number, value: bigint) => concat(varint(BigInt(field << 3)), varint(value));
 const bytesField = (field: number, value: Uint8Array) => concat(varint(BigInt((field << 3) | 2)), varint(BigInt(value.length)), value);
 const contractOf = (type: number, typeUrl: string, fields: Uint8Array[]) =>
