@@ -1,15 +1,39 @@
-// The pieces every HTTP chain adapter stands on: exact integers in JSON answers, base units both ways, Tron's
-// raw-transaction reader, and TON account comparison.
+// The pieces the HTTP chain adapters stand on: Tron receiving addresses (cross-checked with an independent
+// derivation), exact integers in JSON answers, base units both ways, Tron's raw-transaction reader, TON accounts.
+import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { sha256 } from '@noble/hashes/sha2.js';
+import { keccak_256 } from '@noble/hashes/sha3.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
+import { createBase58check } from '@scure/base';
+import { HDKey } from '@scure/bip32';
+import { mnemonicToSeedSync } from '@scure/bip39';
 import { describe, expect, it } from 'vitest';
 import { encodeAddress, tonAccountId, tronAccountBytes } from '../../src/chains/address-formats.ts';
+import { ACCOUNT_PATHS, deriveAddress, parseExtendedPublicKey } from '../../src/chains/hd.ts';
 import { integerOf, parseJsonExactIntegers } from '../../src/chains/http.ts';
 import { CONTRACT_TYPE, decodeRaw, decodeTransfer, decodeTrigger } from '../../src/chains/tron/protobuf.ts';
 import { fromBaseUnits, toBaseUnits } from '../../src/chains/units.ts';
 import { Money } from '../../src/domain/money.ts';
 import { fixture } from '../support/fake-chains/fixtures.ts';
 import { tonFriendly } from '../support/fake-chains/ton.ts';
+
+describe('Tron receiving addresses', () => {
+  const ABANDON = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
+  /** From the private key, the way wallets derive m/44'/195'/0'/0/i: no code of src/chains/hd.ts. */
+  const walletAddress = (mnemonic: string, index: number) => {
+    const key = HDKey.fromMasterSeed(mnemonicToSeedSync(mnemonic)).derive(`m/44'/195'/0'/0/${index}`);
+    const publicKey = secp256k1.getPublicKey(key.privateKey!, false);
+    return createBase58check(sha256).encode(Uint8Array.of(0x41, ...keccak_256(publicKey.subarray(1)).subarray(12)));
+  };
+
+  it('derive watch-only from the account xpub to the addresses wallets show for the mnemonic', () => {
+    // The address wallets show first for BIP-39's all-"abandon" mnemonic.
+    expect(walletAddress(ABANDON, 0)).toBe('TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH');
+    const xpub = HDKey.fromMasterSeed(mnemonicToSeedSync(ABANDON)).derive(ACCOUNT_PATHS.tron.main).publicExtendedKey;
+    const account = parseExtendedPublicKey(xpub);
+    for (const index of [0, 1, 17, 2 ** 31 - 1]) expect(deriveAddress(account, 'tron', index)).toBe(walletAddress(ABANDON, index));
+  });
+});
 
 describe('JSON answers with exact integers', () => {
   it('keeps integers beyond 2^53 exact, wherever they are, and leaves everything else as JSON.parse does', () => {
