@@ -101,6 +101,31 @@ export function validateAddress(network: AddressNetwork, address: string, opts: 
   }
 }
 
+/** The 20 account bytes of a Tron address (base58check, 0x41 prefix); throws when it is not one. */
+export function tronAccountBytes(address: string): Uint8Array {
+  const payload = base58check.decode(address);
+  if (payload.length !== 21 || payload[0] !== TRON_PREFIX) throw new Error(`not a Tron address: ${address}`);
+  return payload.subarray(1);
+}
+
+/**
+ * The account a TON address names, as `workchain:hex` (the raw form): friendly forms of one account differ in their
+ * flags (bounceable or not, test-only) and alphabet, so addresses are compared by this. Null when it is neither a
+ * friendly address with a valid checksum (either network) nor a raw one.
+ */
+export function tonAccountId(address: string): string | null {
+  const raw = /^(0|-1):([0-9a-fA-F]{64})$/.exec(address);
+  if (raw) return `${raw[1]}:${raw[2]!.toLowerCase()}`;
+  for (const testnet of [false, true]) {
+    const hash = decodeTon(address, testnet);
+    if (hash) {
+      const workchain = base64.decode(address.replace(/-/g, '+').replace(/_/g, '/'))[1] === TON_MASTERCHAIN ? -1 : 0;
+      return `${workchain}:${hex(hash)}`;
+    }
+  }
+  return null;
+}
+
 // --- bech32 segwit (BIP-173), v0 P2WPKH only ---
 
 function encodeP2wpkh(hrp: string, program: Uint8Array): string {

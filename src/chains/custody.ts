@@ -50,7 +50,8 @@ async function expectedBalances(db: Db, network: Network): Promise<Map<string, M
     expected.set(k, (expected.get(k) ?? new Money(0)).plus(amount));
   };
   const assets = PAYMENT_CURRENCIES.filter((c) => PAYMENT_CURRENCY_INFO[c].network === network);
-  // Credited: confirmed transfers to derived addresses (TON and Solana receive on one address: not derived, so not here).
+  // Credited: confirmed transfers to derived addresses. TON and Solana receive on one wallet: their DerivedAddress rows
+  // are tags and reference keys, never a transfer's toAddress, so nothing of theirs is here.
   const credits = await db.$queryRaw<{ address: string; asset: string; total: string }[]>`
     SELECT t."toAddress" AS "address", t."asset", SUM(t."amount")::text AS "total" FROM "ChainTransfer" t
     JOIN "DerivedAddress" d ON d."network" = t."network" AND d."address" = t."toAddress"

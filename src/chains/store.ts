@@ -11,7 +11,9 @@ type DbOrTx = Db | Prisma.TransactionClient;
 
 /**
  * The next index of `network` for `ownerId`, with its address (`derive`). Indexes are never handed out twice: two
- * allocations racing for one index meet on its primary key, and the loser takes the next.
+ * allocations racing for one index meet on its primary key, and the loser takes the next. Networks that receive on
+ * one wallet hand out their payment tags (TON) and reference keys (Solana) here too: `derive` makes a random one,
+ * and the (network, address) key makes it unique (a collision is retried with a new one).
  */
 export async function allocateIndex(db: Db, network: Network, ownerId: string, derive: (index: number) => string): Promise<{ index: number; address: string }> {
   for (let attempt = 0; attempt < 20; attempt++) {
@@ -38,6 +40,35 @@ export async function derivedAmong(db: DbOrTx, network: Network, addresses: stri
   const rows = await db.$queryRaw<{ index: number; address: string }[]>`
     SELECT "index", "address" FROM "DerivedAddress" WHERE "network" = ${network} AND "address" = ANY(${[...new Set(addresses)]}::text[])`;
   return new Map(rows.map((r) => [r.address, r.index]));
+}
+
+/**
+ * What a watcher watches on `network`, in memory: the derived addresses (on TON and Solana, the tags and reference
+ * keys handed out with the one wallet). Read incrementally: allocateIndex makes index n visible only after n - 1, so
+ * after the first read only rows beyond the highest index seen are new. Refresh before reading what the chain
+ * holds: anything handed out before a payment to it is then known.
+ */
+export class WatchedSet {
+  private readonly known = new Set<string>();
+  private highest = -1;
+  constructor(
+    private readonly db: Db,
+    readonly network: Network,
+  ) {}
+
+  async refresh(): Promise<void> {
+    const rows = await derivedSince(this.db, this.network, this.highest);
+    for (const row of rows) this.known.add(row.address);
+    if (rows.length) this.highest = rows.at(-1)!.index;
+  }
+
+  has(value: string): boolean {
+    return this.known.has(value);
+  }
+
+  get size(): number {
+    return this.known.size;
+  }
 }
 
 /** The highest index handed out on `network`, or -1. */
@@ -153,6 +184,19 @@ export function withSpendLock<T>(db: Db, network: Network, choose: (tx: Prisma.T
     },
     { maxWait: 15_000, timeout: 60_000 },
   );
+}
+
+/**
+ * Puts a newly signed transaction in place of one that can never be mined (it expired before reaching the chain),
+ * unless a concurrent send replaced it first: answers whether this one is now the stored one. Conditional on the old
+ * hash, so two sends of one id never both broadcast a replacement.
+ */
+export async function replaceSend(db: Db, id: string, previousTxHash: string, next: { rawTx: string; txHash: string }): Promise<boolean> {
+  const n = await db.$executeRaw`
+    UPDATE "ChainSend" SET "rawTx" = ${next.rawTx}, "txHash" = ${next.txHash}, "status" = 'signed',
+      "previousTxHashes" = array_append("previousTxHashes", ${previousTxHash}), "updatedAt" = now()
+    WHERE "id" = ${id} AND "txHash" = ${previousTxHash} AND "status" IN ('signed', 'sent')`;
+  return n === 1;
 }
 
 /** The sends of `network` not final yet (a watcher follows them to confirmed or failed). */

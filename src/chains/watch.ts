@@ -6,6 +6,8 @@ import type { Db } from '../db/client.ts';
 import type { Network } from '../domain/assets.ts';
 import type { Logger } from '../logger.ts';
 import type { Job } from '../core/jobs.ts';
+import { AppError } from '../errors/app-error.ts';
+import type { TransferListener, TransferReport } from './adapter.ts';
 import { CursorLease } from './store.ts';
 
 export interface Scanner<S> {
@@ -110,5 +112,21 @@ export class Watcher<S> {
       this.health.state = 'failing';
       this.health.detail = detail;
     }
+  }
+}
+
+/**
+ * Reports one transfer a scan found; answers whether it was taken. A refusal that repeating cannot change (no payment
+ * address of ours, a report conflicting with the recorded one) is logged and passed over, so that one odd transfer
+ * does not stop the network's scans for good. Anything else (the database) fails the scan, which runs again.
+ */
+export async function deliverReport(listener: TransferListener, logger: Logger, report: TransferReport): Promise<boolean> {
+  try {
+    await listener(report);
+    return true;
+  } catch (e) {
+    if (!(e instanceof AppError && (e.code === 'NOT_FOUND' || e.code === 'CONFLICT'))) throw e;
+    logger.warn({ err: e, network: report.network, txHash: report.txHash, outputIndex: report.outputIndex }, 'a chain report was refused; passed over');
+    return false;
   }
 }
