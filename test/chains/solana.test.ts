@@ -112,6 +112,16 @@ describe('Solana over JSON-RPC (a fake node)', () => {
     expect(h.reports.filter((r) => r.txHash === many[249]).map((r) => r.amount.toFixed())).toEqual(['0.00000025']);
   });
 
+  it('fails a scan on a JSON-RPC error, with its message, and reads the same signatures once the node is back', async () => {
+    const reference = await allocate();
+    const paid = fake.solana.add({ amount: '2', references: [reference] });
+    fake.solana.erroring = true;
+    await expect(h.scan(adapter)).rejects.toThrow(/getSignaturesForAddress failed: Node is behind by 42 slots \(-32005\)/);
+    fake.solana.erroring = false;
+    await h.scan(adapter);
+    expect(historyOf(h.reports, paid)).toEqual([[1, false]]);
+  });
+
   it('answers finalized balances; sends nothing', async () => {
     const [balance] = await adapter.watchedBalances([fake.solana.wallet]);
     expect(balance).toMatchObject({ address: fake.solana.wallet, asset: 'sol' });

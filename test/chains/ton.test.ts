@@ -101,6 +101,16 @@ describe('TON over toncenter v2 (a fake)', () => {
     expect(reported(hash).map((r) => r.to)).toEqual([nonBounceable]);
   });
 
+  it('fails a scan on an error answer, with its message, and reads the same transactions once the API is back', async () => {
+    const tag = await allocate();
+    const hash = fake.ton.add({ amount: '1', comment: tag });
+    fake.ton.erroring = true;
+    await expect(h.scan(adapter)).rejects.toThrow(/getTransactions failed: LITE_SERVER_UNKNOWN: cannot load block/);
+    fake.ton.erroring = false;
+    await h.scan(adapter);
+    expect(reported(hash)).toHaveLength(1);
+  });
+
   it('passes over a refused report and goes on; is final at one confirmation only; sends nothing', async () => {
     const [refused, taken] = [await allocate(), await allocate()];
     h.unknown.add(refused);

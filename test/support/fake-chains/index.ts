@@ -4,6 +4,7 @@
 // of their choosing until they release it (to stop a scan in the middle).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fixture } from './fixtures.ts';
 import { FakeSolana, json } from './solana.ts';
 import { FakeTon } from './ton.ts';
 import { FakeTron, NotFound } from './tron.ts';
@@ -76,6 +77,10 @@ export async function startFakeChains(): Promise<FakeChains> {
       for (const call of calls) {
         count(`solana ${call.method}`);
         await waitIfHeld(`solana ${call.method}`, call.params);
+        if (fake.solana.erroring) {
+          replies.push(json({ ...fixture<object>('solana/error'), id: call.id }));
+          continue;
+        }
         try {
           replies.push(`{"jsonrpc":"2.0","result":${fake.solana.handle(call.method, call.params ?? [])},"id":${json(call.id)}}`);
         } catch (e) {

@@ -41,6 +41,8 @@ export class FakeSolana {
   slot = 262_145_600;
   private readonly txs: FakeSolanaTx[] = [];
   private readonly bySignature = new Map<string, FakeSolanaTx>();
+  /** Every call answers a JSON-RPC error (a node behind) while true. */
+  erroring = false;
   private balance = 0n;
 
   constructor() {

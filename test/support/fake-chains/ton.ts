@@ -47,6 +47,8 @@ export class FakeTon {
   private lt = 46_543_000_001n;
   /** Largest page the API serves. */
   readonly maxLimit = 100;
+  /** Every call answers toncenter's error object (HTTP 200, ok: false) while true. */
+  erroring = false;
 
   constructor() {
     this.add({ amount: '1', comment: 'before the watcher started' });
@@ -75,6 +77,7 @@ export class FakeTon {
   }
 
   handle(path: string, query: URLSearchParams): string {
+    if (this.erroring) return JSON.stringify(fixture('ton/error'));
     switch (path) {
       case '/getTransactions': {
         const texts = this.page(query).map((t) => (t.text ??= JSON.stringify(this.transaction(t))));
