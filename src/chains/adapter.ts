@@ -63,7 +63,10 @@ export interface OutgoingReport {
   network: Network;
   /** The id it was sent with (OutgoingTransfer.id). */
   id: string;
+  /** The transaction that was mined (or the last one sent, when none was). */
   txHash: string;
+  /** Hashes the send had before: transactions it replaced with higher fees (same nonce), one of which the service may hold. */
+  earlier?: string[];
   outcome: 'confirmed' | 'failed';
 }
 

@@ -6,6 +6,7 @@ import { isAddress } from 'viem';
 import { z } from 'zod';
 import { NETWORKS, type Network } from '../domain/assets.ts';
 import { decimal } from '../core/validation.ts';
+import { Money } from '../domain/money.ts';
 import { parseExtendedPublicKey } from './hd.ts';
 import { validateAddress } from './address-formats.ts';
 
@@ -36,19 +37,27 @@ export const evmChainSchema = z
   .object({
     rpcUrl: url,
     chainId: z.number().int().min(1).max(2 ** 40),
-    /** The account's extended public key (m/44'/60'/0'): receiving addresses are its <account>/0/<index>. */
+    /** The account's extended public key (m/44'/60'/0' on Ethereum, m/44'/60'/1' on BSC): receiving addresses are its <account>/0/<index>. */
     xpub: extendedPublicKey,
-    /** ERC-20 contracts of the tokens paid on this chain. */
+    /** ERC-20 contracts of the tokens paid on this chain (only currencies of this network: usdterc20 and usdc on Ethereum). */
     tokens: z.object({ usdterc20: evmAddress.optional(), usdc: evmAddress.optional() }).strict().default({}),
     /** Where scanning starts the first time: the current block, or a block number. */
     startBlock: z.union([z.literal('latest'), z.number().int().min(0)]).default('latest'),
-    /** EIP-1559 fee caps, in gwei: the fee the node suggests is used up to these. */
-    maxFeeGwei: decimal().optional(),
-    priorityFeeGwei: decimal().optional(),
-    /** A withdrawal not mined after this many blocks is replaced with higher fees (same nonce). */
+    /** EIP-1559 fee caps, in gwei: the fee the node suggests is used up to these (maxFeeGwei caps a legacy gas price too). */
+    maxFeeGwei: decimal({ positive: true }).optional(),
+    priorityFeeGwei: decimal({ min: 0 }).optional(),
+    /** A send not mined after this many blocks is replaced with higher fees (same nonce). */
     replaceAfterBlocks: z.number().int().min(1).max(10_000).default(12),
-    /** Blocks read per RPC batch while catching up. */
-    batchBlocks: z.number().int().min(1).max(1_000).default(20),
+    /** Blocks read at once while catching up. */
+    batchBlocks: z.number().int().min(1).max(100).default(10),
+    /** Consolidation: confirmed deposits move to the hot wallet at most this often (0: at every scan). */
+    sweepIntervalMs: z.number().int().min(0).max(7 * 86_400_000).default(3_600_000),
+    /** A token deposit is swept once it holds this much (a decimal string, in token units): below, gas would eat it. */
+    sweepTokenMinimum: decimal({ positive: true }).default(new Money(10)),
+    /** A native deposit is swept once it holds this much, and at least ten times its sweep's fee. */
+    sweepNativeMinimum: decimal({ positive: true }).optional(),
+    /** Deposit addresses one consolidation pass sweeps at most (the rest wait for the next pass). */
+    sweepMaxAddresses: z.number().int().min(1).max(1_000).default(50),
     ...common,
   })
   .strict();
@@ -120,7 +129,15 @@ export const chainsFileSchema = z
     ton: z.union([z.literal('sandbox'), tonChainSchema]).optional(),
     solana: z.union([z.literal('sandbox'), solanaChainSchema]).optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((file, ctx) => {
+    // One account on both EVM chains would make each address one on both: a payment on the wrong chain would credit
+    // whoever holds that index there.
+    const [eth, bsc] = [file.ethereum, file.bsc];
+    if (typeof eth === 'object' && typeof bsc === 'object' && eth.xpub === bsc.xpub) {
+      ctx.addIssue({ code: 'custom', path: ['bsc', 'xpub'], message: "must not be the ethereum account: BSC takes m/44'/60'/1' (docs/chains-evm.md)" });
+    }
+  });
 
 export type ChainsFile = z.output<typeof chainsFileSchema>;
 export type EvmChainConfig = z.output<typeof evmChainSchema>;

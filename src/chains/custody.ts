@@ -58,7 +58,8 @@ async function expectedBalances(db: Db, network: Network): Promise<Map<string, M
     WHERE t."network" = ${network} AND t."state" = 'confirmed' AND t."asset" IN (${Prisma.join(assets)})
     GROUP BY t."toAddress", t."asset"`;
   for (const c of credits) add(c.address, c.asset, c.total);
-  const sends = await db.chainSend.findMany({ where: { network, status: 'confirmed' } });
+  // Confirmed sends moved their amount; failed ones that were mined (reverted) still paid their fee.
+  const sends = await db.chainSend.findMany({ where: { network, OR: [{ status: 'confirmed' }, { status: 'failed', blockNumber: { not: null } }] } });
   const derived = new Set(
     (await db.derivedAddress.findMany({ where: { network, address: { in: [...new Set(sends.flatMap((s) => [s.fromAddress, s.toAddress, ...inputAddresses(s.inputs)]))] } } })).map(
       (d) => d.address,
@@ -66,6 +67,10 @@ async function expectedBalances(db: Db, network: Network): Promise<Map<string, M
   );
   const native = NATIVE_ASSET[network];
   for (const send of sends) {
+    if (send.status === 'failed') {
+      if (send.fee && derived.has(send.fromAddress)) add(send.fromAddress, native, new Money(send.fee.toString()).neg());
+      continue;
+    }
     if (derived.has(send.toAddress)) add(send.toAddress, send.asset, send.amount.toString());
     if (derived.has(send.fromAddress)) {
       add(send.fromAddress, send.asset, new Money(send.amount.toString()).neg());

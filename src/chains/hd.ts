@@ -16,15 +16,17 @@ export const isHdNetwork = (n: Network): n is HdNetwork => (HD_NETWORKS as reado
 
 /**
  * The account each network's extended public key is exported at (docs/chains.md): BIP-84 (native segwit) for
- * Bitcoin and Litecoin, BIP-44 for Bitcoin Cash (CashAddr P2PKH), Ethereum and BSC (one key, like wallets), Tron.
- * Test networks (testnet, regtest) use coin type 1, as BIP-44 says.
+ * Bitcoin and Litecoin, BIP-44 for Bitcoin Cash (CashAddr P2PKH), Ethereum, BSC and Tron. BSC takes the second
+ * account of coin type 60: with the first one, every address would be one on both chains, and a payment sent on
+ * the wrong chain would credit whoever holds that index there. Test networks (testnet, regtest) of the UTXO chains
+ * use coin type 1, as BIP-44 says; EVM test chains are told apart by chain id, not by path.
  */
 export const ACCOUNT_PATHS: Record<HdNetwork, { main: string; test: string }> = {
   bitcoin: { main: "m/84'/0'/0'", test: "m/84'/1'/0'" },
   litecoin: { main: "m/84'/2'/0'", test: "m/84'/1'/0'" },
   'bitcoin-cash': { main: "m/44'/145'/0'", test: "m/44'/1'/0'" },
   ethereum: { main: "m/44'/60'/0'", test: "m/44'/60'/0'" },
-  bsc: { main: "m/44'/60'/0'", test: "m/44'/60'/0'" },
+  bsc: { main: "m/44'/60'/1'", test: "m/44'/60'/1'" },
   tron: { main: "m/44'/195'/0'", test: "m/44'/195'/0'" },
 };
 

@@ -49,21 +49,29 @@ export async function derivedAmong(db: DbOrTx, network: Network, addresses: stri
  * holds: anything handed out before a payment to it is then known.
  */
 export class WatchedSet {
-  private readonly known = new Set<string>();
+  /** Normalised form -> the form handed out. */
+  private readonly known = new Map<string, string>();
   private highest = -1;
   constructor(
     private readonly db: Db,
     readonly network: Network,
+    /** How chain data writes an address that may differ from ours in form only (EVM: any case). */
+    private readonly normalize: (value: string) => string = (value) => value,
   ) {}
 
   async refresh(): Promise<void> {
     const rows = await derivedSince(this.db, this.network, this.highest);
-    for (const row of rows) this.known.add(row.address);
+    for (const row of rows) this.known.set(this.normalize(row.address), row.address);
     if (rows.length) this.highest = rows.at(-1)!.index;
   }
 
   has(value: string): boolean {
-    return this.known.has(value);
+    return this.known.has(this.normalize(value));
+  }
+
+  /** The address as handed out (and reported), if `value` is one of ours. */
+  lookup(value: string): string | undefined {
+    return this.known.get(this.normalize(value));
   }
 
   get size(): number {

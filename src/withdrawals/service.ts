@@ -244,7 +244,8 @@ export async function applyOutgoingReport(deps: WithdrawalDeps, report: Outgoing
       if (same) return w;
       throw new ConflictError('CONFLICT', `Withdrawal ${w.uid} is already ${w.status}`);
     }
-    if (w.stage !== 'sent' || w.txHash !== report.txHash) {
+    // The send may have been replaced with higher fees since it was recorded: any of its hashes is this withdrawal's.
+    if (w.stage !== 'sent' || (w.txHash !== report.txHash && !report.earlier?.includes(w.txHash ?? ''))) {
       throw new ConflictError('CONFLICT', `Withdrawal ${w.uid} has no transaction ${report.txHash} on chain yet`);
     }
     return finishLocked(tx, w, report.outcome === 'confirmed' ? { status: 'done', txHash: report.txHash } : { status: 'rejected', reason: 'Failed on the blockchain' });
