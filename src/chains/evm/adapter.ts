@@ -13,7 +13,8 @@ import { validateAddress } from '../address-formats.ts';
 import { scanBlocks, type BlockScanState, type BlockSource, type PendingTransfer, type ReadBlock } from '../block-scan.ts';
 import type { EvmChainConfig } from '../config.ts';
 import { NATIVE_ASSET, type AddressBalance } from '../custody.ts';
-import { deriveAddress, parseExtendedPublicKey } from '../hd.ts';
+import { deriveAddress, deriveChainAddress, parseExtendedPublicKey } from '../hd.ts';
+import { HOT_WALLET } from '../signer.ts';
 import type { ChainContext, NodeAdapter } from '../registry.ts';
 import { allocateIndex, WatchedSet } from '../store.ts';
 import { fromBaseUnits } from '../units.ts';
@@ -67,6 +68,8 @@ export class EvmAdapter implements NodeAdapter<EvmState>, BlockSource<EvmHead, E
   readonly tokens: EvmToken[];
   private readonly account: HDKey;
   private readonly watched: WatchedSet;
+  /** The hot wallet, from the xpub (chain 1): watching needs no signer. */
+  readonly hotAddress: string;
   private readonly tokenByContract: Map<string, EvmToken>;
   private readonly sender: EvmSender;
   private readonly sweeper: EvmSweeper;
@@ -92,6 +95,7 @@ export class EvmAdapter implements NodeAdapter<EvmState>, BlockSource<EvmHead, E
     });
     this.tokenByContract = new Map(this.tokens.map((t) => [t.contract.toLowerCase(), t]));
     this.watched = new WatchedSet(context.db, network, (address) => address.toLowerCase());
+    this.hotAddress = deriveChainAddress(this.account, network, HOT_WALLET.chain, HOT_WALLET.index);
     this.sender = new EvmSender(this);
     this.sweeper = new EvmSweeper(this, this.sender);
   }
@@ -188,7 +192,13 @@ export class EvmAdapter implements NodeAdapter<EvmState>, BlockSource<EvmHead, E
   async read(n: number): Promise<ReadBlock<EvmPending>> {
     const block = await this.rpc.block(BigInt(n), true);
     if (!block || Number(hexToBigInt(block.number)) !== n) throw new Error(`${this.rpc.where} has no block ${n}`);
-    const natives = block.transactions.filter((tx) => tx.to !== null && this.watched.has(tx.to) && hexToBigInt(tx.value) > 0n);
+    let natives = block.transactions.filter((tx) => tx.to !== null && this.watched.has(tx.to) && hexToBigInt(tx.value) > 0n);
+    // Our own gas top-ups pay deposit addresses too: they are no payments (a withdrawal to one of them is).
+    const fromHot = natives.filter((tx) => tx.from.toLowerCase() === this.hotAddress.toLowerCase()).map((tx) => tx.hash);
+    if (fromHot.length > 0) {
+      const topups = await this.topupsAmong(fromHot);
+      natives = natives.filter((tx) => !topups.has(tx.hash));
+    }
     const logs = this.tokens.length === 0 ? [] : (await this.rpc.logs(block.hash, this.tokens.map((t) => t.contract), TRANSFER_TOPIC)).filter((log) => this.paysUs(log));
     const paying = [...new Set([...natives.map((tx) => tx.hash), ...logs.map((log) => log.transactionHash)])];
     const transfers: EvmPending[] = [];
@@ -212,6 +222,14 @@ export class EvmAdapter implements NodeAdapter<EvmState>, BlockSource<EvmHead, E
       }
     }
     return { n, id: block.hash, parent: block.parentHash, transfers };
+  }
+
+  /** Which of `hashes` are gas top-ups we sent (under any of the hashes a replaced one had). */
+  private async topupsAmong(hashes: Hex[]): Promise<Set<string>> {
+    const rows = await this.context.db.$queryRaw<{ txHash: string; previousTxHashes: string[] }[]>`
+      SELECT "txHash", "previousTxHashes" FROM "ChainSend"
+      WHERE "network" = ${this.network} AND "purpose" = 'topup' AND ("txHash" = ANY(${hashes}::text[]) OR "previousTxHashes" && ${hashes}::text[])`;
+    return new Set(rows.flatMap((r) => [r.txHash, ...r.previousTxHashes]));
   }
 
   /** A Transfer log of a configured token to one of our addresses (three topics: the standard's indexed from and to). */

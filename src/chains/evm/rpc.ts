@@ -113,7 +113,8 @@ export class EvmRpc {
   }
 
   async estimateGas(from: Address, call: Call): Promise<bigint> {
-    return hexToBigInt(await this.rpc.call<Hex>('eth_estimateGas', [{ from, to: call.to, value: numberToHex(call.value), ...(call.data ? { data: call.data } : {}) }]));
+    // Against the latest block, not the pool: our other sends waiting there may be mined after this one.
+    return hexToBigInt(await this.rpc.call<Hex>('eth_estimateGas', [{ from, to: call.to, value: numberToHex(call.value), ...(call.data ? { data: call.data } : {}) }, 'latest']));
   }
 
   async maxPriorityFeePerGas(): Promise<bigint> {

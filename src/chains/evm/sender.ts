@@ -21,6 +21,8 @@ import type { Call, RpcReceipt } from './rpc.ts';
 
 /** Gas of a plain transfer of the native coin to an account without code. */
 export const TRANSFER_GAS = 21_000n;
+/** What writing a storage slot from zero costs beyond rewriting a non-zero one (EIP-2929/3529: 22,100 vs 5,000). */
+const NEW_STORAGE_SLOT_GAS = 17_100n;
 /** Node answers to a broadcast that mean it has (or had) the transaction: nothing to do. */
 const ALREADY_THERE = /already known|already imported|known transaction|nonce too low|transaction already exists/i;
 
@@ -85,10 +87,14 @@ export class EvmSender {
     return { to: token.contract, value: 0n, data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, units] }) };
   }
 
-  /** Gas for `call` from `from`: exact for a plain transfer, a fifth more for a contract call (state may change). */
+  /**
+   * Gas for `call` from `from`: exact for a plain transfer; for a contract call a fifth more, and room for a storage
+   * slot that turns from zero to non-zero by the time it runs (a token balance the estimate saw as held may be
+   * empty then: unused gas is not charged, a transaction out of gas pays all of it and moves nothing).
+   */
   async gasFor(from: Address, call: Call): Promise<bigint> {
     const gas = await this.chain.rpc.estimateGas(from, call);
-    return gas === TRANSFER_GAS && !call.data ? gas : (gas * 6n) / 5n;
+    return gas === TRANSFER_GAS && !call.data ? gas : (gas * 6n) / 5n + NEW_STORAGE_SLOT_GAS;
   }
 
   /** A withdrawal or a refund, from the hot wallet. Idempotent per id. */
