@@ -80,6 +80,7 @@ async function buildChildBundles(): Promise<Record<string, string>> {
     'src/main.ts': 'main',
     'src/cli/merchant.ts': 'merchant',
     'src/cli/ledger-verify.ts': 'ledger-verify',
+    'src/cli/signer-xpubs.ts': 'signer-xpubs',
     'src/webhooks/main.ts': 'webhooks-worker',
   };
   await build({

@@ -40,7 +40,7 @@ export const coreConfig = configSection(
     /** Guards the admin API; generated per start and written to the admin state file when unset. */
     ADMIN_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
     SHUTDOWN_TIMEOUT_MS: milliseconds(0, 600_000, 10_000),
-    /** Simulated chain + test clock. On unless set to 0 (no real chain node is configurable yet). */
+    /** Simulated chain + test clock for the networks CHAINS_FILE leaves out; 0: those networks are off. */
     SANDBOX: flag('1'),
     /** Sends the sandbox chain refuses before it accepts one (a node outage, to see queued refunds retried). */
     SANDBOX_SEND_FAILURES: z.coerce.number().int().min(0).max(1_000_000).default(0),
