@@ -48,6 +48,11 @@ export interface ChainAdapter {
   readonly network: Network;
   allocateAddress(request: AddressRequest): Promise<AllocatedAddress>;
   isValidAddress(address: string): boolean;
+  /**
+   * Why outgoing transfers of `asset` cannot be sent here at all (no signer, not supported, no contract), or null.
+   * Withdrawals and refunds are refused up front then, rather than held and retried forever.
+   */
+  sendRefusal(asset: PaymentCurrency): string | null;
   /** Hands an outgoing transfer to the chain; answers its transaction hash. Idempotent per `id`. */
   send(transfer: OutgoingTransfer): Promise<{ txHash: string }>;
 }

@@ -73,6 +73,9 @@ class OffAdapter implements ChainAdapter {
   isValidAddress(): boolean {
     return false;
   }
+  sendRefusal(): string {
+    return 'no node is configured for it (CHAINS_FILE)';
+  }
   async send(): Promise<{ txHash: string }> {
     throw unavailable(this.network, 'no node is configured for it (CHAINS_FILE)');
   }
@@ -98,6 +101,10 @@ class GuardedAdapter implements ChainAdapter {
   }
   isValidAddress(address: string): boolean {
     return this.inner.isValidAddress(address);
+  }
+  /** A node that is down refuses nothing for good: sends wait for it. */
+  sendRefusal(asset: PaymentCurrency): string | null {
+    return this.inner.sendRefusal(asset);
   }
   async send(transfer: OutgoingTransfer): Promise<{ txHash: string }> {
     this.check();

@@ -35,6 +35,10 @@ export class SandboxChainAdapter implements ChainAdapter {
    * Sandbox sends succeed unless an outage is simulated. The chain records one transaction per transfer id with a
    * fresh random hash, as a real chain would give a re-signed transaction; a repeated send answers the first one.
    */
+  sendRefusal(): string | null {
+    return null;
+  }
+
   async send(transfer: OutgoingTransfer): Promise<{ txHash: string }> {
     if (this.outage.sendFailures > 0) {
       this.outage.sendFailures--;

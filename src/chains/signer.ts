@@ -19,6 +19,9 @@ export interface KeyPath {
   index: number;
 }
 
+/** Why a process without the signer sends nothing. */
+export const NO_SIGNER = 'this service holds no signer (SIGNER_MNEMONIC_FILE): it cannot send';
+
 /** The hot wallet of a network: where consolidation brings funds and what withdrawals are paid from. */
 export const HOT_WALLET: KeyPath = { chain: 1, index: 0 };
 

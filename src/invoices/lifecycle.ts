@@ -246,6 +246,8 @@ export async function refundInvoice(deps: LifecycleDeps, company: Company, invoi
   }
   if (info.tagged && !input.tag) throw new ValidationError([{ path: 'tag', message: `is required for ${paymentCurrency}` }]);
   if (!info.tagged && input.tag) throw new ValidationError([{ path: 'tag', message: `must be empty: ${paymentCurrency} has no tags` }]);
+  const refusal = deps.chains.forNetwork(info.network).sendRefusal(paymentCurrency);
+  if (refusal) throw new AppError('SERVICE_UNAVAILABLE', `Refunds in ${paymentCurrency} cannot be sent: ${refusal}`);
 
   const now = await deps.clock.now(company.id);
   const refund = await commitWithEvents(deps, async (tx) => {

@@ -12,7 +12,7 @@ import { ValidationError, type ErrorDetail } from '../errors/app-error.ts';
 import { withdrawableBalance } from '../ledger/ledger.ts';
 import type { Db } from '../db/client.ts';
 import { quoteWithdrawal } from './rules.ts';
-import { addressCheck, createWithdrawals, type WithdrawalDeps } from './service.ts';
+import { addressCheck, createWithdrawals, sendCheck, type WithdrawalDeps } from './service.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -85,6 +85,7 @@ export const minimumThreshold = (asset: PaymentCurrency) => {
 export async function updateAutoWithdrawals(deps: Pick<WithdrawalDeps, 'db' | 'chains'>, companyId: string, patch: AutoWithdrawalsPatch): Promise<AutoWithdrawalRule[]> {
   const details: ErrorDetail[] = [];
   const isValidAddress = addressCheck(deps.chains);
+  const sendProblem = sendCheck(deps.chains);
   const rules: Prisma.AutoWithdrawalCreateManyInput[] = [];
   for (const [key, rule] of Object.entries(patch.assets)) {
     const path = `assets.${key}`;
@@ -103,6 +104,8 @@ export async function updateAutoWithdrawals(deps: Pick<WithdrawalDeps, 'db' | 'c
     } else if (!isValidAddress(key, rule.withdrawalAddress)) {
       details.push({ path: `${path}.withdrawalAddress`, message: `is not a valid ${key} address` });
     }
+    const refusal = rule.isEnabled ? sendProblem(key) : null;
+    if (refusal) details.push({ path: `${path}.isEnabled`, message: `cannot be true: ${refusal}` });
     if (info.tagged && !rule.withdrawalTag && rule.withdrawalAddress !== '') details.push({ path: `${path}.withdrawalTag`, message: `is required for ${key}` });
     if (!info.tagged && rule.withdrawalTag) details.push({ path: `${path}.withdrawalTag`, message: `${key} takes no tag; send null` });
     if (details.length > before) continue;

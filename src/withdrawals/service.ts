@@ -47,6 +47,14 @@ export const addressCheck =
   (asset: PaymentCurrency, address: string): boolean =>
     chains.forNetwork(PAYMENT_CURRENCY_INFO[asset].network).isValidAddress(address);
 
+/** Why withdrawals in `asset` cannot be sent at all where its network runs (no signer, not supported), or null. */
+export const sendCheck =
+  (chains: ChainRegistry) =>
+  (asset: PaymentCurrency): string | null => {
+    const why = chains.forNetwork(PAYMENT_CURRENCY_INFO[asset].network).sendRefusal(asset);
+    return why ? `Withdrawals in ${asset} are not possible: ${why}` : null;
+  };
+
 /** A withdrawal to create: checked against every rule except the balance. */
 export interface Candidate {
   position: number;
@@ -156,7 +164,9 @@ export interface WithdrawResult {
 /** POST /api/transactions/withdraw: one result per item, in request order. */
 export async function withdraw(deps: WithdrawalDeps, company: Company, input: { items: WithdrawItem[] }, idempotencyKey?: string | null): Promise<WithdrawResult> {
   const isValidAddress = addressCheck(deps.chains);
-  const problems = input.items.map((item) => itemProblem(item, isValidAddress));
+  const sendProblem = sendCheck(deps.chains);
+  // Refused up front rather than held and retried forever.
+  const problems = input.items.map((item) => itemProblem(item, isValidAddress) ?? sendProblem(item.asset));
   const candidates: Candidate[] = input.items.flatMap((item, position) =>
     problems[position] ? [] : [{ position, item, quote: quoteWithdrawal(item.asset, item.amount) }],
   );

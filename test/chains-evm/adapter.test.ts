@@ -273,7 +273,7 @@ describe('the EVM adapter on anvil', () => {
       await expect(adapter.send(withdrawal('usdterc20', '100000000'))).rejects.toThrow(/short of .* usdterc20/);
       expect(await h.context.db.chainSend.count({ where: { amount: { in: [new Money('100000'), new Money('100000000')] } } })).toBe(0);
       const watchOnly = evmAdapter('ethereum', config(), { ...h.context, signer: null });
-      await expect(watchOnly.send(withdrawal('eth', '0.01'))).rejects.toThrow(/needs the signer/);
+      await expect(watchOnly.send(withdrawal('eth', '0.01'))).rejects.toThrow(/holds no signer/);
     });
   });
 

@@ -113,6 +113,38 @@ describe.each(DATABASES)('Tron, TON and Solana over their HTTP APIs, end to end 
     await statusBecomes(server, other.id, 'wrong');
   });
 
+  it('ton and sol cannot be sent from here: withdrawals, refunds and auto-withdrawals in them are refused up front, nothing held', async () => {
+    const m = await server.merchant();
+    const paid = await proceeded(server, m.publicToken, 'ton');
+    const short = await proceeded(server, m.publicToken, 'ton');
+    fake.ton.add({ amount: paid.amount, comment: paid.address.tag });
+    fake.ton.add({ amount: '1', comment: short.address.tag });
+    await statusBecomes(server, paid.id, 'done');
+    await statusBecomes(server, short.id, 'wrong');
+
+    const before = await balanceOf(server, m.publicToken, 'ton');
+    expect(before.held).toBe('0');
+    const withdraw = await server.request('POST', '/api/transactions/withdraw', {
+      token: m.publicToken,
+      json: { items: [{ amount: '1', tag: '7', to: fake.ton.wallet, asset: 'ton' }] },
+    });
+    expect(withdraw.status, withdraw.text).toBe(200);
+    expect(withdraw.body).toEqual([{ success: false, uid: '', message: expect.stringMatching(/^Withdrawals in ton are not possible: sending on ton is not supported/) }]);
+    expect(await balanceOf(server, m.publicToken, 'ton')).toEqual(before);
+
+    const refund = await server.request('POST', `/api/invoices/v1/regular/${short.id}/refund`, { token: m.publicToken, json: { address: fake.ton.wallet, tag: '9' } });
+    expect(refund.status, refund.text).toBe(503);
+    expect(refund.body.error.message).toMatch(/^Refunds in ton cannot be sent: sending on ton is not supported/);
+    expect((await invoiceOf(server, short.id)).status).toBe('wrong');
+
+    const auto = await server.request('PATCH', '/api/company/auto-withdrawals', {
+      token: m.publicToken,
+      json: { assets: { sol: { amount: 1, isEnabled: true, withdrawalTag: null, withdrawalAddress: fake.solana.wallet } } },
+    });
+    expect(auto.status, auto.text).toBe(422);
+    expect(auto.body.error.details).toEqual([{ path: 'assets.sol.isEnabled', message: expect.stringContaining('Withdrawals in sol are not possible: sending on solana is not supported') }]);
+  });
+
   it('sol: the wallet and a reference key (in the Solana Pay URI); confirmed is processing, finalized is done', async () => {
     const m = await server.merchant();
     const invoice = await proceeded(server, m.publicToken, 'sol');

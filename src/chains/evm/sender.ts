@@ -12,7 +12,7 @@ import { PAYMENT_CURRENCY_INFO, type PaymentCurrency } from '../../domain/assets
 import { toMoney } from '../../domain/money.ts';
 import { AppError } from '../../errors/app-error.ts';
 import type { OutgoingTransfer } from '../adapter.ts';
-import { HOT_WALLET } from '../signer.ts';
+import { HOT_WALLET, NO_SIGNER } from '../signer.ts';
 import { derivedAmong, findSend, openSends, replaceSend, storeSend, updateSend, withSpendLock, type SendPurpose } from '../store.ts';
 import { fromBaseUnits, toBaseUnits } from '../units.ts';
 import type { EvmAdapter, EvmHead } from './adapter.ts';
@@ -59,7 +59,7 @@ export class EvmSender {
 
   private signerOrRefuse() {
     const signer = this.chain.context.signer;
-    if (!signer) throw new AppError('SERVICE_UNAVAILABLE', `Sending on ${this.chain.network} needs the signer, which this process does not hold`);
+    if (!signer) throw new AppError('SERVICE_UNAVAILABLE', `Sending on ${this.chain.network} is not possible: ${NO_SIGNER}`);
     return signer;
   }
 

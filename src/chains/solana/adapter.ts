@@ -110,6 +110,10 @@ class SolanaAdapter implements NodeAdapter<SolanaState> {
     return { address: this.config.address, tag: reference };
   }
 
+  sendRefusal(): string {
+    return `sending on ${this.network} is not supported: the signer holds no key of the receiving wallet (docs/chains-http.md)`;
+  }
+
   async send(): Promise<{ txHash: string }> {
     throw new AppError('SERVICE_UNAVAILABLE', `Sending on ${this.network} is not supported: the signer holds no key of the receiving wallet (docs/chains-http.md)`);
   }

@@ -86,6 +86,10 @@ class TonAdapter implements NodeAdapter<TonState> {
     return { address: this.config.address, tag };
   }
 
+  sendRefusal(): string {
+    return `sending on ${this.network} is not supported: the signer holds no key of the deposit wallet (docs/chains-http.md)`;
+  }
+
   async send(): Promise<{ txHash: string }> {
     throw new AppError('SERVICE_UNAVAILABLE', `Sending on ${this.network} is not supported: the signer holds no key of the deposit wallet (docs/chains-http.md)`);
   }

@@ -18,7 +18,7 @@ import type { AddressBalance } from '../custody.ts';
 import { addressOfPublicKey, deriveAddress, parseExtendedPublicKey } from '../hd.ts';
 import { HttpApi, integerOf } from '../http.ts';
 import type { ChainContext, NodeAdapter } from '../registry.ts';
-import { HOT_WALLET } from '../signer.ts';
+import { HOT_WALLET, NO_SIGNER } from '../signer.ts';
 import { allocateIndex, findSend, openSends, replaceSend, storeSend, updateSend, WatchedSet } from '../store.ts';
 import { fromBaseUnits, toBaseUnits } from '../units.ts';
 import { deliverReport } from '../watch.ts';
@@ -133,6 +133,11 @@ class TronAdapter implements NodeAdapter<TronState> {
 
   isValidAddress(address: string): boolean {
     return validateAddress('tron', address);
+  }
+
+  sendRefusal(asset: PaymentCurrency): string | null {
+    if (!this.context.signer) return NO_SIGNER;
+    return asset === 'trc20usdt' && !this.config.usdtContract ? `no usdtContract is configured for ${this.network}` : null;
   }
 
   async allocateAddress(request: AddressRequest): Promise<AllocatedAddress> {

@@ -20,7 +20,9 @@ import type { UtxoChainConfig } from '../config.ts';
 import { NATIVE_ASSET, type AddressBalance } from '../custody.ts';
 import { ACCOUNT_PATHS, deriveAddress, deriveChainAddress, parseExtendedPublicKey } from '../hd.ts';
 import type { ChainContext, NodeAdapter } from '../registry.ts';
-import { HOT_WALLET, type Signer } from '../signer.ts';
+import { HOT_WALLET, NO_SIGNER, type Signer } from '../signer.ts';
+
+const BCH_SENDS = 'sending on bitcoin-cash is not supported yet: its signatures need SIGHASH_FORKID, which the signer does not make (docs/chains-utxo.md)';
 import { allocateIndex, derivedAmong, findSend, highestIndex, openSends, sendInputs, storeSend, updateSend, withSpendLock, type SendInput, type SendPurpose } from '../store.ts';
 import { chainDescriptor, importRequestFor, SCRIPT_KIND, type ImportRequest } from './descriptors.ts';
 import { incomingStep, sendStep, type KnownTransfer } from './follow.ts';
@@ -534,16 +536,19 @@ export class UtxoAdapter implements NodeAdapter<UtxoScanState> {
     if (toSats(transfer.amount) < dustLimit(this.kind, to.length)) throw new Error(`${transfer.amount.toFixed()} ${this.asset} is below the network's dust limit`);
   }
 
+  sendRefusal(): string | null {
+    if (this.network === 'bitcoin-cash') return BCH_SENDS;
+    return this.context.signer ? null : NO_SIGNER;
+  }
+
   /** Bitcoin Cash needs SIGHASH_FORKID signatures, which the signer (@scure/btc-signer) does not make. */
   private signerNetwork() {
-    if (this.network === 'bitcoin-cash') {
-      throw new Error('sending on bitcoin-cash is not supported yet: its signatures need SIGHASH_FORKID, which the signer does not make (docs/chains-utxo.md)');
-    }
+    if (this.network === 'bitcoin-cash') throw new Error(BCH_SENDS);
     return SIGNER_NETWORKS[this.network][this.config.chain];
   }
 
   private signer(): Signer {
-    if (!this.context.signer) throw new Error(`${this.network}: this process has no signer (SIGNER_MNEMONIC_FILE): it cannot send`);
+    if (!this.context.signer) throw new Error(`${this.network}: ${NO_SIGNER}`);
     return this.context.signer;
   }
 
