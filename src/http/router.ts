@@ -22,6 +22,39 @@ export interface RestResponse {
 
 export type AuthMode = 'required' | 'optional' | 'none';
 
+/** One answer of a route as the OpenAPI document shows it: JSON (its zod schema) unless `contentType` says otherwise. */
+export interface ResponseDoc {
+  description: string;
+  schema?: z.ZodType;
+  /** e.g. `text/csv; charset=utf-8` for a streamed file (then `schema` describes nothing). */
+  contentType?: string;
+  example?: unknown;
+  /** Response headers worth naming (e.g. `Idempotent-Replayed`). */
+  headers?: Record<string, string>;
+}
+
+/**
+ * How a public route appears in the OpenAPI document (`GET /api/openapi.json`, docs/openapi.md). Every route of the
+ * public API has one: the document is built from these and the route's own body and query schemas, so it cannot drift.
+ */
+export interface RouteDoc {
+  /** One line: what the operation does. */
+  summary: string;
+  description?: string;
+  /** The group on the reference page: 'Invoices', 'Withdrawals', 'Webhooks', ... */
+  tag: string;
+  /** Schemas of the path parameters, by name: one for every `:name` of the path. */
+  params?: Record<string, z.ZodType>;
+  /** Request headers the route reads besides Authorization (e.g. `Idempotency-Key`), with what they mean. */
+  headers?: Record<string, string>;
+  /** A request body as a merchant would send it (from the spec where it has one). */
+  requestExample?: unknown;
+  /** The success answers, by status. */
+  responses: Record<number, ResponseDoc>;
+  /** Error statuses this route answers besides those every route may (400, 401 where a token is read, 413, 415, 422, 429, 500, 503). */
+  errors?: number[];
+}
+
 export interface Route<Ctx> {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** e.g. `/api/invoices/v1/regular/:id/proceed` */
@@ -31,6 +64,8 @@ export interface Route<Ctx> {
   body?: z.ZodType;
   /** Validates the query parameters (an object of strings) likewise. */
   query?: z.ZodType;
+  /** Its place in the OpenAPI document (required of public API routes; a contract test checks). */
+  doc?: RouteDoc;
   handler: (req: RestRequest<any, any>, ctx: Ctx) => Promise<RestResponse>;
 }
 
