@@ -81,8 +81,10 @@ export async function scanBlocks<H extends { number: number }, P extends Pending
   const reportDepth = async (p: P) => {
     const confirmations = head.number - p.block! + 1;
     if (confirmations > p.reported) {
-      await deliver(p, confirmations, false);
+      const taken = await deliver(p, confirmations, false);
       p.reported = confirmations;
+      // A refused transfer (dust, a foreign asset) is not followed further: every later report would be refused too.
+      if (!taken) return void pending.delete(pendingKey(p));
     }
     if (confirmations >= options.confirmations) pending.delete(pendingKey(p));
   };

@@ -125,7 +125,9 @@ export async function deliverReport(listener: TransferListener, logger: Logger, 
     await listener(report);
     return true;
   } catch (e) {
-    if (!(e instanceof AppError && (e.code === 'NOT_FOUND' || e.code === 'CONFLICT'))) throw e;
+    // A refusal (unknown address, conflicting report, dust or a foreign asset on a static address) is final: retrying
+    // it would hold the scan on that block for good. A busy database (503) or any other failure is retried.
+    if (!(e instanceof AppError && e.status < 500)) throw e;
     logger.warn({ err: e, network: report.network, txHash: report.txHash, outputIndex: report.outputIndex }, 'a chain report was refused; passed over');
     return false;
   }

@@ -89,7 +89,8 @@ export async function applyDepositReport(
   const verdict = report.dropped ? { allow: true as const } : await deps.risk.review({ kind: 'deposit', companyId: address.companyId, asset, address: report.from, txHash: report.txHash });
   const now = address.now;
   return commitWithEvents(deps, async (tx) => {
-    const confirmed = report.confirmations >= info.confirmations;
+    // The network's configured depth (CHAINS_FILE), as for invoices: a real node may ask more or fewer than the default.
+    const confirmed = report.confirmations >= deps.chains.requiredConfirmations(report.asset);
     let transfer: ChainTransfer | undefined;
     if (!report.dropped) {
       if (toMoney(report.amount).lt(info.depositDust)) {

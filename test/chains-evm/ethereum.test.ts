@@ -156,6 +156,35 @@ describe('the EVM adapter on anvil, through the server', () => {
       expect(await h.balance(m.publicToken, 'usdterc20')).toMatchObject({ available: '25' });
     });
 
+    it("static addresses: a deposit counts at the configured 3 confirmations (not eth's 12); dust and a foreign asset sent to them are refused while the scan goes on", async () => {
+      const m = await h.merchant();
+      const staticAddress = async (asset: string, internalUserId: string) => {
+        const res = await server.request('POST', '/api/static-addresses', { token: m.publicToken, json: { asset, internalUserId } });
+        expect(res.status, res.text).toBe(201);
+        return res.body as { id: string; address: Address };
+      };
+      const eth = await staticAddress('eth', 'alice');
+      const usdt = await staticAddress('usdterc20', 'bob');
+      // Refused for good: 1e-8 eth is below the deposit dust, and ether is not what a usdterc20 address takes.
+      await h.pay('eth', eth.address, '0.00000001', 0);
+      await h.pay('eth', usdt.address, '0.5', 1);
+      await chain.node.mine(1);
+      const txHash = await h.pay('eth', eth.address, '0.25', 2);
+      const invoice = await h.invoice(m.publicToken, 'eth', '1');
+      await h.pay('eth', invoice.address, invoice.amount, 3);
+      await chain.node.mine(CONFIRMATIONS);
+      await h.until(invoice.id, (b) => b.status === 'done');
+      const deposits = await eventually(
+        async () => (await server.request('GET', '/api/deposits', { token: m.publicToken })).body.deposits as { hash: string; status: string; confirmations: number }[],
+        (list) => list.some((d) => d.status === 'done'),
+        CHAIN_WAIT_MS,
+      );
+      expect(deposits).toEqual([expect.objectContaining({ hash: txHash, amount: '0.25', status: 'done', confirmations: CONFIRMATIONS })]);
+      const health = await (await fetch(`${server.url}/health`)).json();
+      expect(health.chains.find((c: { network: string }) => c.network === 'ethereum')).toMatchObject({ mode: 'node', state: 'ok' });
+      expect(server.logs.filter((l) => l['msg'] === 'a chain report was refused; passed over')).toHaveLength(2);
+    });
+
     it('an underpaid invoice is wrong once the payment is final', async () => {
       const m = await h.merchant();
       const invoice = await h.invoice(m.publicToken, 'usdterc20', '10');
