@@ -42,7 +42,7 @@ function useAnvil(): { readonly node: Anvil; readonly token: Address } {
 }
 
 /** A server whose ethereum runs on the anvil; the other networks stay on the sandbox. */
-function ethereumServer(kind: DbKind, chain: { readonly node: Anvil; readonly token: Address }, options: { signer?: boolean } = {}) {
+function ethereumServer(kind: DbKind, chain: { readonly node: Anvil; readonly token: Address }, options: { signer?: boolean; config?: Record<string, unknown> } = {}) {
   const env: Record<string, string> = { WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_POLL_MS: '100', WITHDRAWAL_SEND_INTERVAL_MS: '200' };
   beforeAll(() => {
     const chains = chainsEnv({
@@ -55,6 +55,7 @@ function ethereumServer(kind: DbKind, chain: { readonly node: Anvil; readonly to
         pollMs: 100,
         sweepIntervalMs: 0,
         sweepTokenMinimum: '1',
+        ...options.config,
       },
     });
     if (options.signer === false) delete chains['SIGNER_MNEMONIC'];
@@ -344,6 +345,31 @@ describe('the EVM adapter on anvil, through the server', () => {
         expect(cli.code, cli.stderr).toBe(0);
         expect(cli.json).toMatchObject({ ok: true, problems: [] });
       }
+    });
+  });
+
+  describe('consolidation one address per pass (sweepMaxAddresses 1)', () => {
+    const chain = useAnvil();
+    const server = ethereumServer(DATABASES.at(-1)!, chain, { config: { sweepMaxAddresses: 1 } });
+    const h = helpers(server, chain);
+
+    it('sweeps every paid address in turn: one already swept (its fee reserve left in the records) never takes the pass again', async () => {
+      const m = await h.merchant();
+      const invoices = [];
+      for (let i = 0; i < 4; i++) invoices.push(await h.invoice(m.publicToken, 'eth', '1'));
+      for (const [i, invoice] of invoices.entries()) await h.pay('eth', invoice.address, invoice.amount, i);
+      await chain.node.mine(CONFIRMATIONS);
+      for (const invoice of invoices) await h.until(invoice.id, (b) => b.status === 'done');
+      const sweeps = () => server.app.db.prisma.chainSend.findMany({ where: { network: 'ethereum', purpose: 'sweep' } });
+      const all = await h.mineUntil(sweeps, (list) => list.length === invoices.length && list.every((s) => s.status === 'confirmed'));
+      expect(new Set(all.map((s) => s.fromAddress))).toEqual(new Set(invoices.map((i) => i.address)));
+      // Passes go on at every scan; nothing is left worth a sweep, so nothing more is sent.
+      for (let i = 0; i < 5; i++) {
+        await chain.node.mine(1);
+        await sleep(200);
+      }
+      expect(await sweeps()).toHaveLength(invoices.length);
+      for (const invoice of invoices) expect(await chain.node.public.getBalance({ address: invoice.address })).toBeLessThan(parseEther('0.01'));
     });
   });
 

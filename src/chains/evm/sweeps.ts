@@ -72,11 +72,11 @@ export class EvmSweeper {
   /** One pass; answers whether work is left for a next one. */
   private async pass(head: EvmHead): Promise<boolean> {
     const limit = this.chain.config.sweepMaxAddresses;
-    const unswept = await this.unswept(limit);
+    const fees = await this.sender.fees(head);
+    const unswept = await this.unswept(limit, this.nativeWorthSweeping(fees));
     if (unswept.size === 0) return false;
     const open = await openSends(this.db, this.chain.network);
     const busy = new Set(open.flatMap((s) => [s.fromAddress, s.toAddress]));
-    const fees = await this.sender.fees(head);
     const indexes = await derivedAmong(this.db, this.chain.network, [...unswept.keys()]);
     let leftOver = unswept.size >= limit;
     for (const [address, amounts] of unswept) {
@@ -96,13 +96,26 @@ export class EvmSweeper {
   }
 
   /**
-   * What our records say each deposit address holds and was not moved yet (credited less swept), per asset, where that
-   * reaches the minimum worth sweeping. At most `limit` addresses.
+   * The least native coin an address must wait with to be worth a pass: what sweepStep would move (NATIVE_FEE_MULTIPLE
+   * fees after its own), or the configured minimum if higher. A swept address keeps about one fee in our records (the
+   * fee's reserve, partly unspent): below this it is not due, so swept addresses never crowd out the ones still to do.
    */
-  private async unswept(limit: number): Promise<Map<string, Map<PaymentCurrency, Money>>> {
+  private nativeWorthSweeping(fees: Fees): Money {
+    const fee = maxCost(fees, TRANSFER_GAS);
+    const worth = fromBaseUnits(fee * (NATIVE_FEE_MULTIPLE + 1n), PAYMENT_CURRENCY_INFO[this.chain.native].decimals);
+    const configured = this.chain.config.sweepNativeMinimum;
+    return configured && configured.gt(worth) ? configured : worth;
+  }
+
+  /**
+   * What our records say each deposit address holds and was not moved yet (credited less swept), per asset, where that
+   * reaches the minimum worth sweeping. At most `limit` addresses, taken at random among those due: an address that
+   * cannot be swept (it holds less than was credited, its sweep fails) never keeps the others waiting for good.
+   */
+  private async unswept(limit: number, nativeWorth: Money): Promise<Map<string, Map<PaymentCurrency, Money>>> {
     const { network, native, config } = this.chain;
     const tokenMinimum = config.sweepTokenMinimum.toFixed();
-    const nativeMinimum = (config.sweepNativeMinimum ?? new Money(0)).toFixed();
+    const nativeMinimum = nativeWorth.toFixed();
     const rows = await this.db.$queryRaw<{ address: string; asset: PaymentCurrency; amount: string }[]>`
       WITH credited AS (
         SELECT t."toAddress" AS "address", t."asset", SUM(t."amount") AS "total" FROM "ChainTransfer" t
@@ -117,9 +130,11 @@ export class EvmSweeper {
         SELECT c."address", c."asset", c."total" - COALESCE(s."total", 0) AS "amount" FROM credited c
         LEFT JOIN swept s ON s."address" = c."address" AND s."asset" = c."asset"
       ), due AS (
-        SELECT DISTINCT "address" FROM waiting
-        WHERE "amount" > 0 AND "amount" >= CASE WHEN "asset" = ${native} THEN ${nativeMinimum}::numeric ELSE ${tokenMinimum}::numeric END
-        ORDER BY "address" LIMIT ${limit}
+        SELECT "address" FROM (
+          SELECT DISTINCT "address" FROM waiting
+          WHERE "amount" > 0 AND "amount" >= CASE WHEN "asset" = ${native} THEN ${nativeMinimum}::numeric ELSE ${tokenMinimum}::numeric END
+        ) d
+        ORDER BY random() LIMIT ${limit}
       )
       SELECT w."address", w."asset", w."amount"::text AS "amount" FROM waiting w JOIN due USING ("address") WHERE w."amount" > 0`;
     const out = new Map<string, Map<PaymentCurrency, Money>>();
