@@ -32,11 +32,13 @@ export interface TransferReport {
   dropped: boolean;
 }
 
+export type OutgoingPurpose = 'withdrawal' | 'refund';
+
 export interface OutgoingTransfer {
   /** Our id for the transfer; adapters use it to make a repeated send a no-op. */
   id: string;
-  /** What it pays out: only withdrawals have their outcome reported back (OutgoingReport). */
-  purpose: 'withdrawal' | 'refund';
+  /** What it pays out; its outcome is reported back to that purpose's listener (OutgoingReport). */
+  purpose: OutgoingPurpose;
   asset: PaymentCurrency;
   to: string;
   tag: string | null;
@@ -60,12 +62,13 @@ export interface ChainAdapter {
 export type TransferListener = (report: TransferReport) => Promise<unknown>;
 
 /**
- * What became of one of our outgoing transactions (a withdrawal): final on chain, or failed for good. A report for
- * a withdrawal whose transaction is not recorded yet (the sender crashed between broadcast and record) is refused
- * with a conflict; watchers report again until it is taken, as they do for incoming transfers.
+ * What became of one of our outgoing transactions (a withdrawal or a refund): final on chain, or failed for good. A
+ * report for a transfer whose transaction is not recorded yet (the sender crashed between broadcast and record) is
+ * refused with a conflict; watchers report again until it is taken, as they do for incoming transfers.
  */
 export interface OutgoingReport {
   network: Network;
+  purpose: OutgoingPurpose;
   /** The id it was sent with (OutgoingTransfer.id). */
   id: string;
   /** The transaction that was mined (or the last one sent, when none was). */
@@ -84,6 +87,6 @@ export interface ChainRegistry {
   requiredConfirmations(asset: string): number;
   /** Where adapters deliver what their watchers see. */
   onTransfer(listener: TransferListener): void;
-  /** Where adapters deliver the outcome of outgoing transactions. */
-  onOutgoing(listener: OutgoingListener): void;
+  /** Where adapters deliver the outcome of outgoing transactions of one purpose. */
+  onOutgoing(purpose: OutgoingPurpose, listener: OutgoingListener): void;
 }

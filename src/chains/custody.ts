@@ -83,9 +83,15 @@ async function expectedBalances(db: Db, network: Network): Promise<Map<string, M
 
 const inputAddresses = (inputs: unknown) => sendInputs(inputs).map((i) => i.address);
 
-/** Every watched address whose on-chain balance disagrees with our records, per real network given. */
-export async function custodyProblems(db: Db, sources: CustodySource[]): Promise<{ addresses: number; problems: CustodyProblem[] }> {
+/**
+ * Every watched address whose on-chain balance disagrees with our records, per real network given. Less on chain than
+ * recorded is a problem (money we count on is not there). More is a surplus: money on our address that was never
+ * credited (dust or an asset the address does not take, both refused; a payment after its invoice's address was
+ * swept): nothing is missing, but an operator should look, so it is reported apart.
+ */
+export async function custodyProblems(db: Db, sources: CustodySource[]): Promise<{ addresses: number; problems: CustodyProblem[]; surpluses: CustodyProblem[] }> {
   const problems: CustodyProblem[] = [];
+  const surpluses: CustodyProblem[] = [];
   let addresses = 0;
   for (const source of sources) {
     const expected = await expectedBalances(db, source.network);
@@ -97,11 +103,11 @@ export async function custodyProblems(db: Db, sources: CustodySource[]): Promise
       const have = onChain.get(k) ?? new Money(0);
       if (!want.eq(have)) {
         const [address, asset] = k.split('\u0000') as [string, PaymentCurrency];
-        problems.push({ network: source.network, address, asset, expected: want.toFixed(), onChain: have.toFixed() });
+        (have.gt(want) ? surpluses : problems).push({ network: source.network, address, asset, expected: want.toFixed(), onChain: have.toFixed() });
       }
     }
   }
-  return { addresses, problems };
+  return { addresses, problems, surpluses };
 }
 
 export const isNetwork = (n: string): n is Network => (NETWORKS as readonly string[]).includes(n);

@@ -8,7 +8,7 @@ import type { Db } from '../db/client.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { Job } from '../core/jobs.ts';
 import type { Logger } from '../logger.ts';
-import type { AddressRequest, AllocatedAddress, ChainAdapter, OutgoingListener, OutgoingReport, OutgoingTransfer, TransferListener, TransferReport } from './adapter.ts';
+import type { AddressRequest, AllocatedAddress, ChainAdapter, OutgoingListener, OutgoingPurpose, OutgoingReport, OutgoingTransfer, TransferListener, TransferReport } from './adapter.ts';
 import type { ChainsFile } from './config.ts';
 import type { CustodySource } from './custody.ts';
 import { SandboxChainAdapter, type SandboxRegistry } from './sandbox.ts';
@@ -139,14 +139,15 @@ export interface OpenChainsOptions {
 export async function openChains(options: OpenChainsOptions): Promise<Chains> {
   const { db, logger } = options;
   let transferListener: TransferListener | null = null;
-  let outgoingListener: OutgoingListener | null = null;
+  const outgoingListeners = new Map<OutgoingPurpose, OutgoingListener>();
   const report: TransferListener = (r: TransferReport) => {
     if (!transferListener) throw new Error('no transfer listener registered');
     return transferListener(r);
   };
   const reportOutgoing: OutgoingListener = (r: OutgoingReport) => {
-    if (!outgoingListener) throw new Error('no outgoing listener registered');
-    return outgoingListener(r);
+    const listener = outgoingListeners.get(r.purpose);
+    if (!listener) throw new Error(`no listener for outgoing ${r.purpose}s registered`);
+    return listener(r);
   };
   const context: ChainContext = { db, logger, signer: options.signer, report, reportOutgoing };
   const outage = { sendFailures: options.sandboxSendFailures ?? 0 };
@@ -190,8 +191,8 @@ export async function openChains(options: OpenChainsOptions): Promise<Chains> {
     onTransfer(l) {
       transferListener = l;
     },
-    onOutgoing(l) {
-      outgoingListener = l;
+    onOutgoing(purpose, l) {
+      outgoingListeners.set(purpose, l);
     },
     report(transfer) {
       sandboxOnly(transfer.network);

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { PAYMENT_CURRENCY_INFO, type Network } from '../domain/assets.ts';
 import type { Db } from '../db/client.ts';
-import type { AddressRequest, AllocatedAddress, ChainAdapter, ChainRegistry, OutgoingListener, OutgoingTransfer, TransferListener } from './adapter.ts';
+import type { AddressRequest, AllocatedAddress, ChainAdapter, ChainRegistry, OutgoingListener, OutgoingPurpose, OutgoingTransfer, TransferListener } from './adapter.ts';
 import { ADDRESS_FORMAT, encodeAddress, validateAddress } from './address-formats.ts';
 
 /**
@@ -76,23 +76,24 @@ export function sandboxRegistry(options: { sendFailures?: number; db?: Db } = {}
   const adapters = new Map<Network, ChainAdapter>();
   const outage = { sendFailures: options.sendFailures ?? 0 };
   let listener: TransferListener | null = null;
-  let outgoingListener: OutgoingListener | null = null;
+  const outgoing = new Map<OutgoingPurpose, OutgoingListener>();
   return {
     sandbox: true,
     requiredConfirmations: (asset) => PAYMENT_CURRENCY_INFO[asset as keyof typeof PAYMENT_CURRENCY_INFO]?.confirmations ?? 1,
     onTransfer(l) {
       listener = l;
     },
-    onOutgoing(l) {
-      outgoingListener = l;
+    onOutgoing(purpose, l) {
+      outgoing.set(purpose, l);
     },
     report(transfer) {
       if (!listener) throw new Error('no transfer listener registered');
       return listener(transfer);
     },
     reportOutgoing(report) {
-      if (!outgoingListener) throw new Error('no outgoing listener registered');
-      return outgoingListener(report);
+      const listener = outgoing.get(report.purpose);
+      if (!listener) throw new Error(`no listener for outgoing ${report.purpose}s registered`);
+      return listener(report);
     },
     forNetwork(network) {
       let adapter = adapters.get(network);

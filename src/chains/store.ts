@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { Prisma, type ChainSend } from '../../generated/prisma/client.ts';
 import type { Db } from '../db/client.ts';
 import type { Network } from '../domain/assets.ts';
+import type { OutgoingPurpose } from './adapter.ts';
 
 /** The database, or an interactive transaction on it (a send stored under a lock its caller holds). */
 type DbOrTx = Db | Prisma.TransactionClient;
@@ -130,7 +131,10 @@ async function initialIfMissing<S>(db: Db, network: Network, initial: () => Prom
 
 // --- outgoing transactions ---
 
-export type SendPurpose = 'withdrawal' | 'refund' | 'sweep' | 'topup';
+export type SendPurpose = OutgoingPurpose | 'sweep' | 'topup';
+
+/** Sends whose outcome a feature waits for (withdrawals, refunds); consolidation is the adapter's own business. */
+export const isReported = (purpose: string): purpose is OutgoingPurpose => purpose === 'withdrawal' || purpose === 'refund';
 
 /** One input of a multi-input send: what it took from which of our addresses (the custody check reads these). */
 export interface SendInput {

@@ -16,4 +16,7 @@ const report = (await runAdminRequest(
   },
   'ledger:verify',
 )) as LedgerReport;
+if (report.custodySurpluses?.length) {
+  process.stderr.write(`note: ${report.custodySurpluses.length} watched address(es) hold more than was credited to them (custodySurpluses): refused dust or assets, or late payments; see docs/chains.md\n`);
+}
 process.exit(report.ok ? 0 : 1);

@@ -10,7 +10,7 @@ import './graphql/queries.ts';
 import './graphql/mutations.ts';
 import './graphql/subscriptions.ts';
 import { sweepExpired, type InvoiceDeps } from './lifecycle.ts';
-import { dispatchQueuedRefunds } from './refunds.ts';
+import { applyRefundOutcome, dispatchQueuedRefunds } from './refunds.ts';
 import { invoiceRoutes } from './rest.ts';
 
 declare module '../core/feature.ts' {
@@ -22,8 +22,8 @@ declare module '../core/feature.ts' {
 export function invoicesFeature(config: ConfigOf<typeof invoiceConfig>): Feature {
   return {
     name: 'invoices',
-    services: (p) => ({
-      invoices: {
+    services: (p) => {
+      const invoices: InvoiceDeps = {
         db: p.db,
         events: p.bus,
         clock: p.clock,
@@ -34,8 +34,10 @@ export function invoicesFeature(config: ConfigOf<typeof invoiceConfig>): Feature
         fees: config.feesFile ? loadFeeTable(config.feesFile) : defaultFeeTable(),
         idempotencyTtlMs: p.config.idempotencyKeyTtlHours * 3_600_000,
         payUrl: p.config.payUrl,
-      },
-    }),
+      };
+      p.chains.onOutgoing('refund', (report) => applyRefundOutcome(invoices, report));
+      return { invoices };
+    },
     routes: invoiceRoutes,
     jobs: (p, s) => [
       intervalJob('expiry-sweeper', config.sweepIntervalMs, () => sweepExpired(s.invoices), p.logger),

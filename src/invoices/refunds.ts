@@ -1,11 +1,14 @@
 // Refunds leave through the chain adapter after their transaction committed; a failed or interrupted send stays
-// queued and the refund-sender job retries it (adapters dedupe by refund id).
+// queued and the refund-sender job retries it (adapters dedupe by the send id). The chain's verdict comes back as an
+// outgoing report: final makes the refund `confirmed`; a send that failed on chain (reverted, its nonce or inputs
+// taken) puts it back to `queued` under a new send id, so the client is paid by the next one, never twice.
 import type { Refund } from '../../generated/prisma/client.ts';
-import type { ChainRegistry } from '../chains/adapter.ts';
+import type { ChainRegistry, OutgoingReport } from '../chains/adapter.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/client.ts';
 import { PAYMENT_CURRENCY_INFO, isPaymentCurrency } from '../domain/assets.ts';
 import { toMoney } from '../domain/money.ts';
+import { ConflictError } from '../errors/app-error.ts';
 import type { Logger } from '../logger.ts';
 
 interface RefundDeps {
@@ -20,14 +23,17 @@ export async function dispatchRefund(deps: RefundDeps, refund: Refund): Promise<
   if (refund.status !== 'queued' || !isPaymentCurrency(refund.asset)) return null;
   try {
     const { txHash } = await deps.chains.forNetwork(PAYMENT_CURRENCY_INFO[refund.asset].network).send({
-      id: refund.id,
+      id: refundSendId(refund),
       purpose: 'refund',
       asset: refund.asset,
       to: refund.toAddress,
       tag: refund.tag,
       amount: toMoney(refund.amount),
     });
-    return await deps.db.refund.update({ where: { id: refund.id }, data: { status: 'sent', txHash, sentAt: await deps.clock.now(refund.companyId) } });
+    // Only the attempt that was sent: a refund whose earlier send failed meanwhile is not marked by a stale answer.
+    const sentAt = await deps.clock.now(refund.companyId);
+    const { count } = await deps.db.refund.updateMany({ where: { id: refund.id, status: 'queued', failedSends: refund.failedSends }, data: { status: 'sent', txHash, sentAt } });
+    return count === 1 ? { ...refund, status: 'sent', txHash, sentAt } : null;
   } catch (e) {
     deps.logger?.warn({ err: e, refundId: refund.id }, 'refund send failed; it stays queued and is retried');
     return null;
@@ -40,4 +46,36 @@ export async function dispatchQueuedRefunds(deps: RefundDeps): Promise<number> {
   let sent = 0;
   for (const r of queued) if (await dispatchRefund(deps, r)) sent++;
   return sent;
+}
+
+/** The id a refund's send goes out under: the refund id, then `<id>.<n>` after n sends failed on chain. */
+export const refundSendId = (refund: Pick<Refund, 'id' | 'failedSends'>) => (refund.failedSends === 0 ? refund.id : `${refund.id}.${refund.failedSends}`);
+
+const SEND_ID = /^([0-9a-f-]{36})(?:\.([1-9][0-9]{0,8}))?$/;
+
+/**
+ * What the chain says of a refund's send. Repeats and reports of an earlier, failed attempt change nothing; a report
+ * for a send not recorded yet (a crash between broadcast and record) is refused with a conflict and comes again.
+ */
+export async function applyRefundOutcome(deps: RefundDeps, report: OutgoingReport): Promise<Refund | null> {
+  const m = SEND_ID.exec(report.id);
+  if (!m) return null;
+  const attempt = m[2] ? Number(m[2]) : 0;
+  const known = await deps.db.refund.findUnique({ where: { id: m[1]! }, select: { companyId: true } });
+  if (!known) return null;
+  // Read before the transaction: on the embedded database a query outside it would wait for its one connection.
+  const now = await deps.clock.now(known.companyId);
+  return deps.db.$transaction(async (tx) => {
+    const [refund] = await tx.$queryRaw<Refund[]>`SELECT * FROM "Refund" WHERE "id" = ${m[1]}::uuid FOR UPDATE`;
+    if (!refund || attempt !== refund.failedSends || refund.status === 'confirmed') return refund ?? null;
+    if (refund.status !== 'sent') throw new ConflictError('CONFLICT', `Refund ${refund.id} has no transaction on chain recorded yet`);
+    if (report.outcome === 'confirmed') {
+      return tx.refund.update({ where: { id: refund.id }, data: { status: 'confirmed', txHash: report.txHash, confirmedAt: now } });
+    }
+    deps.logger?.error(
+      { refundId: refund.id, invoiceId: refund.invoiceId, txHash: report.txHash },
+      'a refund failed on chain; it is queued again and goes out under a new send id',
+    );
+    return tx.refund.update({ where: { id: refund.id }, data: { status: 'queued', failedSends: refund.failedSends + 1, txHash: null, sentAt: null } });
+  });
 }

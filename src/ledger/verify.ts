@@ -22,6 +22,8 @@ export interface LedgerReport {
   /** Running balances (company, asset, account), however many shards each has. */
   balances: number;
   problems: LedgerProblem[];
+  /** Watched addresses holding more than was credited to them (src/chains/custody.ts): reported, not a failure. */
+  custodySurpluses: LedgerProblem[];
 }
 
 type Row = Record<string, unknown>;
@@ -34,9 +36,9 @@ const key = (...parts: unknown[]) => parts.map(String).join('/');
 export async function verifyLedger(db: Db, custody: CustodySource[] = []): Promise<LedgerReport> {
   const problems: LedgerProblem[] = [];
   const held = await custodyProblems(db, custody);
-  for (const p of held.problems) {
-    problems.push({ check: 'chain-custody', key: key(p.network, p.address, p.asset), expected: p.expected, actual: p.onChain });
-  }
+  const custodyProblem = (p: (typeof held.problems)[number]): LedgerProblem => ({ check: 'chain-custody', key: key(p.network, p.address, p.asset), expected: p.expected, actual: p.onChain });
+  problems.push(...held.problems.map(custodyProblem));
+  const custodySurpluses = held.surpluses.map(custodyProblem);
 
   const unbalanced = await db.$queryRaw<Row[]>`
     SELECT "journalId", "asset", SUM("amount")::text AS total FROM "LedgerEntry"
@@ -102,6 +104,7 @@ export async function verifyLedger(db: Db, custody: CustodySource[] = []): Promi
     entries: Number(counts?.['entries'] ?? 0),
     balances: balances.length,
     problems,
+    custodySurpluses,
   };
 }
 

@@ -18,7 +18,7 @@ async function report(deps: SandboxWithdrawalDeps, company: Company, uid: string
     throw new ConflictError('CONFLICT', `Withdrawal ${uid} is not on chain yet; the sender broadcasts it first (retry shortly)`);
   }
   const network = PAYMENT_CURRENCY_INFO[w.asset as PaymentCurrency].network;
-  await deps.sandbox.reportOutgoing({ network, id: w.uid, txHash: w.txHash, outcome });
+  await deps.sandbox.reportOutgoing({ network, purpose: 'withdrawal', id: w.uid, txHash: w.txHash, outcome });
   return getWithdrawal(deps, company, uid);
 }
 

@@ -234,7 +234,7 @@ describe('the EVM adapter on anvil', () => {
       expect(bumped.maxPriorityFeePerGas! * 4n).toBeGreaterThanOrEqual(signed.maxPriorityFeePerGas! * 5n);
       await anvil.mine(CONFIRMATIONS);
       await scan();
-      expect(h.outgoing).toEqual([{ network: 'ethereum', id: send.id, txHash: replaced.txHash, earlier: [first], outcome: 'confirmed' }]);
+      expect(h.outgoing).toEqual([{ network: 'ethereum', purpose: 'withdrawal', id: send.id, txHash: replaced.txHash, earlier: [first], outcome: 'confirmed' }]);
       // The same transfer again answers the replacement, without a new transaction.
       expect(await adapter.send(send)).toEqual({ txHash: replaced.txHash });
     });

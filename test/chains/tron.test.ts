@@ -157,8 +157,8 @@ describe('Tron over its HTTP API (a fake full node)', () => {
     fake.tron.advance(2);
     await h.scan(adapter);
     expect(h.outgoing.filter((o) => o.id === usdt.id || o.id === trx.id)).toEqual([
-      { network: 'tron', id: usdt.id, txHash: first.txHash, outcome: 'confirmed' },
-      { network: 'tron', id: trx.id, txHash: trxSent.txHash, outcome: 'confirmed' },
+      { network: 'tron', purpose: 'withdrawal', id: usdt.id, txHash: first.txHash, outcome: 'confirmed' },
+      { network: 'tron', purpose: 'withdrawal', id: trx.id, txHash: trxSent.txHash, outcome: 'confirmed' },
     ]);
     expect(await h.context.db.chainSend.findUnique({ where: { id: usdt.id } })).toMatchObject({ status: 'confirmed', blockNumber: expect.any(BigInt) });
     expect((await h.context.db.chainSend.findUnique({ where: { id: usdt.id } }))!.fee!.toString()).toBe('13.84485');
@@ -179,7 +179,7 @@ describe('Tron over its HTTP API (a fake full node)', () => {
     h.outgoingNotRecorded = false;
     expect(await h.context.db.chainSend.findUnique({ where: { id: usdt.id } })).toMatchObject({ status: 'sent' });
     await h.scan(adapter);
-    expect(h.outgoing.filter((o) => o.id === usdt.id)).toEqual([{ network: 'tron', id: usdt.id, txHash, outcome: 'failed' }]);
+    expect(h.outgoing.filter((o) => o.id === usdt.id)).toEqual([{ network: 'tron', purpose: 'withdrawal', id: usdt.id, txHash, outcome: 'failed' }]);
     expect(await h.context.db.chainSend.findUnique({ where: { id: usdt.id } })).toMatchObject({ status: 'failed' });
   });
 

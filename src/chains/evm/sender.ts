@@ -13,7 +13,7 @@ import { toMoney } from '../../domain/money.ts';
 import { AppError } from '../../errors/app-error.ts';
 import type { OutgoingTransfer } from '../adapter.ts';
 import { HOT_WALLET, NO_SIGNER } from '../signer.ts';
-import { derivedAmong, findSend, openSends, replaceSend, storeSend, updateSend, withSpendLock, type SendPurpose } from '../store.ts';
+import { derivedAmong, findSend, isReported, openSends, replaceSend, storeSend, updateSend, withSpendLock, type SendPurpose } from '../store.ts';
 import { fromBaseUnits, toBaseUnits } from '../units.ts';
 import type { EvmAdapter, EvmHead } from './adapter.ts';
 import { chooseFees, gweiToWei, maxCost, replacementFees, type FeeCaps, type Fees } from './fees.ts';
@@ -250,16 +250,16 @@ export class EvmSender {
     return still;
   }
 
-  /** Records a send's end (a withdrawal's outcome goes to the withdrawals feature first; refused: next scan). */
+  /** Records a send's end (a withdrawal's or refund's outcome goes to its feature first; refused: next scan). */
   private async settle(send: ChainSend, receipt: RpcReceipt | null): Promise<void> {
     const outcome = receipt?.status === '0x1' ? 'confirmed' : 'failed';
     const txHash = receipt?.transactionHash ?? send.txHash;
-    if (send.purpose === 'withdrawal') {
+    if (isReported(send.purpose)) {
       try {
         const earlier = [send.txHash, ...send.previousTxHashes].filter((h) => h !== txHash);
-        await this.chain.context.reportOutgoing({ network: this.chain.network, id: send.id, txHash, earlier, outcome });
+        await this.chain.context.reportOutgoing({ network: this.chain.network, purpose: send.purpose, id: send.id, txHash, earlier, outcome });
       } catch (e) {
-        this.logger.warn({ err: e, id: send.id, txHash }, 'a withdrawal outcome was not taken yet; reported again at the next scan');
+        this.logger.warn({ err: e, id: send.id, purpose: send.purpose, txHash }, 'an outgoing outcome was not taken yet; reported again at the next scan');
         return;
       }
     }

@@ -19,7 +19,7 @@ import { addressOfPublicKey, deriveAddress, parseExtendedPublicKey } from '../hd
 import { HttpApi, integerOf } from '../http.ts';
 import type { ChainContext, NodeAdapter } from '../registry.ts';
 import { HOT_WALLET, NO_SIGNER } from '../signer.ts';
-import { allocateIndex, findSend, openSends, replaceSend, storeSend, updateSend, WatchedSet } from '../store.ts';
+import { allocateIndex, findSend, isReported, openSends, replaceSend, storeSend, updateSend, WatchedSet } from '../store.ts';
 import { fromBaseUnits, toBaseUnits } from '../units.ts';
 import { deliverReport } from '../watch.ts';
 import { CONTRACT_TYPE, decodeRaw, decodeTransfer, decodeTrigger } from './protobuf.ts';
@@ -429,7 +429,7 @@ class TronAdapter implements NodeAdapter<TronState> {
         outcome = 'failed';
       }
       try {
-        await this.context.reportOutgoing({ network: this.network, id: send.id, txHash: send.txHash, outcome });
+        if (isReported(send.purpose)) await this.context.reportOutgoing({ network: this.network, purpose: send.purpose, id: send.id, txHash: send.txHash, outcome });
       } catch (e) {
         // Not recorded as sent yet (the sender is still at it): the next scan reports again.
         if (e instanceof AppError && e.code === 'CONFLICT') {

@@ -23,7 +23,7 @@ import type { ChainContext, NodeAdapter } from '../registry.ts';
 import { HOT_WALLET, NO_SIGNER, type Signer } from '../signer.ts';
 
 const BCH_SENDS = 'sending on bitcoin-cash is not supported yet: its signatures need SIGHASH_FORKID, which the signer does not make (docs/chains-utxo.md)';
-import { allocateIndex, derivedAmong, findSend, highestIndex, openSends, sendInputs, storeSend, updateSend, withSpendLock, type SendInput, type SendPurpose } from '../store.ts';
+import { allocateIndex, derivedAmong, findSend, highestIndex, isReported, openSends, sendInputs, storeSend, updateSend, withSpendLock, type SendInput, type SendPurpose } from '../store.ts';
 import { chainDescriptor, importRequestFor, SCRIPT_KIND, type ImportRequest } from './descriptors.ts';
 import { incomingStep, sendStep, type KnownTransfer } from './follow.ts';
 import { addressOptions, isUtxoNetwork, SIGNER_NETWORKS, type UtxoNetwork } from './networks.ts';
@@ -694,13 +694,13 @@ export class UtxoAdapter implements NodeAdapter<UtxoScanState> {
     return outputs.some((o) => o === null);
   }
 
-  /** Records a send's end; a withdrawal's outcome goes to the withdrawals feature first (refused: tried next scan). */
+  /** Records a send's end; a withdrawal's or refund's outcome goes to its feature first (refused: tried next scan). */
   private async settle(send: ChainSend, outcome: 'confirmed' | 'failed', blockheight: number | null): Promise<void> {
-    if (send.purpose === 'withdrawal') {
+    if (isReported(send.purpose)) {
       try {
-        await this.context.reportOutgoing({ network: this.network, id: send.id, txHash: send.txHash, outcome });
+        await this.context.reportOutgoing({ network: this.network, purpose: send.purpose, id: send.id, txHash: send.txHash, outcome });
       } catch (e) {
-        this.logger.warn({ err: e, id: send.id, txHash: send.txHash }, 'a withdrawal outcome was not taken yet; reported again at the next scan');
+        this.logger.warn({ err: e, id: send.id, purpose: send.purpose, txHash: send.txHash }, 'an outgoing outcome was not taken yet; reported again at the next scan');
         return;
       }
     }

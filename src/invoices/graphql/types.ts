@@ -121,8 +121,9 @@ export const InvoiceTransactionType = builder.prismaNode('ChainTransfer', {
 const RefundStatusEnum = builder.enumType('RefundStatus', {
   description: 'Where a refund stands.',
   values: {
-    QUEUED: { value: 'queued', description: 'Recorded; the chain has not accepted the transfer yet. REST: "queued".' },
+    QUEUED: { value: 'queued', description: 'Recorded; the chain has not accepted the transfer yet, or an earlier send failed on chain and it goes out again. REST: "queued".' },
     SENT: { value: 'sent', description: 'The chain accepted the transfer; `txHash` is set. REST: "sent".' },
+    CONFIRMED: { value: 'confirmed', description: 'Final on chain: the client has the money. REST: "confirmed".' },
   } as const,
 });
 
@@ -137,7 +138,7 @@ builder.prismaNode('Refund', {
     networkFee: t.field({ type: 'Decimal', description: 'Network fee paid on top, out of the refunded payment.', resolve: (r) => formatPlain(r.networkFee) }),
     amountMoney: t.field({ type: MoneyType, description: '`amount` with its currency.', resolve: (r) => money(formatPlain(r.amount), r.asset) }),
     networkFeeMoney: t.field({ type: MoneyType, description: '`networkFee` with its currency.', resolve: (r) => money(formatPlain(r.networkFee), r.asset) }),
-    status: t.field({ type: RefundStatusEnum, description: 'Whether the chain accepted it yet.', resolve: (r) => r.status as 'queued' | 'sent' }),
+    status: t.field({ type: RefundStatusEnum, description: 'Whether the chain accepted it yet, and whether it is final.', resolve: (r) => r.status as 'queued' | 'sent' | 'confirmed' }),
     txHash: t.exposeString('txHash', { nullable: true, description: 'The bare transaction hash, once sent.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the merchant declined the payment.' }),
   }),
