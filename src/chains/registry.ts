@@ -87,6 +87,7 @@ class GuardedAdapter implements ChainAdapter {
     readonly inner: NodeAdapter,
     private readonly watcher: Watcher<unknown>,
     public reachable: boolean,
+    private readonly logger: Logger,
   ) {}
   get network(): Network {
     return this.inner.network;
@@ -97,7 +98,14 @@ class GuardedAdapter implements ChainAdapter {
   }
   async allocateAddress(request: AddressRequest): Promise<AllocatedAddress> {
     this.check();
-    return this.inner.allocateAddress(request);
+    try {
+      return await this.inner.allocateAddress(request);
+    } catch (e) {
+      if (e instanceof AppError) throw e;
+      // A node that fails while an address is handed out (a UTXO node importing it): a clear 503, not a 500.
+      this.logger.error({ err: e, network: this.network }, 'an address could not be handed out');
+      throw unavailable(this.network, 'its node failed while handing out an address; try again shortly');
+    }
   }
   isValidAddress(address: string): boolean {
     return this.inner.isValidAddress(address);
@@ -176,7 +184,7 @@ export async function openChains(options: OpenChainsOptions): Promise<Chains> {
       logger.warn({ network, err: e }, 'an optional chain node does not answer: its currencies are refused until it does');
     }
     const watcher = new Watcher(adapter, { db, logger }, adapter.pollMs);
-    const guarded = new GuardedAdapter(adapter, watcher, reachable);
+    const guarded = new GuardedAdapter(adapter, watcher, reachable, logger);
     nodes.set(network, { adapter, watcher, guarded });
     modes.set(network, 'node');
     adapters.set(network, guarded);

@@ -96,7 +96,7 @@ export class CursorLease {
   constructor(
     private readonly db: Db,
     readonly network: Network,
-    private readonly leaseMs: number,
+    readonly leaseMs: number,
   ) {}
 
   async hold<S>(initial: () => Promise<S>): Promise<S | null> {
@@ -108,6 +108,14 @@ export class CursorLease {
       WHERE "ChainCursor"."owner" IS NULL OR "ChainCursor"."owner" = EXCLUDED."owner" OR "ChainCursor"."leaseUntil" < now()
       RETURNING "state"`;
     return rows[0]?.state ?? null;
+  }
+
+  /** Extends a lease still ours (during a long scan); false when another process took it over. */
+  async renew(): Promise<boolean> {
+    const n = await this.db.$executeRaw`
+      UPDATE "ChainCursor" SET "leaseUntil" = now() + ${this.leaseMs} * interval '1 millisecond'
+      WHERE "network" = ${this.network} AND "owner" = ${this.owner}`;
+    return n === 1;
   }
 
   /** Writes the state; false when the lease is no longer ours (another process took over: stop scanning). */

@@ -39,9 +39,10 @@ export class Watcher<S> {
     private readonly scanner: Scanner<S>,
     private readonly deps: { db: Db; logger: Logger },
     private readonly pollMs: number,
+    leaseMs = Math.max(10_000, pollMs * 5),
   ) {
-    // A lease outlives a few polls, so a slow scan is not taken over, and a dead process's lease ends soon.
-    this.lease = new CursorLease(deps.db, scanner.network, Math.max(10_000, pollMs * 5));
+    // A lease outlives a few polls, and is renewed during a scan; a dead process's lease ends soon.
+    this.lease = new CursorLease(deps.db, scanner.network, leaseMs);
     this.health = { network: scanner.network, state: 'starting', scanning: false, detail: null, lastOkAt: null };
   }
 
@@ -89,12 +90,31 @@ export class Watcher<S> {
     this.timer.unref();
   }
 
+  /**
+   * Runs `scan` while renewing the lease every third of its length: a scan longer than the lease (a backlog, a slow
+   * node, a consolidation pass) is not taken over by another process halfway, which would sign sends twice.
+   */
+  private async whileRenewing<T>(scan: () => Promise<T>): Promise<T> {
+    const renewal = setInterval(() => {
+      this.lease.renew().then(
+        (ours) => ours || this.deps.logger.warn({ network: this.scanner.network }, 'the watcher lease was taken over during a scan'),
+        (e: unknown) => this.deps.logger.warn({ err: e, network: this.scanner.network }, 'the watcher lease could not be renewed'),
+      );
+    }, Math.max(100, Math.floor(this.lease.leaseMs / 3)));
+    renewal.unref();
+    try {
+      return await scan();
+    } finally {
+      clearInterval(renewal);
+    }
+  }
+
   private async scanOnce(): Promise<void> {
     try {
       const state = await this.lease.hold(() => this.scanner.initialState());
       this.health.scanning = state !== null;
       if (state !== null) {
-        const next = await this.scanner.scan(state);
+        const next = await this.whileRenewing(() => this.scanner.scan(state));
         if (!(await this.lease.save(next))) {
           this.health.scanning = false;
           this.deps.logger.warn({ network: this.scanner.network }, 'another process took over watching this network');

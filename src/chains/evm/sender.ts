@@ -38,7 +38,15 @@ export interface SendPlan {
   call: Call;
   gas: bigint;
   fees: Fees;
+  /**
+   * Consolidation: a deposit address that must have no open send (to or from it), checked under the spend lock, so
+   * two processes that both saw it idle never sign two steps for it.
+   */
+  onlyIfIdle?: string;
 }
+
+/** A consolidation step not stored: its address had an open send by the time the spend lock was ours. */
+export const BUSY = null;
 
 export class EvmSender {
   /** Set when a payment found the hot wallet short: consolidation runs at the next scan. */
@@ -120,13 +128,17 @@ export class EvmSender {
    * Signs and stores one send from `account` under the spend lock: its nonce, the hot wallet's funds checked against
    * what its open sends already promise. Answers the stored row (an earlier one of the same id if there is one).
    */
-  async store(account: PrivateKeyAccount, plan: SendPlan): Promise<ChainSend> {
+  async store(account: PrivateKeyAccount, plan: SendPlan): Promise<ChainSend>;
+  async store(account: PrivateKeyAccount, plan: SendPlan & { onlyIfIdle: string }): Promise<ChainSend | typeof BUSY>;
+  async store(account: PrivateKeyAccount, plan: SendPlan): Promise<ChainSend | typeof BUSY> {
     const { network } = this.chain;
     return withSpendLock(this.db, network, async (tx) => {
       if (typeof plan.id === 'string') {
         const again = await findSend(tx, plan.id);
         if (again) return again;
       }
+      const idle = plan.onlyIfIdle;
+      if (idle && (await openSends(tx, network)).some((s) => s.fromAddress === idle || s.toAddress === idle)) return BUSY;
       const [{ max }] = (await tx.$queryRaw<{ max: bigint | null }[]>`
         SELECT MAX("nonce") AS "max" FROM "ChainSend" WHERE "network" = ${network} AND "fromAddress" = ${account.address}`) as [{ max: bigint | null }];
       const counted = await this.chain.rpc.transactionCount(account.address, 'pending');

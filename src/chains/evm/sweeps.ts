@@ -11,7 +11,7 @@ import { derivedAmong, openSends } from '../store.ts';
 import { fromBaseUnits, toBaseUnits } from '../units.ts';
 import type { EvmAdapter, EvmHead } from './adapter.ts';
 import { maxCost, type Fees } from './fees.ts';
-import { TRANSFER_GAS, type EvmSender } from './sender.ts';
+import { BUSY, TRANSFER_GAS, type EvmSender } from './sender.ts';
 
 /** A native deposit is swept only when worth this many times its own fee. */
 const NATIVE_FEE_MULTIPLE = 10n;
@@ -86,7 +86,7 @@ export class EvmSweeper {
       }
       try {
         const step = await this.sweepAddress(getAddress(address), indexes.get(address)!, amounts, fees, head);
-        if (step === 'topup') leftOver = true;
+        if (step === 'topup' || step === 'busy') leftOver = true;
       } catch (e) {
         this.chain.context.logger.warn({ err: e, network: this.chain.network, address }, 'consolidation of a deposit address failed; tried again at the next pass');
         leftOver = true;
@@ -146,8 +146,8 @@ export class EvmSweeper {
     return out;
   }
 
-  /** One step for one address; answers which. */
-  private async sweepAddress(address: Address, index: number, amounts: Map<PaymentCurrency, Money>, fees: Fees, head: EvmHead): Promise<SweepStep['kind']> {
+  /** One step for one address; answers which ('busy': another process's send for it came first). */
+  private async sweepAddress(address: Address, index: number, amounts: Map<PaymentCurrency, Money>, fees: Fees, head: EvmHead): Promise<SweepStep['kind'] | 'busy'> {
     const { rpc, native } = this.chain;
     const safe = BigInt(Math.max(0, head.number - this.chain.confirmations + 1));
     const hot = this.sender.hotWallet().address;
@@ -177,6 +177,7 @@ export class EvmSweeper {
         const amount = fromBaseUnits(step.units, decimalsOf(native));
         const sent = await this.sender.store(this.sender.hotWallet(), {
           id: (nonce) => `topup:${this.chain.network}:${address}:${nonce}`,
+          onlyIfIdle: address,
           purpose: 'topup',
           asset: native,
           to: address,
@@ -185,6 +186,7 @@ export class EvmSweeper {
           gas: TRANSFER_GAS,
           fees,
         });
+        if (sent === BUSY) return 'busy';
         this.chain.context.logger.info({ network: this.chain.network, address, amount: amount.toFixed(), txHash: sent.txHash }, `gas for a ${step.asset} sweep sent to a deposit address`);
         await this.sender.offer(sent, false);
         break;
@@ -196,6 +198,7 @@ export class EvmSweeper {
         const gas = step.kind === 'token' ? tokens.find((t) => t.asset === asset)!.gas : TRANSFER_GAS;
         const sent = await this.sender.store(this.sender.depositAccount(index), {
           id: (nonce) => `sweep:${this.chain.network}:${address}:${nonce}`,
+          onlyIfIdle: address,
           purpose: 'sweep',
           asset,
           to: hot,
@@ -204,6 +207,7 @@ export class EvmSweeper {
           gas,
           fees,
         });
+        if (sent === BUSY) return 'busy';
         this.chain.context.logger.info({ network: this.chain.network, address, asset, amount: sent.amount.toString(), txHash: sent.txHash }, 'a deposit address swept into the hot wallet');
         await this.sender.offer(sent, false);
         break;
