@@ -82,7 +82,7 @@ class OffAdapter implements ChainAdapter {
 }
 
 /** A real adapter whose node has not answered yet (an optional node): its currencies are refused until it does. */
-class GuardedAdapter implements ChainAdapter {
+export class GuardedAdapter implements ChainAdapter {
   constructor(
     readonly inner: NodeAdapter,
     private readonly watcher: Watcher<unknown>,
