@@ -95,6 +95,7 @@ try {
   const config = evmChainSchema.parse({ rpcUrl: anvil.rpcUrl, chainId: anvil.chainId, xpub, tokens: { usdterc20: token }, confirmations: CONFIRMATIONS, batchBlocks: PARALLEL });
   const adapter = new EvmAdapter('ethereum', config, {
     db: db.prisma,
+    sendsHere: true,
     logger: createLogger('warn'),
     signer: null,
     report: async () => void reports++,

@@ -209,6 +209,7 @@ async function main(): Promise<void> {
   const counted = { reports: 0 };
   const context: ChainContext = {
     db: database.prisma,
+    sendsHere: true,
     logger: createLogger('silent'),
     signer: Signer.fromMnemonic(MNEMONIC),
     report: async () => void counted.reports++,

@@ -68,7 +68,7 @@ try {
   const adapter = new UtxoAdapter(
     'litecoin',
     utxoChainSchema.parse({ rpcUrl: node.rpcUrl, wallet: 'payrail', xpub, chain: 'regtest', confirmations: CONFIRMATIONS, lookahead: 20 }),
-    { db: db.prisma, logger: createLogger('warn'), signer: null, report: async () => void reports++, reportOutgoing: async () => undefined },
+    { db: db.prisma, sendsHere: true, logger: createLogger('warn'), signer: null, report: async () => void reports++, reportOutgoing: async () => undefined },
   );
   // connect(): the handed-out addresses are not watched yet, so it imports them all (with one rescan at the end).
   log(`importing ${ADDRESSES} addresses into a legacy watch-only wallet`);

@@ -57,12 +57,14 @@ export interface StartOptions {
 
 /** Opens the platform, assembles the features, starts their jobs and listens. */
 export async function startApp(config: Config, logger: Logger, options: StartOptions = {}): Promise<App> {
-  const platform = await openPlatform(config, logger, { role: 'server', signer: true });
+  // With CHAIN_WORKER=0 this process never loads the signer: the chains worker watches, sends and consolidates.
+  const platform = await openPlatform(config, logger, { role: 'server', signer: config.chainWorker, chainWork: config.chainWorker });
   const assembled = assemble(config, platform);
   const { services } = assembled;
   const jobs = new JobRunner([
-    ...assembled.jobs,
-    // The real chains' watchers (one process per network scans at a time: each holds a lease).
+    ...assembled.jobs.filter((job) => config.chainWorker || !job.onChain),
+    // The real chains' watchers (one process per network scans at a time: each holds a lease); with CHAIN_WORKER=0,
+    // what tells this server how the worker's scans go.
     ...platform.chains.jobs(),
     intervalJob('idempotency-pruner', IDEMPOTENCY_PRUNE_INTERVAL_MS, () => pruneIdempotencyKeys(platform), logger),
   ]);

@@ -16,6 +16,10 @@ export interface OpenPlatformOptions {
   role: string;
   /** This process sends on chain (withdrawals, refunds): it loads the signer. */
   signer?: boolean;
+  /** It watches the chains and sends on them (CHAIN_WORKER=1 on a server; the chains worker). Default true. */
+  chainWork?: boolean;
+  /** It is the chains worker (npm run chains:worker). */
+  chainsWorker?: boolean;
   poolSize?: number;
 }
 
@@ -51,8 +55,9 @@ export async function openPlatform(config: CoreConfig, logger: Logger, options: 
       sandbox: config.sandbox,
       db,
       logger,
-      // Only processes that send on chain hold the signer (the server's withdrawal and refund senders).
+      // Only processes that send on chain hold the signer (the server's withdrawal and refund senders, or the worker's).
       signer: options.signer ? Signer.fromConfig(config) : null,
+      chainWork: options.chainWork ?? true,
       sandboxSendFailures: config.sandboxSendFailures,
     });
     fanout = config.redisUrl ? await redisFanout(config.redisUrl, await fanoutChannel(db), logger) : undefined;
@@ -71,6 +76,7 @@ export async function openPlatform(config: CoreConfig, logger: Logger, options: 
     chains,
     bus,
     credits: new CreditHooks(),
+    chainsWorker: options.chainsWorker ?? false,
     logger,
     async close() {
       await bus.stop();

@@ -82,6 +82,7 @@ async function buildChildBundles(): Promise<Record<string, string>> {
     'src/cli/ledger-verify.ts': 'ledger-verify',
     'src/cli/signer-xpubs.ts': 'signer-xpubs',
     'src/webhooks/main.ts': 'webhooks-worker',
+    'src/chains/main.ts': 'chains-worker',
   };
   await build({
     entryPoints: Object.fromEntries(Object.entries(entries).map(([src, name]) => [name, path.join(root, src)])),

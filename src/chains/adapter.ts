@@ -83,6 +83,8 @@ export type OutgoingListener = (report: OutgoingReport) => Promise<unknown>;
 export interface ChainRegistry {
   forNetwork(network: Network): ChainAdapter;
   readonly sandbox: boolean;
+  /** Whether this process sends on chain; false on a server whose chains worker does (CHAIN_WORKER=0). */
+  readonly sendsHere: boolean;
   /** Confirmations after which a payment in `asset` counts as final. */
   requiredConfirmations(asset: string): number;
   /** Where adapters deliver what their watchers see. */

@@ -6,7 +6,7 @@
 import { PAYMENT_CURRENCY_INFO, NETWORKS, type Network, type PaymentCurrency } from '../domain/assets.ts';
 import type { Db } from '../db/client.ts';
 import { AppError } from '../errors/app-error.ts';
-import type { Job } from '../core/jobs.ts';
+import { intervalJob, type Job } from '../core/jobs.ts';
 import type { Logger } from '../logger.ts';
 import type { AddressRequest, AllocatedAddress, ChainAdapter, OutgoingListener, OutgoingPurpose, OutgoingReport, OutgoingTransfer, TransferListener, TransferReport } from './adapter.ts';
 import type { ChainsFile } from './config.ts';
@@ -25,6 +25,8 @@ export interface ChainContext {
   db: Db;
   logger: Logger;
   signer: Signer | null;
+  /** This process sends (and so must hold the signer); false on a server whose chains worker sends (CHAIN_WORKER=0). */
+  sendsHere: boolean;
   report: TransferListener;
   reportOutgoing: OutgoingListener;
 }
@@ -140,6 +142,12 @@ export interface OpenChainsOptions {
   db: Db;
   logger: Logger;
   signer: Signer | null;
+  /**
+   * This process watches the real chains and sends on them (the default; the chains worker). False: a server whose
+   * chains worker does that (CHAIN_WORKER=0): it runs no watcher, sends nothing, and reads the worker's progress for
+   * its health.
+   */
+  chainWork?: boolean;
   /** Sends of the simulated chain that fail before one is accepted (SANDBOX_SEND_FAILURES). */
   sandboxSendFailures?: number;
 }
@@ -157,7 +165,8 @@ export async function openChains(options: OpenChainsOptions): Promise<Chains> {
     if (!listener) throw new Error(`no listener for outgoing ${r.purpose}s registered`);
     return listener(r);
   };
-  const context: ChainContext = { db, logger, signer: options.signer, report, reportOutgoing };
+  const chainWork = options.chainWork ?? true;
+  const context: ChainContext = { db, logger, signer: options.signer, sendsHere: chainWork, report, reportOutgoing };
   const outage = { sendFailures: options.sandboxSendFailures ?? 0 };
   const adapters = new Map<Network, ChainAdapter>();
   const nodes = new Map<Network, { adapter: NodeAdapter; watcher: Watcher<unknown>; guarded: GuardedAdapter }>();
@@ -190,6 +199,8 @@ export async function openChains(options: OpenChainsOptions): Promise<Chains> {
     adapters.set(network, guarded);
   }
 
+  const remote = new RemoteWatchHealth(db, logger, new Map([...nodes].map(([network, n]) => [network, n.adapter.pollMs])));
+
   const sandboxOnly = (network: Network) => {
     if (modes.get(network) !== 'sandbox') throw new AppError('CONFLICT', `${network} runs on a real node: sandbox transfers are only for sandbox networks`);
   };
@@ -217,15 +228,16 @@ export async function openChains(options: OpenChainsOptions): Promise<Chains> {
       if (!info) return 1;
       return nodes.get(info.network)?.adapter.confirmations ?? info.confirmations;
     },
+    sendsHere: chainWork,
     health: () =>
       NETWORKS.map((network): ChainHealth => {
         const node = nodes.get(network);
         if (!node) return { network, mode: modes.get(network)!, state: modes.get(network) === 'off' ? 'off' : 'ok', detail: null };
-        const watch: WatchHealth = node.watcher.health;
+        const watch: WatchHealth = chainWork ? node.watcher.health : remote.health(network);
         const state = watch.state === 'starting' && !node.guarded.reachable ? 'failing' : watch.state;
         return { network, mode: 'node', state, detail: watch.detail ?? (node.guarded.reachable ? null : 'the node did not answer at start') };
       }),
-    jobs: () => [...nodes.values()].map((n) => n.watcher.job()),
+    jobs: () => (chainWork ? [...nodes.values()].map((n) => n.watcher.job()) : nodes.size > 0 ? [remote.job()] : []),
     custodySources: () => [...nodes.values()].map((n) => n.adapter),
   };
 }
@@ -243,5 +255,44 @@ export function redact(url: string): string {
     return u.toString();
   } catch {
     return '(an unreadable URL)';
+  }
+}
+
+/**
+ * The watchers' health as a server that runs none sees it (CHAIN_WORKER=0): every few seconds it reads when the
+ * chains worker last saved each network's cursor. A network not scanned for 20 polls (at least a minute) is failing.
+ */
+class RemoteWatchHealth {
+  private readonly seen = new Map<Network, WatchHealth>();
+  constructor(
+    private readonly db: Db,
+    private readonly logger: Logger,
+    private readonly pollMs: Map<Network, number>,
+  ) {}
+
+  health(network: Network): WatchHealth {
+    return this.seen.get(network) ?? { network, state: 'starting', scanning: false, detail: 'waiting for the chains worker', lastOkAt: null };
+  }
+
+  job(): Job {
+    return intervalJob('chain-health', 5_000, () => this.read(), this.logger);
+  }
+
+  async read(): Promise<void> {
+    const rows = await this.db.$queryRaw<{ network: string; updatedAt: Date; ageMs: number }[]>`
+      SELECT "network", "updatedAt", (EXTRACT(EPOCH FROM now() - "updatedAt") * 1000)::float8 AS "ageMs" FROM "ChainCursor"`;
+    const byNetwork = new Map(rows.map((r) => [r.network, r]));
+    for (const [network, pollMs] of this.pollMs) {
+      const row = byNetwork.get(network);
+      const limit = Math.max(60_000, pollMs * 20);
+      const fresh = row !== undefined && row.ageMs <= limit;
+      this.seen.set(network, {
+        network,
+        state: fresh ? 'ok' : 'failing',
+        scanning: false,
+        detail: fresh ? null : `the chains worker has not scanned it for ${row ? Math.round(row.ageMs / 1000) : '(never)'} s (is npm run chains:worker running?)`,
+        lastOkAt: row?.updatedAt ?? null,
+      });
+    }
   }
 }

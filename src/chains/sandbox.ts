@@ -79,6 +79,7 @@ export function sandboxRegistry(options: { sendFailures?: number; db?: Db } = {}
   const outgoing = new Map<OutgoingPurpose, OutgoingListener>();
   return {
     sandbox: true,
+    sendsHere: true,
     requiredConfirmations: (asset) => PAYMENT_CURRENCY_INFO[asset as keyof typeof PAYMENT_CURRENCY_INFO]?.confirmations ?? 1,
     onTransfer(l) {
       listener = l;

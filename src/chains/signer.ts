@@ -22,6 +22,12 @@ export interface KeyPath {
 /** Why a process without the signer sends nothing. */
 export const NO_SIGNER = 'this service holds no signer (SIGNER_MNEMONIC_FILE): it cannot send';
 
+/**
+ * Why nothing can be sent for want of a signer, or null. A server that leaves sending to the chains worker
+ * (CHAIN_WORKER=0) holds no signer by design: the worker does, and checks it at its start.
+ */
+export const signerRefusal = (context: { signer: Signer | null; sendsHere: boolean }): string | null => (context.sendsHere && !context.signer ? NO_SIGNER : null);
+
 /** The hot wallet of a network: where consolidation brings funds and what withdrawals are paid from. */
 export const HOT_WALLET: KeyPath = { chain: 1, index: 0 };
 

@@ -32,6 +32,8 @@ export interface Platform {
   bus: EventBus;
   /** Hooks run in the transaction of every credit to a merchant's available money. */
   credits: CreditHooks;
+  /** This process is the chains worker (`npm run chains:worker`): it sends what servers with CHAIN_WORKER=0 queue. */
+  chainsWorker: boolean;
   logger: Logger;
 }
 

@@ -1,9 +1,15 @@
 // Background work of a process: the expiry sweeper, the refund sender, pruners, the webhook worker. State lives in
 // the database, so a restart resumes every job; runs of one job never overlap.
 import type { Logger } from '../logger.ts';
+import type { BusMessage, EventBus } from './bus.ts';
 
 export interface Job {
   name: string;
+  /**
+   * It sends on chain (withdrawals, refunds): it runs where the chains are watched and the signer is held, the server
+   * or, with CHAIN_WORKER=0, `npm run chains:worker`.
+   */
+  onChain?: boolean;
   start(): void;
   /** Stops and waits for a run in progress. */
   stop(): Promise<void>;
@@ -61,4 +67,46 @@ export class JobRunner {
     if (!job) throw new Error(`no job ${name}`);
     return job;
   }
+}
+
+/** Marks a job as one that sends on chain (Job.onChain). */
+export const chainJob = (job: Job): Job => ({ ...job, onChain: true });
+
+/**
+ * `job` also runs as soon as a committed event it waits for is published, not only on its interval. Wake-ups during
+ * a run fold into one more run after it.
+ */
+export function wakingOn(job: Job, bus: Pick<EventBus, 'subscribe'>, wanted: (m: BusMessage) => boolean): Job {
+  let unsubscribe: (() => void) | null = null;
+  let running = false;
+  let again = false;
+  const wake = async () => {
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    try {
+      do {
+        again = false;
+        await job.runOnce();
+      } while (again);
+    } finally {
+      running = false;
+    }
+  };
+  return {
+    ...job,
+    start() {
+      unsubscribe ??= bus.subscribe((m) => {
+        if (wanted(m)) void wake();
+      });
+      job.start();
+    },
+    async stop() {
+      unsubscribe?.();
+      unsubscribe = null;
+      await job.stop();
+    },
+  };
 }

@@ -56,6 +56,11 @@ export const coreConfig = configSection(
     SIGNER_MNEMONIC_FILE: z.string().min(1).max(4096).optional(),
     /** The signer's mnemonic itself, for development and tests (prefer SIGNER_MNEMONIC_FILE). */
     SIGNER_MNEMONIC: z.string().min(1).max(1000).optional(),
+    /**
+     * 1: this server watches the real chains and sends on them (withdrawals, refunds, consolidation), holding the
+     * signer. 0: it does none of that and never loads the signer; `npm run chains:worker` does, in its own process.
+     */
+    CHAIN_WORKER: flag('1'),
     /** Addresses and transaction hashes the risk hook blocks (src/core/risk.ts), separated by commas or spaces. */
     RISK_DENY_LIST: z
       .string()
@@ -66,6 +71,9 @@ export const coreConfig = configSection(
   (c) => {
     // Only one process can open an embedded database, so there is nothing to fan out to.
     if (c.redisUrl && !(c.databaseUrl && /^postgres(ql)?:\/\//.test(c.databaseUrl))) return 'REDIS_URL: needs DATABASE_URL=postgresql://... (an embedded database serves one process)';
+    if (!c.chainWorker && !(c.databaseUrl && /^postgres(ql)?:\/\//.test(c.databaseUrl))) {
+      return 'CHAIN_WORKER=0: needs DATABASE_URL=postgresql://... (the chains worker is a process of its own; an embedded database serves one process)';
+    }
     const dataDir = path.resolve(c.dataDir);
     const publicBaseUrl = (c.publicBaseUrl ?? `http://localhost:${c.port}`).replace(/\/+$/, '');
     return {

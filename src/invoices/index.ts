@@ -1,7 +1,8 @@
 // Invoices: create, proceed, read, the lifecycle (expiry, accept, refund) and its jobs.
 import type { ConfigOf } from '../core/config-section.ts';
-import type { Feature } from '../core/feature.ts';
-import { intervalJob } from '../core/jobs.ts';
+import type { Feature, Platform } from '../core/feature.ts';
+import type { Job } from '../core/jobs.ts';
+import { chainJob, intervalJob, wakingOn } from '../core/jobs.ts';
 import { defaultFeeTable, loadFeeTable } from '../pricing/fees.ts';
 import { StaticRateSource } from '../pricing/rates.ts';
 import type { invoiceConfig } from './config.ts';
@@ -41,7 +42,13 @@ export function invoicesFeature(config: ConfigOf<typeof invoiceConfig>): Feature
     routes: invoiceRoutes,
     jobs: (p, s) => [
       intervalJob('expiry-sweeper', config.sweepIntervalMs, () => sweepExpired(s.invoices), p.logger),
-      intervalJob('refund-sender', config.refundRetryIntervalMs, () => dispatchQueuedRefunds(s.invoices), p.logger),
+      refundSender(p, intervalJob('refund-sender', config.refundRetryIntervalMs, () => dispatchQueuedRefunds(s.invoices), p.logger)),
     ],
   };
 }
+
+/**
+ * A server sends a refund at once, in the request; this job retries what failed. The chains worker (CHAIN_WORKER=0
+ * on the servers, which only queue) is also woken by each refund's event.
+ */
+const refundSender = (p: Platform, job: Job): Job => chainJob(p.chainsWorker ? wakingOn(job, p.bus, (m) => m.type === 'invoice.refunded') : job);

@@ -20,7 +20,8 @@ interface RefundDeps {
 
 /** Hands a queued refund to its chain adapter; safe to repeat. */
 export async function dispatchRefund(deps: RefundDeps, refund: Refund): Promise<Refund | null> {
-  if (refund.status !== 'queued' || !isPaymentCurrency(refund.asset)) return null;
+  // A server whose chains worker sends (CHAIN_WORKER=0) only queues: the worker's refund sender is woken by the event.
+  if (refund.status !== 'queued' || !isPaymentCurrency(refund.asset) || !deps.chains.sendsHere) return null;
   try {
     const { txHash } = await deps.chains.forNetwork(PAYMENT_CURRENCY_INFO[refund.asset].network).send({
       id: refundSendId(refund),

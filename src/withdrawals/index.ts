@@ -1,9 +1,8 @@
 // Withdrawals: payouts held in the ledger, sent by a worker through the chain adapters, and auto-withdrawals.
 import type { SandboxRegistry } from '../chains/sandbox.ts';
-import type { EventBus } from '../core/bus.ts';
 import type { ConfigOf } from '../core/config-section.ts';
 import type { Feature } from '../core/feature.ts';
-import { intervalJob, type Job } from '../core/jobs.ts';
+import { chainJob, intervalJob, wakingOn } from '../core/jobs.ts';
 import { denyList } from '../core/risk.ts';
 import { autoWithdrawOnCredit } from './auto.ts';
 import type { withdrawalConfig } from './config.ts';
@@ -37,45 +36,11 @@ export function withdrawalsFeature(config: ConfigOf<typeof withdrawalConfig>): F
       return { withdrawals };
     },
     routes: withdrawalRoutes,
-    jobs: (p, s) => [senderJob(intervalJob('withdrawal-sender', config.sendIntervalMs, () => sendQueuedWithdrawals(s.withdrawals), p.logger), p.bus)],
-  };
-}
-
-/**
- * The sender also wakes as soon as a new withdrawal committed (its first event), not only on its interval. Wake-ups
- * during a run fold into one more run after it.
- */
-function senderJob(job: Job, bus: Pick<EventBus, 'subscribe'>): Job {
-  let unsubscribe: (() => void) | null = null;
-  let running = false;
-  let again = false;
-  const wake = async () => {
-    if (running) {
-      again = true;
-      return;
-    }
-    running = true;
-    try {
-      do {
-        again = false;
-        await job.runOnce();
-      } while (again);
-    } finally {
-      running = false;
-    }
-  };
-  return {
-    ...job,
-    start() {
-      unsubscribe ??= bus.subscribe((m) => {
-        if (m.type === 'withdrawal.processing' && (m.payload as { txHash?: string }).txHash === '') void wake();
-      });
-      job.start();
-    },
-    async stop() {
-      unsubscribe?.();
-      unsubscribe = null;
-      await job.stop();
-    },
+    jobs: (p, s) => [
+      // Also woken as soon as a new withdrawal committed (its first event), not only on its interval.
+      chainJob(
+        wakingOn(intervalJob('withdrawal-sender', config.sendIntervalMs, () => sendQueuedWithdrawals(s.withdrawals), p.logger), p.bus, (m) => m.type === 'withdrawal.processing' && (m.payload as { txHash?: string }).txHash === ''),
+      ),
+    ],
   };
 }

@@ -327,6 +327,7 @@ describe.runIf(LITECOIND)('the UTXO adapter on litecoind -regtest', () => {
     const reports: TransferReport[] = [];
     const context = (signer: Signer | null = testSigner): ChainContext => ({
       db: database.prisma,
+      sendsHere: true,
       logger: createLogger('silent'),
       signer,
       report: async (r) => void reports.push(r),

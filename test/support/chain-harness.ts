@@ -32,6 +32,7 @@ export async function openHarness(): Promise<Harness> {
     outgoingNotRecorded: false,
     context: {
       db: database.prisma,
+      sendsHere: true,
       logger: createLogger('silent'),
       signer: testSigner,
       report: async (r) => {

@@ -39,6 +39,13 @@ describe('loadConfig', () => {
     expect(loadConfig({ PAY_URL: 'https://checkout.example/p' }).payUrl).toBe('https://checkout.example/p');
   });
 
+  it('takes CHAIN_WORKER=0 with PostgreSQL only (the chains worker is another process); 1 by default', () => {
+    expect(loadConfig({}).chainWorker).toBe(true);
+    expect(loadConfig({ DATABASE_URL: 'postgresql://u@db/x', CHAIN_WORKER: '0' }).chainWorker).toBe(false);
+    expect(() => loadConfig({ CHAIN_WORKER: '0' })).toThrow('CHAIN_WORKER=0: needs DATABASE_URL=postgresql://');
+    expect(() => loadConfig({ DATABASE_URL: 'pglite:./x', CHAIN_WORKER: '0' })).toThrow('CHAIN_WORKER=0: needs DATABASE_URL=postgresql://');
+  });
+
   it('takes REDIS_URL with PostgreSQL only, as a redis URL', () => {
     expect(loadConfig({ DATABASE_URL: 'postgresql://u@db/x', REDIS_URL: 'redis://cache:6379/0' }).redisUrl).toBe('redis://cache:6379/0');
     expect(loadConfig({ DATABASE_URL: 'postgresql://u@db/x', REDIS_URL: 'rediss://u:p@cache:6380' }).redisUrl).toBe('rediss://u:p@cache:6380');

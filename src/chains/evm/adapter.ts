@@ -14,7 +14,7 @@ import { scanBlocks, type BlockScanState, type BlockSource, type PendingTransfer
 import type { EvmChainConfig } from '../config.ts';
 import { NATIVE_ASSET, type AddressBalance } from '../custody.ts';
 import { deriveAddress, deriveChainAddress, parseExtendedPublicKey } from '../hd.ts';
-import { HOT_WALLET, NO_SIGNER } from '../signer.ts';
+import { HOT_WALLET, signerRefusal } from '../signer.ts';
 import type { ChainContext, NodeAdapter } from '../registry.ts';
 import { allocateIndex, WatchedSet } from '../store.ts';
 import { fromBaseUnits } from '../units.ts';
@@ -278,7 +278,8 @@ export class EvmAdapter implements NodeAdapter<EvmState>, BlockSource<EvmHead, E
   // --- sending ---
 
   sendRefusal(asset: PaymentCurrency): string | null {
-    if (!this.context.signer) return NO_SIGNER;
+    const noSigner = signerRefusal(this.context);
+    if (noSigner) return noSigner;
     return this.assets.includes(asset) ? null : `no contract is configured for ${asset} on ${this.network}`;
   }
 

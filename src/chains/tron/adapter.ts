@@ -18,7 +18,7 @@ import type { AddressBalance } from '../custody.ts';
 import { addressOfPublicKey, deriveAddress, parseExtendedPublicKey } from '../hd.ts';
 import { HttpApi, integerOf } from '../http.ts';
 import type { ChainContext, NodeAdapter } from '../registry.ts';
-import { HOT_WALLET, NO_SIGNER } from '../signer.ts';
+import { HOT_WALLET, signerRefusal } from '../signer.ts';
 import { allocateIndex, findSend, isReported, openSends, replaceSend, storeSend, updateSend, WatchedSet } from '../store.ts';
 import { fromBaseUnits, toBaseUnits } from '../units.ts';
 import { deliverReport } from '../watch.ts';
@@ -136,7 +136,8 @@ class TronAdapter implements NodeAdapter<TronState> {
   }
 
   sendRefusal(asset: PaymentCurrency): string | null {
-    if (!this.context.signer) return NO_SIGNER;
+    const noSigner = signerRefusal(this.context);
+    if (noSigner) return noSigner;
     return asset === 'trc20usdt' && !this.config.usdtContract ? `no usdtContract is configured for ${this.network}` : null;
   }
 

@@ -20,7 +20,7 @@ import type { UtxoChainConfig } from '../config.ts';
 import { NATIVE_ASSET, type AddressBalance } from '../custody.ts';
 import { ACCOUNT_PATHS, deriveAddress, deriveChainAddress, parseExtendedPublicKey } from '../hd.ts';
 import type { ChainContext, NodeAdapter } from '../registry.ts';
-import { HOT_WALLET, NO_SIGNER, type Signer } from '../signer.ts';
+import { HOT_WALLET, NO_SIGNER, signerRefusal, type Signer } from '../signer.ts';
 
 const BCH_SENDS = 'sending on bitcoin-cash is not supported yet: its signatures need SIGHASH_FORKID, which the signer does not make (docs/chains-utxo.md)';
 import { allocateIndex, derivedAmong, findSend, highestIndex, isReported, openSends, sendInputs, storeSend, updateSend, withSpendLock, type SendInput, type SendPurpose } from '../store.ts';
@@ -538,7 +538,7 @@ export class UtxoAdapter implements NodeAdapter<UtxoScanState> {
 
   sendRefusal(): string | null {
     if (this.network === 'bitcoin-cash') return BCH_SENDS;
-    return this.context.signer ? null : NO_SIGNER;
+    return signerRefusal(this.context);
   }
 
   /** Bitcoin Cash needs SIGHASH_FORKID signatures, which the signer (@scure/btc-signer) does not make. */
