@@ -96,7 +96,7 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
     expect(res.code, res.stderr).toBe(0);
     // Per invoice: a payment journal and a fee journal of 2 entries each; balances: chain_external,
     // merchant_available, platform_fees.
-    expect(res.json).toEqual({ ok: true, journals: 2 * PAID_INVOICES, entries: 4 * PAID_INVOICES, balances: 3, problems: [] });
+    expect(res.json).toEqual({ ok: true, journals: 2 * PAID_INVOICES, entries: 4 * PAID_INVOICES, balances: 3, problems: [], custodySurpluses: [] });
   });
 
   it('a running balance that is not the sum of its entries: running-balance, exit 1', async () => {
