@@ -110,7 +110,8 @@ export class Router<Ctx> {
   add(...routes: Route<Ctx>[]): this {
     for (const route of routes) {
       const names: string[] = [];
-      const pattern = route.path.replace(/:([a-zA-Z]+)/g, (_, name: string) => {
+      // Literal parts match literally (`/api/openapi.json` is not `/api/openapiXjson`).
+      const pattern = route.path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:([a-zA-Z]+)/g, (_, name: string) => {
         names.push(name);
         return '([^/]+)';
       });

@@ -18,7 +18,7 @@ export interface TagDoc {
 }
 
 export interface DocumentOptions {
-  /** The groups of the reference page, in this order (every route's tag must be one of them). */
+  /** The groups of the reference page, in this order; a route's tag not among them is added after them, without a description. */
   tags: TagDoc[];
   description?: string;
 }
@@ -146,7 +146,7 @@ function successResponse(response: ResponseDoc): ResponseConfig {
 /** A request body is optional when its schema takes an empty body. */
 const bodyRequired = (body: z.ZodType) => !body.safeParse(undefined).success;
 
-/** The OpenAPI 3.1 document of `routes`. Throws on a route without a doc, a path parameter without a schema, a duplicate operationId or an unknown tag. */
+/** The OpenAPI 3.1 document of `routes`. Throws on a route without a doc, a path parameter without a schema, a duplicate operationId or an error status without a shared response. */
 export function buildOpenApiDocument(routes: readonly Route<unknown>[], options: DocumentOptions): OpenApiDocument {
   const registry = new OpenAPIRegistry();
   registry.registerComponent('securitySchemes', BEARER_SCHEME, {
@@ -171,13 +171,13 @@ export function buildOpenApiDocument(routes: readonly Route<unknown>[], options:
     });
   }
 
-  const tags = new Set(options.tags.map((t) => t.name));
+  const tags = [...options.tags];
   const operationIds = new Set<string>();
   for (const route of routes) {
     const doc = route.doc;
     const where = `${route.method} ${route.path}`;
     if (!doc) throw new Error(`${where} has no doc: every public route is in the OpenAPI document`);
-    if (!tags.has(doc.tag)) throw new Error(`${where}: tag ${doc.tag} is not one of ${[...tags].join(', ')}`);
+    if (!tags.some((t) => t.name === doc.tag)) tags.push({ name: doc.tag, description: '' });
     const operationId = operationIdOf(route);
     if (operationIds.has(operationId)) throw new Error(`${where}: operationId ${operationId} is used twice`);
     operationIds.add(operationId);
@@ -230,6 +230,6 @@ export function buildOpenApiDocument(routes: readonly Route<unknown>[], options:
       license: { name: 'MIT', identifier: 'MIT' },
     },
     servers: [{ url: '/', description: 'The server that serves this document' }],
-    tags: options.tags,
+    tags,
   });
 }
