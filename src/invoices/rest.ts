@@ -1,5 +1,6 @@
 // The spec's invoice paths, mapped onto the invoice services, plus the merchant's decisions on short payments.
 import type { Services } from '../core/feature.ts';
+import { idempotencyKeySchema } from '../core/idempotency.ts';
 import { route, type Route } from '../http/router.ts';
 import { acceptInvoice, proceedInvoice, refundInvoice } from './lifecycle.ts';
 import { z } from 'zod';
@@ -29,7 +30,7 @@ export const invoiceRoutes: Route<Services>[] = [
       headers: {
         'Idempotency-Key': {
           description: 'Makes a retry safe: the same key with the same request answers the first invoice (200, `Idempotent-Replayed: true`) for 24 hours; with another request it is a 409.',
-          schema: z.string().regex(/^[\x21-\x7E]{1,255}$/),
+          schema: idempotencyKeySchema,
         },
       },
       requestExample: {

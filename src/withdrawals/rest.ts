@@ -1,5 +1,6 @@
 // The spec's withdrawal paths (withdraw, auto-withdrawals), reads of withdrawals, and the sandbox's chain controls.
 import type { Services } from '../core/feature.ts';
+import { idempotencyKeySchema } from '../core/idempotency.ts';
 import { JsonText, jsonText } from '../core/json.ts';
 import { route, type Route } from '../http/router.ts';
 import { autoWithdrawalsPatchSchema, listAutoWithdrawals, presentAutoWithdrawals, updateAutoWithdrawals } from './auto.ts';
@@ -38,7 +39,7 @@ export const withdrawalRoutes: Route<Services>[] = [
       headers: {
         'Idempotency-Key': {
           description: 'The same key with the same body answers the first results again (`Idempotent-Replayed: true`) and creates nothing; with another body it is a 409.',
-          schema: z.string().regex(/^[\x21-\x7E]{1,255}$/),
+          schema: idempotencyKeySchema,
         },
       },
       requestExample: { items: [{ amount: 12.25, tag: '', to: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf', asset: 'trc20usdt' }] },
