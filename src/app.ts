@@ -7,7 +7,7 @@ import type { Platform, Services } from './core/feature.ts';
 import { pruneIdempotencyKeys } from './core/idempotency.ts';
 import { intervalJob, JobRunner } from './core/jobs.ts';
 import type { Database } from './db/client.ts';
-import { assemble, graphqlSchema } from './features.ts';
+import { apiReference, assemble, graphqlSchema } from './features.ts';
 import { buildYoga } from './graphql/yoga.ts';
 import { attachGraphqlWs } from './graphql/ws.ts';
 import { LiveLimits, SseStreams } from './graphql/live-limits.ts';
@@ -17,7 +17,7 @@ import { clientAddress } from './http/client-address.ts';
 import { checkDeclaredLength, clientError, errorHeaders } from './http/edge.ts';
 import { errorBody, sendJson } from './http/io.ts';
 import { createRestHandler } from './http/rest.ts';
-import { Router } from './http/router.ts';
+import { Router, type Route } from './http/router.ts';
 import { verifyLedger } from './ledger/verify.ts';
 import type { Logger } from './logger.ts';
 import { openPlatform } from './platform.ts';
@@ -29,6 +29,8 @@ export interface App {
   db: Database;
   platform: Platform;
   services: Services;
+  /** Every REST route the public listener serves (the features' and the document's). */
+  routes: Route<Services>[];
   jobs: JobRunner;
   auth: TokenAuthenticator;
   server: Server;
@@ -80,7 +82,10 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     introspection: config.graphqlIntrospection,
     logger,
   });
-  const rest = createRestHandler(new Router<Services>().add(...assembled.routes), services, {
+  // The contract of these routes (/api/openapi.json is one of them) and its reference page (/api/docs).
+  const reference = apiReference(assembled.routes);
+  const routes = [...assembled.routes, ...reference.routes];
+  const rest = createRestHandler(new Router<Services>().add(...routes), services, {
     bodyLimitBytes: config.bodyLimitBytes,
     caller,
     logger,
@@ -131,6 +136,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       return sendJson(res, 200, { status: degraded ? 'degraded' : 'ok', chains });
     }
     if (!url.pathname.startsWith('/api/') && (await pages(req, res, url))) return;
+    if (reference.page(req, res, url)) return;
     if (req.method === 'OPTIONS' && url.pathname.startsWith('/api/')) {
       res.writeHead(204, CORS_HEADERS);
       return res.end();
@@ -197,7 +203,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       await shutDown();
     })());
 
-  return { config, logger, db: platform.database, platform, services, jobs, auth, server, url, stop };
+  return { config, logger, db: platform.database, platform, services, routes, jobs, auth, server, url, stop };
 }
 
 /**

@@ -8,6 +8,8 @@ import type { Job } from './core/jobs.ts';
 import { graphqlSchema, printedSchema } from './graphql/schema.ts';
 import type { Route } from './http/router.ts';
 import { invoicesFeature } from './invoices/index.ts';
+import type { TagDoc } from './openapi/document.ts';
+import { createApiReference, type ApiReference } from './openapi/reference.ts';
 import { paymentsFeature } from './payments/index.ts';
 import { sandboxFeature } from './sandbox/index.ts';
 import { webhooksFeature } from './webhooks/index.ts';
@@ -25,6 +27,29 @@ export const features = (config: Config): Feature[] => [
 
 /** Every REST route of the public API listener (routes do not depend on the configuration: defaults do). */
 export const apiRoutes: Route<Services>[] = features(loadConfig({})).flatMap((f) => f.routes ?? []);
+
+/** The groups of the API reference, in the order it shows them. */
+const API_TAGS: TagDoc[] = [
+  { name: 'Invoices', description: 'Fixed-amount invoices: create, fill (proceed), read; accept or refund a short payment (docs/payments.md).' },
+  { name: 'Withdrawals', description: 'Payouts from the balance, one or many per call, and auto-withdrawal rules (docs/withdrawals.md).' },
+  { name: 'Deposits', description: 'Static deposit addresses for your users, and the deposits to them (docs/deposits.md).' },
+  { name: 'Webhooks', description: 'The webhook URL, the delivery log, redelivery and the event feed (docs/webhooks.md).' },
+  { name: 'Merchant', description: 'Balances and underpayment limits.' },
+  { name: 'Sandbox', description: 'Simulated chain activity and the test clock; only in sandbox mode.' },
+];
+
+const API_DESCRIPTION = [
+  'Crypto payments (invoices), payouts (withdrawals) and deposits to static addresses, with signed webhooks. The same operations exist in the GraphQL API at `/graphql`.',
+  '',
+  '- **Authentication**: `Authorization: Bearer <public token>` (the merchant\'s `pk_...`). Reading an invoice needs none; filling one (proceed) takes one optionally.',
+  '- **Errors** have one shape, the `Error` schema: `{"error": {"code", "message", "details", "requestId"}}`; `code` is stable, `details` names every offending field.',
+  '- **Amounts** we compute are exact decimal strings. Amounts you send may be JSON numbers (read exactly, never through a float) or strings.',
+  '- **Idempotency**: creating an invoice and withdrawing take an `Idempotency-Key` header; a retry with the same key answers the first result with `Idempotent-Replayed: true`.',
+  '- Every answer carries `X-Request-Id`.',
+].join('\n');
+
+/** The OpenAPI document and the reference page of these routes (the public API's unless told otherwise). */
+export const apiReference = (routes: Route<Services>[] = apiRoutes): ApiReference => createApiReference(routes, { tags: API_TAGS, description: API_DESCRIPTION });
 
 export interface AssembledFeatures {
   services: Services;

@@ -1,14 +1,22 @@
 // Merchant settings and money: underpayment limits and balances.
 import type { Services } from '../core/feature.ts';
 import { route, type Route } from '../http/router.ts';
-import { getUnderpaymentLimits, setUnderpaymentLimits, underpaymentLimitsSchema } from '../invoices/underpayment.ts';
-import { companyBalances } from '../ledger/balances.ts';
+import { getUnderpaymentLimits, setUnderpaymentLimits, underpaymentLimitsAnswerSchema, underpaymentLimitsSchema } from '../invoices/underpayment.ts';
+import { balancesSchema, companyBalances } from '../ledger/balances.ts';
+
+const TAG = 'Merchant';
 
 export const companyRoutes: Route<Services>[] = [
   route({
     method: 'GET',
     path: '/api/company/underpayment-limits',
     auth: 'required',
+    doc: {
+      operationId: 'getUnderpaymentLimits',
+      summary: 'Read the underpayment limits',
+      tag: TAG,
+      responses: { 200: { description: 'The limits set.', schema: underpaymentLimitsAnswerSchema } },
+    },
     handler: async (req, ctx) => ({ status: 200, body: { limits: await getUnderpaymentLimits(ctx.db, req.company!.id) } }),
   }),
   route({
@@ -16,12 +24,27 @@ export const companyRoutes: Route<Services>[] = [
     path: '/api/company/underpayment-limits',
     auth: 'required',
     body: underpaymentLimitsSchema,
+    doc: {
+      operationId: 'setUnderpaymentLimits',
+      summary: 'Set underpayment limits',
+      description: 'Per asset, how short a payment may be and still make the invoice `done`: max(fixed, percent of the amount due), never more than the service maximum. null removes an asset\'s limit; assets not named stay as they are.',
+      tag: TAG,
+      requestExample: { limits: { usdt: { fixed: '0.5', percent: null }, btc: null } },
+      responses: { 200: { description: 'Every limit, after the change.', schema: underpaymentLimitsAnswerSchema } },
+    },
     handler: async (req, ctx) => ({ status: 200, body: { limits: await setUnderpaymentLimits(ctx.db, req.company!.id, req.body) } }),
   }),
   route({
     method: 'GET',
     path: '/api/company/balances',
     auth: 'required',
+    doc: {
+      operationId: 'getBalances',
+      summary: 'Read the balances',
+      description: 'Per payment currency the merchant has money in (docs/withdrawals.md).',
+      tag: TAG,
+      responses: { 200: { description: 'The balances.', schema: balancesSchema } },
+    },
     handler: async (req, ctx) => ({ status: 200, body: { balances: await companyBalances(ctx.db, req.company!.id) } }),
   }),
 ];

@@ -3,6 +3,7 @@
 // key with another body or operation is refused. Keys expire (the pruner deletes them) and may then be reused.
 import { createHash } from 'node:crypto';
 import { Decimal } from 'decimal.js';
+import { z } from 'zod';
 import { Prisma } from '../../generated/prisma/client.ts';
 import { ConflictError, AppError, ValidationError } from '../errors/app-error.ts';
 import { commitWithEvents, type EventDeps } from './events.ts';
@@ -11,6 +12,9 @@ type Tx = Prisma.TransactionClient;
 
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 const KEY_PATTERN = /^[\x21-\x7E]{1,255}$/;
+
+/** The header's value as the OpenAPI document shows it (checkIdempotencyKey applies the same pattern). */
+export const idempotencyKeySchema = z.string().regex(KEY_PATTERN).meta({ example: 'order-1042' });
 
 export interface IdempotentRequest {
   companyId: string;

@@ -28,12 +28,31 @@ export interface DecimalOptions {
 }
 
 /**
+ * A JSON number as the body parser hands it over: a safe integer, or a DecimalLiteral with its exact digits. The
+ * OpenAPI document shows it as what a client sends: a number.
+ */
+const jsonNumberInput = (message: string) =>
+  z
+    .custom<number | DecimalLiteral>((v) => (typeof v === 'number' && Number.isFinite(v)) || v instanceof DecimalLiteral, { message })
+    .meta({ type: 'number' });
+
+/** What a client may send as a decimal string (surrounding spaces are tolerated, not documented). */
+export const DECIMAL_TEXT_PATTERN = '^[+-]?(\\d+(\\.\\d*)?|\\.\\d+)([eE][+-]?\\d+)?$';
+
+const boundsText = (options: DecimalOptions) =>
+  [
+    options.positive ? 'greater than 0' : null,
+    options.min !== undefined ? `at least ${String(options.min)}` : null,
+    options.max !== undefined ? `at most ${String(options.max)}` : null,
+  ].filter(Boolean);
+
+/**
  * A decimal given as a JSON number (its exact source text), a string, or a safe integer; read by the project's
  * one decimal parser, so it is bounded and fits its column.
  */
 export const decimal = (options: DecimalOptions = {}) =>
   z
-    .union([z.string(), z.number(), z.instanceof(DecimalLiteral)], { message: 'must be a decimal number' })
+    .union([z.string().meta({ pattern: DECIMAL_TEXT_PATTERN }), jsonNumberInput('must be a decimal number')], { message: 'must be a decimal number' })
     .transform((raw, ctx) => {
       const reading = readDecimal(raw instanceof DecimalLiteral ? raw.text : String(raw), options.shape ?? AMOUNT_COLUMN);
       if (!reading.ok) {
@@ -54,21 +73,26 @@ export const decimal = (options: DecimalOptions = {}) =>
         return z.NEVER;
       }
       return value;
+    })
+    .meta({
+      description: [
+        'A decimal: a JSON number (read exactly, never through a float) or a string of digits',
+        `at most ${(options.shape ?? AMOUNT_COLUMN).integerDigits} digits before the point and ${(options.shape ?? AMOUNT_COLUMN).scale} after`,
+        ...boundsText(options),
+      ].join('; '),
     });
 
 /** A plain number that is not money (minutes, say): read by the decimal parser, then used as a float. */
 export const quantity = () =>
-  z
-    .union([z.number(), z.instanceof(DecimalLiteral)], { message: 'must be a number' })
-    .transform((raw, ctx) => {
-      if (typeof raw === 'number') return raw;
-      const reading = readDecimal(raw.text);
-      if (!reading.ok) {
-        ctx.addIssue({ code: 'custom', message: reading.message });
-        return z.NEVER;
-      }
-      return reading.value.toNumber();
-    });
+  jsonNumberInput('must be a number').transform((raw, ctx) => {
+    if (typeof raw === 'number') return raw;
+    const reading = readDecimal(raw.text);
+    if (!reading.ok) {
+      ctx.addIssue({ code: 'custom', message: reading.message });
+      return z.NEVER;
+    }
+    return reading.value.toNumber();
+  });
 
 export const MAX_URL_LENGTH = 2048;
 
@@ -82,7 +106,8 @@ export const httpUrl = z
     } catch {
       return false;
     }
-  }, 'must be an absolute http(s) URL without credentials');
+  }, 'must be an absolute http(s) URL without credentials')
+  .meta({ format: 'uri', description: 'An absolute http(s) URL without credentials' });
 
 export const MAX_EMAIL_LENGTH = 254;
 export const email = z.email({ message: 'must be a valid e-mail address' }).max(MAX_EMAIL_LENGTH);
@@ -106,25 +131,31 @@ export function parseInstant(text: string): Date | null {
 
 export const INSTANT_MESSAGE = 'must be an ISO 8601 date-time with a zone between years 0001 and 9999, e.g. 2026-11-21T10:00:00.000Z';
 
-export const instant = z.string().transform((text, ctx) => {
-  const date = parseInstant(text);
-  if (!date) {
-    ctx.addIssue({ code: 'custom', message: INSTANT_MESSAGE });
-    return z.NEVER;
-  }
-  return date;
-});
+export const instant = z
+  .string()
+  .transform((text, ctx) => {
+    const date = parseInstant(text);
+    if (!date) {
+      ctx.addIssue({ code: 'custom', message: INSTANT_MESSAGE });
+      return z.NEVER;
+    }
+    return date;
+  })
+  .meta({ format: 'date-time', description: 'An RFC 3339 instant with a zone, years 0001-9999', example: '2026-11-21T10:00:00.000Z' });
 
 const MAX_BIGINT = 2n ** 63n - 1n;
 
 /** A position in a bigint sequence (PostgreSQL BIGINT): 0 to 2^63-1. */
-export const sequenceCursor = z.string().transform((v, ctx) => {
-  if (!/^\d{1,19}$/.test(v) || BigInt(v) > MAX_BIGINT) {
-    ctx.addIssue({ code: 'custom', message: 'must be a cursor from a previous page' });
-    return z.NEVER;
-  }
-  return BigInt(v);
-});
+export const sequenceCursor = z
+  .string()
+  .transform((v, ctx) => {
+    if (!/^\d{1,19}$/.test(v) || BigInt(v) > MAX_BIGINT) {
+      ctx.addIssue({ code: 'custom', message: 'must be a cursor from a previous page' });
+      return z.NEVER;
+    }
+    return BigInt(v);
+  })
+  .meta({ pattern: '^\\d{1,19}$', description: 'A cursor from a previous page (`nextCursor`)' });
 
 /** A JSON file named by configuration, read exactly (numbers keep their digits) and checked by `schema`. */
 export function readConfigFile<S extends z.ZodType>(schema: S, file: string): z.output<S> {

@@ -13,6 +13,7 @@ import type { Clock } from '../clock.ts';
 import { PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO } from '../domain/assets.ts';
 import { NotFoundError, ValidationError } from '../errors/app-error.ts';
 import { formatPlain, toMoney } from '../domain/money.ts';
+import { decimalString, isoInstant, nextCursor } from '../http/schemas.ts';
 import type { FeeTable } from '../pricing/fees.ts';
 import type { CreditHooks } from '../core/credits.ts';
 
@@ -44,6 +45,23 @@ export interface StaticAddressView {
   email: string | null;
   createdAt: string;
 }
+
+export const staticAddressSchema = z
+  .strictObject({
+    id: z.string().meta({ description: 'The address id (`id` of the spec\'s deposit webhook).' }),
+    asset: z.enum(PAYMENT_CURRENCIES),
+    network: z.string(),
+    address: z.string(),
+    tag: z.string().nullable().meta({ description: 'The memo to send with deposits (TON); null otherwise.' }),
+    internalUserId: z.string().meta({ description: 'Your identifier of the address owner.' }),
+    email: z.string().nullable(),
+    createdAt: isoInstant,
+  })
+  .meta({ id: 'StaticAddress', description: 'A deposit address of one of your users, for one payment currency (docs/deposits.md).' }) satisfies z.ZodType<StaticAddressView>;
+
+export const staticAddressPageSchema = z
+  .strictObject({ staticAddresses: z.array(staticAddressSchema).meta({ description: 'Newest first.' }), nextCursor })
+  .meta({ id: 'StaticAddressList' });
 
 export const presentStaticAddress = (a: StaticAddressRecord): StaticAddressView => ({
   id: a.id,
@@ -169,6 +187,24 @@ export interface DepositView {
   createdAt: string;
   confirmedAt: string | null;
 }
+
+export const depositSchema = z
+  .strictObject({
+    id: z.string(),
+    addressId: z.string().meta({ description: 'The static address it was sent to.' }),
+    asset: z.enum(PAYMENT_CURRENCIES),
+    amount: decimalString,
+    status: z.enum(['processing', 'done', 'failed', 'frozen']),
+    hash: z.string().meta({ description: 'The transaction hash.' }),
+    outputIndex: z.int(),
+    from: z.string().nullable(),
+    confirmations: z.int(),
+    createdAt: isoInstant,
+    confirmedAt: isoInstant.nullable(),
+  })
+  .meta({ id: 'Deposit', description: 'A transfer to a static address.' }) satisfies z.ZodType<DepositView>;
+
+export const depositPageSchema = z.strictObject({ deposits: z.array(depositSchema).meta({ description: 'Newest first.' }), nextCursor }).meta({ id: 'DepositList' });
 
 export const presentDeposit = (t: ChainTransfer): DepositView => ({
   id: t.id,

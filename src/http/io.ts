@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AppError, type ErrorDetail } from '../errors/app-error.ts';
+import { z } from 'zod';
+import { AppError, ERROR_STATUS, type ErrorCode, type ErrorDetail } from '../errors/app-error.ts';
 import { JsonText, parseJsonExact } from '../core/json.ts';
 import { bodyTooLarge, checkDeclaredLength } from './edge.ts';
 
@@ -50,6 +51,36 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 export interface ErrorBody {
   error: { code: string; message: string; details: ErrorDetail[]; requestId: string };
 }
+
+/** The one error shape of every REST answer that is not a success (docs/errors.md). */
+export const errorBodySchema = z
+  .strictObject({
+    error: z.strictObject({
+      code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]).meta({ description: 'Stable, for programs (docs/errors.md lists them with their statuses).' }),
+      message: z.string().meta({ description: 'For people; may change.' }),
+      details: z
+        .array(
+          z.strictObject({
+            path: z.string().meta({ description: 'Dotted path of the offending field (`items.2.price`); empty when the problem is not about one field.' }),
+            message: z.string(),
+          }),
+        )
+        .meta({ description: 'Every problem found in the input at once; empty when not about fields.' }),
+      requestId: z.string().meta({ description: 'Also the X-Request-Id header: quote it when reporting a problem.' }),
+    }),
+  })
+  .meta({
+    id: 'Error',
+    description: 'The one error shape of the REST API, whatever the endpoint.',
+    example: {
+      error: {
+        code: 'VALIDATION_FAILED',
+        message: 'The request is invalid',
+        details: [{ path: 'items.0.price', message: 'must be a decimal number' }],
+        requestId: '5b0a3f0e-8d0e-4a8e-9a43-2f3f7d1f2a11',
+      },
+    },
+  }) satisfies z.ZodType<ErrorBody>;
 
 export function errorBody(error: AppError, requestId: string): ErrorBody {
   return { error: { code: error.code, message: error.message, details: error.details, requestId } };

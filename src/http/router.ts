@@ -38,6 +38,8 @@ export interface ResponseDoc {
  * public API has one: the document is built from these and the route's own body and query schemas, so it cannot drift.
  */
 export interface RouteDoc {
+  /** A unique camelCase name (`createInvoice`): what generated clients call the operation. Derived from method and path when absent. */
+  operationId?: string;
   /** One line: what the operation does. */
   summary: string;
   description?: string;
@@ -45,14 +47,23 @@ export interface RouteDoc {
   tag: string;
   /** Schemas of the path parameters, by name: one for every `:name` of the path. */
   params?: Record<string, z.ZodType>;
-  /** Request headers the route reads besides Authorization (e.g. `Idempotency-Key`), with what they mean. */
-  headers?: Record<string, string>;
+  /** Request headers the route reads besides Authorization (e.g. `Idempotency-Key`): what they mean, or that and their schema. */
+  headers?: Record<string, string | HeaderDoc>;
   /** A request body as a merchant would send it (from the spec where it has one). */
   requestExample?: unknown;
   /** The success answers, by status. */
   responses: Record<number, ResponseDoc>;
-  /** Error statuses this route answers besides those every route may (400, 401 where a token is read, 413, 415, 422, 429, 500, 503). */
+  /**
+   * Error statuses this route answers besides those every route may: 422, 500 and 503; 401 where a token is read;
+   * 400, 413 and 415 where a body is read (every method but GET).
+   */
   errors?: number[];
+}
+
+export interface HeaderDoc {
+  description: string;
+  schema: z.ZodType;
+  required?: boolean;
 }
 
 export interface Route<Ctx> {
@@ -99,7 +110,8 @@ export class Router<Ctx> {
   add(...routes: Route<Ctx>[]): this {
     for (const route of routes) {
       const names: string[] = [];
-      const pattern = route.path.replace(/:([a-zA-Z]+)/g, (_, name: string) => {
+      // Literal parts match literally (`/api/openapi.json` is not `/api/openapiXjson`).
+      const pattern = route.path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:([a-zA-Z]+)/g, (_, name: string) => {
         names.push(name);
         return '([^/]+)';
       });

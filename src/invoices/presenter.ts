@@ -1,8 +1,108 @@
 // Spec shapes of an invoice, shared by REST (whole object) and GraphQL (field by field).
+import { z } from 'zod';
 import type { PaymentRequest } from '../chains/payment-uri.ts';
-import { isInvoiceCurrency, isPaymentCurrency, presentCompanyAssets, PRICE_PRECISION } from '../domain/assets.ts';
+import {
+  COMPANY_ASSETS,
+  INVOICE_CURRENCIES,
+  isInvoiceCurrency,
+  isPaymentCurrency,
+  PAYMENT_CURRENCIES,
+  presentCompanyAssets,
+  PRICE_PRECISION,
+} from '../domain/assets.ts';
 import { formatFixed, formatPlain, toMoney } from '../domain/money.ts';
+import { decimalString, isoInstant } from '../http/schemas.ts';
 import type { InvoiceRecord } from './queries.ts';
+import { INVOICE_STATUSES } from './status.ts';
+
+// The REST invoice as the OpenAPI document shows it (docs/openapi.md); presentInvoice below produces it.
+
+export const paymentCurrencySchema = z.enum(PAYMENT_CURRENCIES).meta({ id: 'PaymentCurrency', description: 'A crypto asset plus its network.' });
+
+const invoiceStatusSchema = z.enum(INVOICE_STATUSES).meta({ id: 'InvoiceStatus', description: 'Where the invoice stands (the spec\'s states and transitions).' });
+
+const invoiceCompanySchema = z
+  .strictObject({
+    name: z.string(),
+    logoUrl: z.string().meta({ description: 'Empty when the merchant has no logo.' }),
+    assets: z.array(z.strictObject({ asset: z.enum(COMPANY_ASSETS), isAllowed: z.boolean() })).meta({ description: 'Every asset, with whether this merchant accepts it.' }),
+  })
+  .meta({ id: 'InvoiceCompany', description: 'The merchant, as the client sees it.' });
+
+const invoiceContentSchema = z
+  .strictObject({
+    invoiceCurrency: z.enum(INVOICE_CURRENCIES),
+    items: z.array(z.strictObject({ name: z.string(), price: decimalString.meta({ description: "Rounded to the invoice currency's precision." }) })),
+    paymentCurrency: paymentCurrencySchema.nullable().meta({ description: "The merchant's fixed currency, else the client's choice once filled; null while the client has yet to choose." }),
+    isMerchantPaysFee: z.boolean(),
+    redirectURL: z.string().nullable().meta({ description: 'Exactly what was sent at creation (null when absent).' }),
+  })
+  .meta({ id: 'InvoiceContent' });
+
+const paymentAddressSchema = z
+  .strictObject({
+    id: z.string(),
+    address: z.string(),
+    tag: z.string().nullable().meta({ description: 'The memo to send with the payment (TON); null otherwise.' }),
+    asset: paymentCurrencySchema,
+  })
+  .meta({ id: 'PaymentAddress', description: 'Where the client pays. Present once the invoice is filled.' });
+
+const paymentDetailsSchema = z
+  .strictObject({
+    rate: decimalString.meta({ description: 'Exchange rate from the invoice currency to the payment currency.' }),
+    invoiceFee: decimalString.meta({ description: 'Fees, in the payment currency.' }),
+    amount: decimalString.meta({ description: 'What the client must send (docs/money.md).' }),
+    paidAmount: decimalString.meta({ description: 'Confirmed so far.' }),
+    overpaidAmount: decimalString.meta({ description: 'Confirmed beyond the amount.' }),
+  })
+  .meta({ id: 'PaymentDetails', description: 'The quote. Present once the invoice is filled.' });
+
+const invoiceTransactionSchema = z
+  .strictObject({
+    id: z.string(),
+    amount: decimalString,
+    from: paymentCurrencySchema.meta({ description: 'The asset the transaction was made in.' }),
+    txHash: z.string().meta({ description: 'The bare transaction hash (docs/api-decisions.md).' }),
+    companyId: z.string(),
+    invoiceId: z.string(),
+    addressId: z.string(),
+    createdAt: isoInstant,
+    status: z.enum(['seen', 'confirmed', 'dropped', 'frozen']).meta({ description: 'seen on chain, confirmed, dropped from the chain, or frozen by the risk check.' }),
+    confirmations: z.int(),
+    kind: z.enum(['payment', 'late', 'wrong_asset', 'deposit']).meta({ description: 'How it counts: toward the invoice, after it closed, or in an asset it does not expect.' }),
+  })
+  .meta({ id: 'InvoiceTransaction' });
+
+const refundSchema = z
+  .strictObject({
+    id: z.string(),
+    address: z.string(),
+    tag: z.string().nullable(),
+    amount: decimalString.meta({ description: 'Sent to the client.' }),
+    networkFee: decimalString.meta({ description: 'Paid on top, out of the refunded payment.' }),
+    status: z.enum(['queued', 'sent']),
+    txHash: z.string().nullable(),
+    createdAt: isoInstant,
+  })
+  .meta({ id: 'Refund', description: 'The return of a declined short payment.' });
+
+export const invoiceSchema = z
+  .strictObject({
+    id: z.string().meta({ description: 'The client opens {pay_url}/<id>.', example: '7Qx3hHq1bXo9b3kQmZzJ2f' }),
+    status: invoiceStatusSchema,
+    createdAt: isoInstant,
+    company: invoiceCompanySchema,
+    invoiceContent: invoiceContentSchema,
+    redirectURL: z.string().nullable().optional().meta({ description: 'The effective redirect after `done` (the invoice\'s, else the merchant default). Present once filled.' }),
+    clientEmail: z.string().optional().meta({ description: 'Present once filled.' }),
+    address: paymentAddressSchema.nullable().optional(),
+    paymentDetails: paymentDetailsSchema.nullable().optional(),
+    expiredAt: isoInstant.optional().meta({ description: 'Present once filled.' }),
+    invoiceTransactions: z.array(invoiceTransactionSchema).optional().meta({ description: 'Only from the read operation, once a transaction exists.' }),
+    refund: refundSchema.optional(),
+  })
+  .meta({ id: 'Invoice', description: 'A regular (fixed-amount) invoice; the fields present depend on its status.' });
 
 type Items = Pick<InvoiceRecord, 'invoiceCurrency' | 'items'>;
 

@@ -1,13 +1,19 @@
 // The spec's invoice paths, mapped onto the invoice services, plus the merchant's decisions on short payments.
 import type { Services } from '../core/feature.ts';
+import { idempotencyKeySchema } from '../core/idempotency.ts';
 import { route, type Route } from '../http/router.ts';
 import { acceptInvoice, proceedInvoice, refundInvoice } from './lifecycle.ts';
-import { presentInvoice } from './presenter.ts';
+import { z } from 'zod';
+import { invoiceSchema, presentInvoice } from './presenter.ts';
 import { getInvoiceRecord } from './queries.ts';
 import { createInvoiceSchema, proceedInvoiceSchema, refundInvoiceSchema } from './rules.ts';
 import { createInvoice } from './service.ts';
 
 const withTransactions = { withTransactions: true };
+
+const TAG = 'Invoices';
+const params = { id: z.string().meta({ description: 'The invoice id.', example: '7Qx3hHq1bXo9b3kQmZzJ2f' }) };
+const invoiceAnswer = (description: string) => ({ description, schema: invoiceSchema });
 
 export const invoiceRoutes: Route<Services>[] = [
   route({
@@ -15,6 +21,34 @@ export const invoiceRoutes: Route<Services>[] = [
     path: '/api/invoices/v1/regular',
     auth: 'required',
     body: createInvoiceSchema,
+    doc: {
+      operationId: 'createInvoice',
+      summary: 'Create a regular invoice',
+      description:
+        'A fixed-amount invoice: priced items in the invoice currency (rounded to its precision; the total must be greater than 0). Prices may be JSON numbers (read exactly) or decimal strings. With an `Idempotency-Key` a retry answers the first invoice instead of creating another.',
+      tag: TAG,
+      headers: {
+        'Idempotency-Key': {
+          description: 'Makes a retry safe: the same key with the same request answers the first invoice (200, `Idempotent-Replayed: true`) for 24 hours; with another request it is a 409.',
+          schema: idempotencyKeySchema,
+        },
+      },
+      requestExample: {
+        invoiceCurrency: 'usd',
+        items: [
+          { name: 'Coffee', price: 4.5 },
+          { name: 'Cake', price: '3.25' },
+        ],
+        isMerchantPaysFee: false,
+        paymentCurrency: null,
+        redirectURL: 'https://shop.example/thanks',
+      },
+      responses: {
+        201: invoiceAnswer('Created, with status `created`.'),
+        200: { ...invoiceAnswer('A replay of an earlier request with the same `Idempotency-Key`: that invoice, as it is now.'), headers: { 'Idempotent-Replayed': '`true`' } },
+      },
+      errors: [409],
+    },
     handler: async (req, ctx) => {
       const key = req.headers['idempotency-key'];
       const { invoice, replayed } = await createInvoice(ctx.invoices, req.company!, req.body, typeof key === 'string' ? key : null);
@@ -26,18 +60,47 @@ export const invoiceRoutes: Route<Services>[] = [
     path: '/api/invoices/v1/regular/:id/proceed',
     auth: 'optional',
     body: proceedInvoiceSchema,
+    doc: {
+      operationId: 'proceedInvoice',
+      summary: 'Fill an invoice with client info',
+      description:
+        "The client's e-mail and payment currency: assigns the payment address, the quote and `expiredAt` (status `pending`). `paymentCurrency` is ignored when the merchant fixed one. Repeating the same fill answers the same invoice; anything else on an invoice that is no longer `created` is a 409. No token is needed; a valid token of another merchant is a 404.",
+      tag: TAG,
+      params,
+      requestExample: { clientEmail: 'client@example.com', paymentCurrency: 'trc20usdt' },
+      responses: { 200: invoiceAnswer('The filled invoice, with clientEmail, address, paymentDetails, redirectURL and expiredAt.') },
+      errors: [404, 409],
+    },
     handler: async (req, ctx) => ({ status: 200, body: presentInvoice(await proceedInvoice(ctx.invoices, req.params['id']!, req.body, req.company)) }),
   }),
   route({
     method: 'GET',
     path: '/api/invoices/v1/regular/:id',
     auth: 'none',
+    doc: {
+      operationId: 'getInvoice',
+      summary: 'Read an invoice',
+      description: 'Public: for the client paying it and for the merchant. Its content depends on its status; `invoiceTransactions` once a transaction exists.',
+      tag: TAG,
+      params,
+      responses: { 200: invoiceAnswer('The invoice.') },
+      errors: [404],
+    },
     handler: async (req, ctx) => ({ status: 200, body: presentInvoice(await getInvoiceRecord(ctx.db, req.params['id']!), withTransactions) }),
   }),
   route({
     method: 'POST',
     path: '/api/invoices/v1/regular/:id/accept',
     auth: 'required',
+    doc: {
+      operationId: 'acceptInvoice',
+      summary: 'Accept a short payment',
+      description: 'The merchant keeps a `wrong` (short) payment, or a late payment to a closed invoice: the invoice becomes `done` (docs/payments.md).',
+      tag: TAG,
+      params,
+      responses: { 200: invoiceAnswer('The invoice, now `done`.') },
+      errors: [404, 409],
+    },
     handler: async (req, ctx) => {
       await acceptInvoice(ctx.invoices, req.company!, req.params['id']!);
       return { status: 200, body: presentInvoice(await getInvoiceRecord(ctx.db, req.params['id']!), withTransactions) };
@@ -48,6 +111,16 @@ export const invoiceRoutes: Route<Services>[] = [
     path: '/api/invoices/v1/regular/:id/refund',
     auth: 'required',
     body: refundInvoiceSchema,
+    doc: {
+      operationId: 'refundInvoice',
+      summary: 'Decline a short payment and refund it',
+      description: 'Returns a `wrong` invoice\'s payment (less the network fee) to the address given: the invoice becomes `refunded` and carries `refund` (docs/payments.md).',
+      tag: TAG,
+      params,
+      requestExample: { address: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf', tag: '' },
+      responses: { 200: invoiceAnswer('The invoice, now `refunded`, with `refund`.') },
+      errors: [404, 409],
+    },
     handler: async (req, ctx) => {
       await refundInvoice(ctx.invoices, req.company!, req.params['id']!, req.body);
       return { status: 200, body: presentInvoice(await getInvoiceRecord(ctx.db, req.params['id']!), withTransactions) };

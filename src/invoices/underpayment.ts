@@ -5,11 +5,26 @@ import { COMPANY_ASSETS } from '../domain/assets.ts';
 import { Money, formatPlain, toMoney } from '../domain/money.ts';
 import { MAX_UNDERPAYMENT_PERCENT } from '../domain/settlement.ts';
 import { decimal } from '../core/validation.ts';
+import { decimalString } from '../http/schemas.ts';
 
 export interface UnderpaymentLimitView {
   fixed: string | null;
   percent: string | null;
 }
+
+export const underpaymentLimitsAnswerSchema = z
+  .strictObject({
+    limits: z
+      .partialRecord(
+        z.enum(COMPANY_ASSETS),
+        z.strictObject({
+          fixed: decimalString.nullable().meta({ description: 'Tolerated shortfall in the asset; null when not set.' }),
+          percent: decimalString.nullable().meta({ description: 'Tolerated shortfall in percent of the amount due; null when not set.' }),
+        }),
+      )
+      .meta({ description: 'Only the assets with a limit.' }),
+  })
+  .meta({ id: 'UnderpaymentLimits', description: 'How short a payment may be and still count as paid: max(fixed, percent), per asset (docs/payments.md).' });
 
 /** The percent column is Decimal(9,4). */
 const PERCENT_SHAPE = { integerDigits: 5, scale: 4 };

@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import type { Db } from '../db/client.ts';
+import { decimalString } from '../http/schemas.ts';
 import { formatPlain, Money, toMoney } from '../domain/money.ts';
 import { ACCOUNTS } from './ledger.ts';
 
@@ -14,6 +16,22 @@ export interface AssetBalance {
   /** Received in an asset or network an invoice did not expect; held apart until resolved. */
   suspense: string;
 }
+
+export const balancesSchema = z
+  .strictObject({
+    balances: z.array(
+      z
+        .strictObject({
+          asset: z.string().meta({ description: 'Payment currency (asset plus network).' }),
+          available: decimalString.meta({ description: 'Confirmed money a withdrawal or refund may take.' }),
+          held: decimalString.meta({ description: 'Taken by withdrawals in flight: back to available if rejected, gone when done.' }),
+          pending: decimalString.meta({ description: 'Seen on chain for open invoices and static addresses, not yet confirmed.' }),
+          suspense: decimalString.meta({ description: 'Received in an asset or network an invoice did not expect; held apart.' }),
+        })
+        .meta({ id: 'Balance' }),
+    ),
+  })
+  .meta({ id: 'Balances' });
 
 export async function companyBalances(db: Db, companyId: string): Promise<AssetBalance[]> {
   const [balances, pending] = await Promise.all([

@@ -8,6 +8,7 @@ import { PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO, isPaymentCurrency, type Paym
 import { formatPlain, toMoney } from '../domain/money.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/app-error.ts';
 import { decimal, quantity, tag } from '../core/validation.ts';
+import { decimalString, isoInstant } from '../http/schemas.ts';
 import { INVOICE_ID_PATTERN } from '../invoices/ids.ts';
 import { sweepExpired, type LifecycleDeps } from '../invoices/lifecycle.ts';
 
@@ -53,6 +54,36 @@ export interface SandboxTransferView {
   requiredConfirmations: number;
   state: string;
 }
+
+export const sandboxTransferAnswerSchema = z
+  .strictObject({
+    id: z.string(),
+    txHash: z.string(),
+    outputIndex: z.int(),
+    invoiceId: z.string().nullable().meta({ description: 'Null for a deposit to a static address.' }),
+    addressId: z.string(),
+    asset: z.enum(PAYMENT_CURRENCIES),
+    amount: decimalString,
+    confirmations: z.int(),
+    requiredConfirmations: z.int().meta({ description: 'After this many it counts as final.' }),
+    state: z.enum(['seen', 'confirmed', 'dropped', 'frozen']),
+  })
+  .meta({ id: 'SandboxTransfer', description: 'A simulated incoming transfer, reported through the same path a chain watcher uses.' }) satisfies z.ZodType<SandboxTransferView>;
+
+export const sandboxClockSchema = z
+  .strictObject({
+    now: isoInstant.meta({ description: "The merchant's test clock." }),
+    offsetMinutes: z.number().meta({ description: 'How far it runs ahead of real time.' }),
+  })
+  .meta({ id: 'SandboxClock' });
+
+export const sandboxClockAdvanceSchema = z
+  .strictObject({
+    now: isoInstant.meta({ description: "The merchant's test clock." }),
+    offsetMinutes: z.number().meta({ description: 'How far it runs ahead of real time.' }),
+    expired: z.int().meta({ description: 'Invoices the advance closed or settled.' }),
+  })
+  .meta({ id: 'SandboxClockAdvance' });
 
 /** Confirmations after which a transfer in this asset counts as final (sandbox networks use the network's default). */
 export const requiredConfirmations = (asset: string): number => (isPaymentCurrency(asset) ? PAYMENT_CURRENCY_INFO[asset].confirmations : 1);

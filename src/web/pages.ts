@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import QRCode from 'qrcode';
 import { qrContent } from '../chains/payment-uri.ts';
 import type { Db } from '../db/client.ts';
+import { pageSecurityHeaders } from '../http/page-headers.ts';
 import { INVOICE_ID_PATTERN } from '../invoices/ids.ts';
 import { outstandingPayment } from '../invoices/presenter.ts';
 import type { Logger } from '../logger.ts';
@@ -29,24 +30,15 @@ const HOST = /^[A-Za-z0-9.-]{1,253}(:\d{1,5})?$|^\[[0-9A-Fa-f:.]{2,45}\](:\d{1,5
 function securityHeaders(req: IncomingMessage): Record<string, string> {
   const host = req.headers.host && HOST.test(req.headers.host) ? req.headers.host : null;
   const sockets = host ? ` ws://${host} wss://${host}` : '';
-  return {
-    'content-security-policy': [
-      "default-src 'none'",
-      "script-src 'self'",
-      "style-src 'self'",
-      // Merchants' logos are https URLs of their own.
-      "img-src 'self' https:",
-      `connect-src 'self'${sockets}`,
-      "base-uri 'none'",
-      "form-action 'self'",
-      "frame-ancestors 'none'",
-    ].join('; '),
-    'referrer-policy': 'no-referrer',
-    'x-content-type-options': 'nosniff',
-    'x-frame-options': 'DENY',
-    'cross-origin-opener-policy': 'same-origin',
-    'permissions-policy': 'camera=(), microphone=(), geolocation=(), payment=()',
-  };
+  return pageSecurityHeaders([
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    // Merchants' logos are https URLs of their own.
+    "img-src 'self' https:",
+    `connect-src 'self'${sockets}`,
+    "form-action 'self'",
+  ]);
 }
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

@@ -18,6 +18,7 @@ import {
 } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { apiRoutes } from '../../src/app.ts';
+import { checkApiExchange } from '../support/contract.ts';
 import { DATABASES } from '../support/databases.ts';
 import { useServer, type TestServer } from '../support/server.ts';
 
@@ -175,6 +176,7 @@ async function send(server: TestServer, token: string, method: string, path: str
     body,
   });
   const text = await res.text();
+  checkApiExchange({ method, path, status: res.status, contentType: res.headers.get('content-type'), text });
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

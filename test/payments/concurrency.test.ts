@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { verifyLedger } from '../../src/ledger/verify.ts';
+import { checkApiExchange } from '../support/contract.ts';
 import { DATABASES } from '../support/databases.ts';
 import { useServer, type TestServer } from '../support/server.ts';
 
@@ -41,6 +42,7 @@ async function postReport(server: TestServer, token: string, json: unknown): Pro
     signal: AbortSignal.timeout(120_000),
   });
   const text = await res.text();
+  checkApiExchange({ method: 'POST', path: '/api/sandbox/transfers', status: res.status, contentType: res.headers.get('content-type'), text });
   let body: any;
   try {
     body = JSON.parse(text);

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
 import { CONFIG_VARIABLES } from '../../src/config.ts';
+import { checkApiExchange } from './contract.ts';
 import { freePort } from './net.ts';
 
 export { freePort };
@@ -175,7 +176,7 @@ export function parseJson(text: string): any {
   }
 }
 
-/** One request on its own connection (no keep-alive socket survives a server kill). */
+/** One request on its own connection (no keep-alive socket survives a server kill); /api/ answers are checked against the OpenAPI document. */
 export function http(method: string, url: string, options: { token?: string; json?: unknown; timeoutMs?: number } = {}): Promise<HttpResponse> {
   const body = options.json === undefined ? undefined : JSON.stringify(options.json);
   const headers: Record<string, string | number> = {};
@@ -190,7 +191,14 @@ export function http(method: string, url: string, options: { token?: string; jso
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (text += chunk));
       res.on('error', reject);
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parseJson(text), text }));
+      res.on('end', () => {
+        try {
+          checkApiExchange({ method, path: url, status: res.statusCode ?? 0, contentType: res.headers['content-type'], text });
+        } catch (e) {
+          return reject(e);
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parseJson(text), text });
+      });
     });
     req.on('timeout', () => req.destroy(new Error(`${method} ${url} timed out`)));
     req.on('error', reject);

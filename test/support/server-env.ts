@@ -3,6 +3,7 @@
 import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { expect } from 'vitest';
+import { checkApiExchange } from './contract.ts';
 import { copyPgliteTemplate, freshDatabase, type DbKind, type TestDatabase } from './databases.ts';
 import { http, parseJson, runCli, sleep, tempDir, type Credentials, type HttpResponse, type ServerProcess } from './processes.ts';
 
@@ -108,7 +109,14 @@ export function holdInvoiceRequest(server: ServerProcess, token: string): Promis
           res.setEncoding('utf8');
           res.on('data', (chunk: string) => (text += chunk));
           res.on('error', reject);
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parseJson(text), text }));
+          res.on('end', () => {
+            try {
+              checkApiExchange({ method: 'POST', path: '/api/invoices/v1/regular', status: res.statusCode ?? 0, contentType: res.headers['content-type'], text });
+            } catch (e) {
+              return reject(e);
+            }
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parseJson(text), text });
+          });
         },
       );
       req.on('timeout', () => req.destroy(new Error('in-flight request timed out')));

@@ -3,6 +3,7 @@ import { startApp, type App } from '../../src/app.ts';
 import { createCompany, type CompanyCredentials } from '../../src/companies/service.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
+import { checkApiExchange, currentContract } from './contract.ts';
 import { freshDatabase, type DbKind, type TestDatabase } from './databases.ts';
 
 export interface TestServer {
@@ -16,7 +17,7 @@ export interface TestServer {
   restart(between?: () => Promise<void>): Promise<void>;
   /** A new merchant with its credentials (created like the CLI does). */
   merchant(input?: Record<string, unknown>): Promise<CompanyCredentials>;
-  /** fetch against the server; JSON bodies are serialised, responses parsed. */
+  /** fetch against the server; JSON bodies are serialised, responses parsed, /api/ answers checked against the OpenAPI document. */
   request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
   graphql(query: string, variables?: Record<string, unknown>, token?: string): Promise<TestResponse>;
 }
@@ -48,6 +49,8 @@ export function useServer(kind: DbKind, env: Record<string, string> = {}, option
   let start: (() => Promise<App>) | undefined;
   const logs: Record<string, unknown>[] = [];
   beforeAll(async () => {
+    // Compiled before the server starts: the pause would otherwise hold up the server this process also runs.
+    currentContract();
     db = await freshDatabase(kind);
     const config = loadConfig({ DATABASE_URL: db.url, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', DB_POOL_SIZE: '5', PAY_URL: 'https://checkout.example/pay', ...env });
     const logger = options.logLevel ? createLogger(options.logLevel, { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) }) : createLogger(config.logLevel);
@@ -88,6 +91,7 @@ export function useServer(kind: DbKind, env: Record<string, string> = {}, option
       }
       const res = await fetch(`${server.url}${path}`, { method, headers, body, signal: AbortSignal.timeout(15_000) });
       const text = await res.text();
+      checkApiExchange({ method, path, status: res.status, contentType: res.headers.get('content-type'), text });
       let parsed: unknown = undefined;
       try {
         parsed = text ? JSON.parse(text) : undefined;

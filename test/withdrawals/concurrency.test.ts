@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { PAYMENT_CURRENCY_INFO } from '../../src/domain/assets.ts';
 import { Money, toMoney } from '../../src/domain/money.ts';
 import { verifyLedger } from '../../src/ledger/verify.ts';
+import { checkApiExchange } from '../support/contract.ts';
 import { DATABASES } from '../support/databases.ts';
 import { balanceOf, fund } from '../support/funding.ts';
 import { useServer } from '../support/server.ts';
@@ -26,7 +27,9 @@ describe.each(DATABASES)('withdrawal races on %s', { timeout: 120_000 }, (kind) 
           body: JSON.stringify({ items: [{ amount, tag: '', to: TRON, asset: 'trc20usdt' }] }),
           signal: AbortSignal.timeout(100_000),
         });
-        return { status: res.status, body: (await res.json()) as { success: boolean; uid: string; message: string }[] };
+        const text = await res.text();
+        checkApiExchange({ method: 'POST', path: '/api/transactions/withdraw', status: res.status, contentType: res.headers.get('content-type'), text });
+        return { status: res.status, body: JSON.parse(text) as { success: boolean; uid: string; message: string }[] };
       }),
     );
     expect(results.map((r) => r.status).every((s) => s === 200)).toBe(true);
