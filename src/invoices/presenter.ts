@@ -81,7 +81,9 @@ const refundSchema = z
     tag: z.string().nullable(),
     amount: decimalString.meta({ description: 'Sent to the client.' }),
     networkFee: decimalString.meta({ description: 'Paid on top, out of the refunded payment.' }),
-    status: z.enum(['queued', 'sent']),
+    status: z.enum(['queued', 'sent', 'confirmed']).meta({
+      description: 'queued: not accepted by the chain yet (or an earlier send failed on chain and it goes out again); sent: broadcast, txHash set; confirmed: final on chain.',
+    }),
     txHash: z.string().nullable(),
     createdAt: isoInstant,
   })
