@@ -51,6 +51,7 @@ export class Watcher<S> {
       start: () => this.start(),
       stop: () => this.stop(),
       runOnce: () => this.once(),
+      running: () => this.running,
     };
   }
 

@@ -10,6 +10,7 @@ import './graphql/queries.ts';
 import './graphql/mutations.ts';
 import './graphql/subscriptions.ts';
 import { sweepExpired, type InvoiceDeps } from './lifecycle.ts';
+import { refundQueueGauge } from './metrics.ts';
 import { dispatchQueuedRefunds } from './refunds.ts';
 import { invoiceRoutes } from './rest.ts';
 
@@ -22,10 +23,11 @@ declare module '../core/feature.ts' {
 export function invoicesFeature(config: ConfigOf<typeof invoiceConfig>): Feature {
   return {
     name: 'invoices',
-    services: (p) => ({
-      invoices: {
+    services: (p) => {
+      refundQueueGauge(p.metrics, p.db);
+      const invoices: InvoiceDeps = {
         db: p.db,
-        events: p.bus,
+        events: p.commits,
         clock: p.clock,
         chains: p.chains,
         credits: p.credits,
@@ -34,8 +36,9 @@ export function invoicesFeature(config: ConfigOf<typeof invoiceConfig>): Feature
         fees: config.feesFile ? loadFeeTable(config.feesFile) : defaultFeeTable(),
         idempotencyTtlMs: p.config.idempotencyKeyTtlHours * 3_600_000,
         payUrl: p.config.payUrl,
-      },
-    }),
+      };
+      return { invoices };
+    },
     routes: invoiceRoutes,
     jobs: (p, s) => [
       intervalJob('expiry-sweeper', config.sweepIntervalMs, () => sweepExpired(s.invoices), p.logger),
