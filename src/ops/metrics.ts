@@ -17,8 +17,10 @@ export function withDeadline<T>(work: Promise<T>, ms: number, what: string): Pro
   return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
 
-/** A gauge whose samples are read when scraped; a read that fails or is late leaves it out of that scrape. */
+/** A gauge whose samples are read when scraped (refresh, before rendering); a failed read leaves it out. */
 class ScrapeGauge<L extends string> extends Gauge<L> {
+  private samples: Sample<L>[] = [];
+
   constructor(
     spec: MetricSpec<L>,
     registry: Registry,
@@ -27,14 +29,18 @@ class ScrapeGauge<L extends string> extends Gauge<L> {
     super({ name: spec.name, help: spec.help, labelNames: spec.labelNames, registers: [registry] });
   }
 
+  async refresh(): Promise<void> {
+    this.samples = await this.read().catch(() => []);
+  }
+
   override async get() {
-    const base = await super.get();
-    return { ...base, values: await this.read().catch(() => []) };
+    return { ...(await super.get()), values: this.samples };
   }
 }
 
 export class MetricsRegistry implements Metrics {
   readonly registry = new Registry();
+  private readonly scrapeGauges: ScrapeGauge<string>[] = [];
   private readonly collectFailures: Counter<'metric'>;
 
   constructor(
@@ -63,17 +69,19 @@ export class MetricsRegistry implements Metrics {
   }
 
   gauge<L extends string>(spec: MetricSpec<L> & { collect(timeoutMs: number): Promise<Sample<L>[]> | Sample<L>[] }): void {
-    new ScrapeGauge(spec, this.registry, () =>
+    const gauge = new ScrapeGauge(spec, this.registry, () =>
       withDeadline(Promise.resolve().then(() => spec.collect(this.collectDeadlineMs)), this.collectDeadlineMs, spec.name).catch((e: unknown) => {
         this.collectFailures.inc({ metric: spec.name });
         this.logger.warn({ err: e, metric: spec.name }, 'a metric could not be read for this scrape');
         throw e;
       }),
     );
+    this.scrapeGauges.push(gauge as unknown as ScrapeGauge<string>);
   }
 
-  /** The exposition text of every metric (Prometheus text format 0.0.4). */
-  text(): Promise<string> {
+  /** The exposition text of every metric (Prometheus text format 0.0.4): scrape-time gauges read first, together. */
+  async text(): Promise<string> {
+    await Promise.all(this.scrapeGauges.map((g) => g.refresh()));
     return this.registry.metrics();
   }
 
