@@ -7,11 +7,13 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAdminServer, type AdminServer } from '../../src/admin/server.ts';
 import { DATABASES } from '../support/databases.ts';
+import { eventually, fund } from '../support/funding.ts';
 import { parsePrometheus, sampleValue, seriesOf, type PromFamily } from '../support/prometheus.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { useServer, type TestServer } from '../support/server.ts';
 
 const METRICS_TOKEN = 'scrape-token-0123456789abcdefghij';
+const TRON = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
 const ADMIN_TOKEN = 'operator-token-0123456789abcdefghij';
 
 async function scrape(server: TestServer, token = METRICS_TOKEN): Promise<{ text: string; families: Map<string, PromFamily>; contentType: string | null }> {
@@ -126,6 +128,50 @@ describe.each(DATABASES)('/metrics on %s', (kind) => {
     expect(families.get('nodejs_eventloop_lag_seconds')?.type).toBe('gauge');
   });
 
+  it('counts withdrawal and deposit status changes once each, auto-withdrawals included, and shows withdrawals in flight', async () => {
+    const transitions = async () => {
+      const { families } = await scrape(server);
+      return { withdrawal: seriesOf(families, 'payrail_withdrawal_transitions_total'), deposit: seriesOf(families, 'payrail_deposit_transitions_total') };
+    };
+    const before = await transitions();
+    const m = await server.merchant();
+    const token = m.publicToken;
+    await fund(server, token, 'trc20usdt', '100');
+    const res = await server.request('POST', '/api/transactions/withdraw', {
+      token,
+      json: { items: [{ amount: '12.25', tag: '', to: TRON, asset: 'trc20usdt' }, { amount: '7', tag: '', to: TRON, asset: 'trc20usdt' }] },
+    });
+    expect(res.status, res.text).toBe(200);
+    const [done, rejected] = res.body.map((r: { uid: string }) => r.uid) as [string, string];
+    // Both sent on chain (a second processing webhook each, but no status change), waiting for confirmations.
+    await eventually(
+      async () => seriesOf((await scrape(server)).families, 'payrail_withdrawals_in_flight'),
+      (inFlight) => inFlight['stage=sent'] === 2 && inFlight['stage=queued'] === 0 && inFlight['stage=sending'] === 0,
+    );
+    expect((await server.request('POST', `/api/sandbox/withdrawals/${done}/confirm`, { token })).status).toBe(200);
+    expect((await server.request('POST', `/api/sandbox/withdrawals/${rejected}/reject`, { token })).status).toBe(200);
+
+    const address = (await server.request('POST', '/api/static-addresses', { token, json: { asset: 'trc20usdt', internalUserId: 'player-1' } })).body;
+    const seen = await server.request('POST', '/api/sandbox/transfers', { token, json: { address: address.address, amount: '3' } });
+    expect(seen.status).toBe(201);
+    expect((await server.request('POST', `/api/sandbox/transfers/${seen.body.id}/confirm`, { token, json: {} })).status).toBe(200);
+    // A confirmed deposit that crosses an auto-withdrawal threshold: one more withdrawal, in the credit's transaction.
+    expect(
+      (
+        await server.request('PATCH', '/api/company/auto-withdrawals', {
+          token,
+          json: { assets: { trc20usdt: { amount: 50, isEnabled: true, withdrawalTag: null, withdrawalAddress: TRON } } },
+        })
+      ).status,
+    ).toBe(200);
+    expect((await server.request('POST', '/api/sandbox/transfers', { token, json: { address: address.address, amount: '100', confirmations: 19 } })).status).toBe(201);
+
+    const after = await transitions();
+    const delta = (of: Record<string, number>, was: Record<string, number>) => Object.fromEntries(Object.entries(of).map(([k, v]) => [k, v - (was[k] ?? 0)]));
+    expect(delta(after.withdrawal, before.withdrawal)).toEqual({ 'status=processing': 3, 'status=done': 1, 'status=rejected': 1 });
+    expect(delta(after.deposit, before.deposit)).toEqual({ 'status=processing': 2, 'status=done': 2, 'status=failed': 0, 'status=frozen': 0 });
+  });
+
   it('answers 401 without the token or with another one, and counts those scrapes by status', async () => {
     const none = await server.request('GET', '/metrics');
     expect(none.status).toBe(401);
@@ -145,7 +191,9 @@ describe.each(DATABASES)('/metrics on %s', (kind) => {
     const res = await get('/metrics', ADMIN_TOKEN);
     expect(res.status).toBe(200);
     const families = parsePrometheus(await res.text());
-    expect(seriesOf(families, 'payrail_invoice_transitions_total')['status=done']).toBe(1);
+    // The same registry as the public listener's.
+    expect(seriesOf(families, 'payrail_invoice_transitions_total')).toEqual(seriesOf((await scrape(server)).families, 'payrail_invoice_transitions_total'));
+    expect(seriesOf(families, 'payrail_invoice_transitions_total')['status=done']).toBeGreaterThanOrEqual(1);
     expect((await get('/health/live', ADMIN_TOKEN)).status).toBe(200);
     const ready = await get('/health/ready', ADMIN_TOKEN);
     expect(ready.status).toBe(200);
