@@ -128,15 +128,24 @@ describe.each(DATABASES)('/metrics on %s', (kind) => {
     expect(families.get('nodejs_eventloop_lag_seconds')?.type).toBe('gauge');
   });
 
-  it('counts withdrawal and deposit status changes once each, auto-withdrawals included, and shows withdrawals in flight', async () => {
+  it('counts withdrawal and deposit status changes once each (auto-withdrawals included), a keyed create once, and shows withdrawals in flight', async () => {
     const transitions = async () => {
       const { families } = await scrape(server);
-      return { withdrawal: seriesOf(families, 'payrail_withdrawal_transitions_total'), deposit: seriesOf(families, 'payrail_deposit_transitions_total') };
+      return {
+        invoice: seriesOf(families, 'payrail_invoice_transitions_total'),
+        withdrawal: seriesOf(families, 'payrail_withdrawal_transitions_total'),
+        deposit: seriesOf(families, 'payrail_deposit_transitions_total'),
+      };
     };
     const before = await transitions();
     const m = await server.merchant();
     const token = m.publicToken;
     await fund(server, token, 'trc20usdt', '100');
+    // With an Idempotency-Key (its own transaction): created once; the replay creates and counts nothing.
+    for (const status of [201, 200]) {
+      const keyed = await server.request('POST', '/api/invoices/v1/regular', { token, headers: { 'idempotency-key': 'metrics-1' }, json: { invoiceCurrency: 'usd', items: [{ name: 'x', price: 1 }] } });
+      expect(keyed.status).toBe(status);
+    }
     const res = await server.request('POST', '/api/transactions/withdraw', {
       token,
       json: { items: [{ amount: '12.25', tag: '', to: TRON, asset: 'trc20usdt' }, { amount: '7', tag: '', to: TRON, asset: 'trc20usdt' }] },
@@ -168,6 +177,10 @@ describe.each(DATABASES)('/metrics on %s', (kind) => {
 
     const after = await transitions();
     const delta = (of: Record<string, number>, was: Record<string, number>) => Object.fromEntries(Object.entries(of).map(([k, v]) => [k, v - (was[k] ?? 0)]));
+    // fund(): created, pending, done; the keyed create once.
+    expect(delta(after.invoice, before.invoice)).toEqual({
+      'status=created': 2, 'status=pending': 1, 'status=processing': 0, 'status=done': 1, 'status=wrong': 0, 'status=refunded': 0, 'status=closed': 0,
+    });
     expect(delta(after.withdrawal, before.withdrawal)).toEqual({ 'status=processing': 3, 'status=done': 1, 'status=rejected': 1 });
     expect(delta(after.deposit, before.deposit)).toEqual({ 'status=processing': 2, 'status=done': 2, 'status=failed': 0, 'status=frozen': 0 });
   });
