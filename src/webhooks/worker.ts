@@ -57,7 +57,7 @@ interface Prepared {
   /** Until when our claim holds (real time, ms). */
   leaseUntil: number;
   eventId: string;
-  /** When the event committed (real time): a delivery's lag runs from here. */
+  /** When the event was written (its transaction's start, database time): a delivery's lag runs from here. */
   eventCreatedAt: Date;
   url: string;
   seq: bigint;
