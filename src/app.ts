@@ -17,9 +17,12 @@ import { clientAddress } from './http/client-address.ts';
 import { checkDeclaredLength, clientError, errorHeaders } from './http/edge.ts';
 import { errorBody, sendJson } from './http/io.ts';
 import { createRestHandler } from './http/rest.ts';
+import { labelRoute } from './http/route-label.ts';
 import { Router, type Route } from './http/router.ts';
 import { verifyLedger } from './ledger/verify.ts';
 import type { Logger } from './logger.ts';
+import { serverOps, type ServerOps } from './ops/endpoints.ts';
+import { MetricsRegistry } from './ops/metrics.ts';
 import { openPlatform } from './platform.ts';
 import { DRAIN_SHARE } from './shutdown.ts';
 
@@ -35,6 +38,8 @@ export interface App {
   auth: TokenAuthenticator;
   server: Server;
   url: string;
+  /** Metrics and readiness (also served by the admin listener). */
+  ops: ServerOps;
   stop(): Promise<void>;
 }
 
@@ -59,8 +64,10 @@ export interface StartOptions {
 
 /** Opens the platform, assembles the features, starts their jobs and listens. */
 export async function startApp(config: Config, logger: Logger, options: StartOptions = {}): Promise<App> {
+  // One registry per server: several servers in one process (tests) never share series.
+  const metrics = new MetricsRegistry(logger);
   // With CHAIN_WORKER=0 this process never loads the signer: the chains worker watches, sends and consolidates.
-  const platform = await openPlatform(config, logger, { role: 'server', signer: config.chainWorker, chainWork: config.chainWorker });
+  const platform = await openPlatform(config, logger, { role: 'server', signer: config.chainWorker, chainWork: config.chainWorker, metrics });
   const assembled = assemble(config, platform);
   const { services } = assembled;
   const jobs = new JobRunner([
@@ -71,6 +78,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     intervalJob('idempotency-pruner', IDEMPOTENCY_PRUNE_INTERVAL_MS, () => pruneIdempotencyKeys(platform), logger),
   ]);
   jobs.start();
+  const ops = serverOps({ metrics, database: platform.database, jobs, chains: platform.chains, metricsToken: config.metricsToken });
   const auth = new TokenAuthenticator(platform.db);
   const caller = (authorization: string | undefined) => auth.caller(authorization);
 
@@ -111,11 +119,14 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.setHeader('x-request-id', requestId);
     const started = process.hrtime.bigint();
+    ops.observe(req, res);
     res.on('finish', () => {
       logger.debug({ requestId, method: req.method, url: req.url, status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'request');
     });
     const url = new URL(req.url ?? '/', 'http://localhost');
+    if (await ops.serve(req, res, url.pathname, requestId)) return;
     if (url.pathname === '/graphql') {
+      labelRoute(res, '/graphql');
       try {
         checkDeclaredLength(req.headers, config.bodyLimitBytes, { required: req.method === 'POST' });
       } catch (e) {
@@ -130,6 +141,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       return yoga(req, res, { req, requestId });
     }
     if (url.pathname === '/health') {
+      labelRoute(res, '/health');
       // Chains that are off or failing make the service degraded, not down: their currencies are refused meanwhile.
       const chains = platform.chains.health();
       const degraded = chains.some((c) => c.mode === 'node' && c.state !== 'ok');
@@ -203,7 +215,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       await shutDown();
     })());
 
-  return { config, logger, db: platform.database, platform, services, routes, jobs, auth, server, url, stop };
+  return { config, logger, db: platform.database, platform, services, routes, jobs, auth, server, url, ops, stop };
 }
 
 /**

@@ -7,9 +7,11 @@ import { EventBus, type BusFanout } from './core/bus.ts';
 import { redisFanout } from './core/redis-fanout.ts';
 import { CreditHooks } from './core/credits.ts';
 import type { Platform } from './core/feature.ts';
+import { noMetrics, type Metrics } from './core/metrics.ts';
 import type { CoreConfig } from './core/settings.ts';
 import { openDatabase, type Db } from './db/client.ts';
 import type { Logger } from './logger.ts';
+import { transitionCounters } from './ops/transitions.ts';
 
 export interface OpenPlatformOptions {
   /** Who opens the database (named in the embedded database's lock). */
@@ -21,6 +23,8 @@ export interface OpenPlatformOptions {
   /** It is the chains worker (npm run chains:worker). */
   chainsWorker?: boolean;
   poolSize?: number;
+  /** Where this process's metrics go (the server's registry); none by default. */
+  metrics?: Metrics;
 }
 
 /**
@@ -68,6 +72,8 @@ export async function openPlatform(config: CoreConfig, logger: Logger, options: 
     await database.close();
     throw e;
   }
+  const metrics = options.metrics ?? noMetrics;
+  const countTransitions = transitionCounters(metrics);
   return {
     config,
     database,
@@ -75,6 +81,13 @@ export async function openPlatform(config: CoreConfig, logger: Logger, options: 
     clock: new Clock(db, config.sandbox),
     chains,
     bus,
+    commits: {
+      committed(types) {
+        bus.committed();
+        if (types?.length) countTransitions(types);
+      },
+    },
+    metrics,
     credits: new CreditHooks(),
     chainsWorker: options.chainsWorker ?? false,
     logger,

@@ -52,10 +52,15 @@ export async function startAdminServer(app: App): Promise<AdminServer> {
       res.setHeader('www-authenticate', 'Bearer');
       return sendJson(res, 401, errorBody(new UnauthenticatedError('The operator token is missing or wrong'), requestId));
     }
-    rest(req, res, new URL(req.url ?? '/', 'http://localhost'), requestId).catch((e) => {
-      logger.error({ err: e }, 'admin request failed');
-      res.destroy();
-    });
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    // /metrics, /health/live and /health/ready, with the reasons of failing checks (docs/operations.md).
+    app.ops
+      .serveAdmin(req, res, url.pathname, requestId)
+      .then((served) => (served ? undefined : rest(req, res, url, requestId)))
+      .catch((e) => {
+        logger.error({ err: e }, 'admin request failed');
+        res.destroy();
+      });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

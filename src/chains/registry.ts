@@ -57,6 +57,8 @@ export interface Chains extends SandboxRegistry {
   /** Whether `network` runs on the sandbox chain (sandbox transfers are only for those). */
   isSandbox(network: Network): boolean;
   health(): ChainHealth[];
+  /** A real node marked `"optional": true` in CHAINS_FILE: the service is ready without it (src/ops/health.ts). */
+  isOptional(network: Network): boolean;
   /** The watchers of the real nodes, for the server process. */
   jobs(): Job[];
   /** The real nodes, for the custody check of ledger:verify. */
@@ -171,6 +173,7 @@ export async function openChains(options: OpenChainsOptions): Promise<Chains> {
   const adapters = new Map<Network, ChainAdapter>();
   const nodes = new Map<Network, { adapter: NodeAdapter; watcher: Watcher<unknown>; guarded: GuardedAdapter }>();
   const modes = new Map<Network, ChainHealth['mode']>();
+  const optional = new Set<Network>();
 
   for (const network of NETWORKS) {
     const config = options.file[network];
@@ -181,6 +184,7 @@ export async function openChains(options: OpenChainsOptions): Promise<Chains> {
       continue;
     }
     const adapter = FACTORIES[network](network, config as never, context);
+    if (config.optional) optional.add(network);
     let reachable = true;
     try {
       await adapter.connect();
@@ -237,6 +241,7 @@ export async function openChains(options: OpenChainsOptions): Promise<Chains> {
         const state = watch.state === 'starting' && !node.guarded.reachable ? 'failing' : watch.state;
         return { network, mode: 'node', state, detail: watch.detail ?? (node.guarded.reachable ? null : 'the node did not answer at start') };
       }),
+    isOptional: (network) => optional.has(network),
     jobs: () => (chainWork ? [...nodes.values()].map((n) => n.watcher.job()) : nodes.size > 0 ? [remote.job()] : []),
     custodySources: () => [...nodes.values()].map((n) => n.adapter),
   };

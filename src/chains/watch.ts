@@ -52,6 +52,7 @@ export class Watcher<S> {
       start: () => this.start(),
       stop: () => this.stop(),
       runOnce: () => this.once(),
+      running: () => this.running,
     };
   }
 

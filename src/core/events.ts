@@ -47,6 +47,7 @@ export function eventCtes(event: NewEvent): Prisma.Sql {
 /** Records an event in the caller's transaction; one statement with its delivery. */
 export async function recordEvent(tx: Tx, event: NewEvent): Promise<void> {
   await tx.$executeRaw`WITH ${eventCtes(event)} SELECT 1`;
+  noteEvents(tx, [event.type]);
 }
 
 /**
@@ -74,9 +75,13 @@ export function eventsCtes(events: NewEvent[], where: Prisma.Sql = Prisma.sql`TR
     )`;
 }
 
-/** Told after a transaction that recorded events committed, so they are published at once (the event bus). */
+/**
+ * Told after a transaction that recorded events committed, so they are published at once (the event bus), with the
+ * types of the events it recorded when known: the committing process counts the status changes among them, once
+ * (metrics; several instances summed never count one change twice).
+ */
 export interface CommitSignal {
-  committed(): void;
+  committed(types?: readonly string[]): void;
 }
 
 export interface EventDeps {
@@ -84,12 +89,30 @@ export interface EventDeps {
   events: CommitSignal;
 }
 
+// Event types noted in the open attempt of a commitWithEvents transaction (Prisma passes the same client object to
+// every call inside one); a retried attempt starts a new list, so only the attempt that committed counts.
+const notedByTx = new WeakMap<object, string[]>();
+
+/**
+ * Notes that the transaction `tx` recorded events of these types: they count as committed status changes once it
+ * commits. recordEvent notes its own event; statements that write events through eventCtes/eventsCtes note them
+ * here. Outside commitWithEvents (no transaction it knows) nothing is noted: such callers pass the types to
+ * `committed()` themselves.
+ */
+export function noteEvents(tx: Tx, types: readonly string[]): void {
+  notedByTx.get(tx)?.push(...types);
+}
+
 /**
  * Runs a state change that records events (retried on deadlock or serialization failure) and signals the bus
  * once it committed. `fn` must only touch the database: it may run again.
  */
 export async function commitWithEvents<T>(deps: EventDeps, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  const result = await transactionWithRetry(deps.db, fn);
-  deps.events.committed();
+  let noted: string[] = [];
+  const result = await transactionWithRetry(deps.db, (tx) => {
+    notedByTx.set(tx, (noted = []));
+    return fn(tx);
+  });
+  deps.events.committed(noted);
   return result;
 }

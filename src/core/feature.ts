@@ -7,6 +7,8 @@ import type { Route } from '../http/router.ts';
 import type { Logger } from '../logger.ts';
 import type { EventBus } from './bus.ts';
 import type { CreditHooks } from './credits.ts';
+import type { CommitSignal } from './events.ts';
+import type { Metrics } from './metrics.ts';
 import type { CoreConfig } from './settings.ts';
 import type { Job } from './jobs.ts';
 
@@ -30,6 +32,10 @@ export interface Platform {
   clock: Clock;
   chains: Chains;
   bus: EventBus;
+  /** What services tell once their events committed (EventDeps.events): the bus reads them, the metrics count them. */
+  commits: CommitSignal;
+  /** The process's metrics (docs/operations.md, "Metrics and health"); features declare theirs on it. */
+  metrics: Metrics;
   /** Hooks run in the transaction of every credit to a merchant's available money. */
   credits: CreditHooks;
   /** This process is the chains worker (`npm run chains:worker`): it sends what servers with CHAIN_WORKER=0 queue. */

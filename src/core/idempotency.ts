@@ -6,7 +6,7 @@ import { Decimal } from 'decimal.js';
 import { z } from 'zod';
 import { Prisma } from '../../generated/prisma/client.ts';
 import { ConflictError, AppError, ValidationError } from '../errors/app-error.ts';
-import { commitWithEvents, type EventDeps } from './events.ts';
+import { commitWithEvents, noteEvents, type EventDeps } from './events.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -28,8 +28,11 @@ export interface IdempotentRequest {
 }
 
 export interface IdempotentSteps<T> {
-  /** The work, in the transaction that stores the key; `stored` is what a replay needs to rebuild the answer. */
-  execute(tx: Tx): Promise<{ result: T; stored: Prisma.InputJsonObject }>;
+  /**
+   * The work, in the transaction that stores the key; `stored` is what a replay needs to rebuild the answer, `events`
+   * the types of the events it recorded through eventCtes/eventsCtes (counted once it commits: CommitSignal).
+   */
+  execute(tx: Tx): Promise<{ result: T; stored: Prisma.InputJsonObject; events?: readonly string[] }>;
   /** `execute` is one statement: without a key it needs no transaction around it (a round trip each way less). */
   singleStatement?: boolean;
   replay(stored: Prisma.JsonValue): Promise<T>;
@@ -58,11 +61,15 @@ export async function idempotent<T>(deps: EventDeps, request: IdempotentRequest,
   checkIdempotencyKey(key);
   if (key == null) {
     if (steps.singleStatement) {
-      const { result } = await steps.execute(deps.db);
-      deps.events.committed();
+      const { result, events } = await steps.execute(deps.db);
+      deps.events.committed(events);
       return { result, replayed: false };
     }
-    const { result } = await commitWithEvents(deps, steps.execute);
+    const { result } = await commitWithEvents(deps, async (tx) => {
+      const done = await steps.execute(tx);
+      noteEvents(tx, done.events ?? []);
+      return done;
+    });
     return { result, replayed: false };
   }
   const hash = fingerprint(request.input);
@@ -86,6 +93,7 @@ export async function idempotent<T>(deps: EventDeps, request: IdempotentRequest,
         data: { companyId, key, operation, requestHash: hash, responseBody: {}, expiresAt: new Date(Date.now() + request.ttlMs) },
       });
       const done = await steps.execute(tx);
+      noteEvents(tx, done.events ?? []);
       await tx.idempotencyKey.update({ where: { companyId_key: { companyId, key } }, data: { responseBody: done.stored } });
       return done;
     });

@@ -15,6 +15,8 @@ export interface Job {
   stop(): Promise<void>;
   /** One run now (tests, operators); waits for a run in progress first. */
   runOnce(): Promise<unknown>;
+  /** Started and not stopped (readiness and metrics). */
+  running(): boolean;
 }
 
 /** A job that runs `run` every `everyMs` (and once at start). */
@@ -45,6 +47,7 @@ export function intervalJob(name: string, everyMs: number, run: () => Promise<un
       await current;
       return once();
     },
+    running: () => timer !== null,
   };
 }
 

@@ -39,6 +39,8 @@ export const coreConfig = configSection(
     ADMIN_PORT: port.default(0),
     /** Guards the admin API; generated per start and written to the admin state file when unset. */
     ADMIN_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
+    /** Bearer token /metrics on the public listener requires; unset: it answers 404 there (the admin listener serves it). */
+    METRICS_TOKEN: z.string().min(24, 'must be at least 24 characters').max(1000).optional(),
     SHUTDOWN_TIMEOUT_MS: milliseconds(0, 600_000, 10_000),
     /** Simulated chain + test clock for the networks CHAINS_FILE leaves out; 0: those networks are off. */
     SANDBOX: flag('1'),

@@ -26,10 +26,22 @@ export interface Database {
   kind: 'postgres' | 'pglite';
   /** Change signals between the processes on this database. */
   notifications: Notifications;
+  /** PostgreSQL: the connection pool's use now (PGlite is one connection inside the process: no pool). */
+  pool?: () => PoolUse;
   /** Embedded only: the previous process left without closing it (PGlite recovered it from its WAL). */
   uncleanShutdown?: LockOwner | null;
   close(): Promise<void>;
 }
+
+/** A pg pool's connections now: open (idle or in use), idle, and callers waiting for one; max is its size. */
+export interface PoolUse {
+  total: number;
+  idle: number;
+  waiting: number;
+  max: number;
+}
+
+export const poolUse = (pool: pg.Pool, max: number) => (): PoolUse => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max });
 
 /** Deadlock, serialization failure, write conflict, or no connection for the transaction in time. */
 export function isTransientTransactionError(e: unknown): boolean {
@@ -55,6 +67,16 @@ export async function transactionWithRetry<T>(db: PrismaClient, fn: (tx: PrismaN
       await new Promise((r) => setTimeout(r, 10 * attempt + Math.random() * 40));
     }
   }
+}
+
+/**
+ * A read for monitoring (metrics, readiness) that the database abandons after `ms` (statement_timeout for this
+ * transaction only), so a slow database never holds a connection for long; callers bound their wait as well, which
+ * also covers waiting for a connection. PGlite cannot interrupt a statement; there the caller's bound is all.
+ */
+export async function boundedRead<T>(db: PrismaClient, ms: number, query: PrismaNs.Sql): Promise<T[]> {
+  const [, rows] = await db.$transaction([db.$queryRaw`SELECT set_config('statement_timeout', ${String(Math.ceil(ms))}, true)`, db.$queryRaw<T[]>(query)]);
+  return rows;
 }
 
 export interface OpenDatabaseOptions {
@@ -100,6 +122,7 @@ export async function openDatabase({ url, migrate = true, poolSize = 10, onPoolE
       prisma,
       kind: 'postgres',
       notifications,
+      pool: poolUse(pool, poolSize),
       close: async () => {
         await notifications.close();
         await prisma.$disconnect();

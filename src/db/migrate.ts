@@ -57,6 +57,32 @@ export async function migrationsUpToDate(query: RunQuery, migrationsDir = MIGRAT
   );
 }
 
+export interface LocalMigration {
+  name: string;
+  /** sha256 of migration.sql, as Prisma records it. */
+  checksum: string;
+}
+
+/** The migrations of `dir` with their checksums (read once by whoever checks them repeatedly). */
+export function localMigrations(migrationsDir = MIGRATIONS_DIR): LocalMigration[] {
+  return readMigrationsList(migrationsDir).migrationDirectories.map((m) => ({
+    name: m.path,
+    checksum: m.migrationFile.content.tag === 'ok' ? createHash('sha256').update(m.migrationFile.content.value).digest('hex') : '',
+  }));
+}
+
+/**
+ * The local migrations the database has not applied as they are (missing, unfinished, rolled back, or another
+ * checksum). Migrations the database has beyond ours (a newer version ran) are not this check's concern.
+ */
+export async function unappliedMigrations(query: RunQuery, local: LocalMigration[]): Promise<string[]> {
+  const rows = await query(
+    `SELECT "migration_name", "checksum" FROM "_prisma_migrations" WHERE "finished_at" IS NOT NULL AND "rolled_back_at" IS NULL`,
+  );
+  const applied = new Set(rows.map((r) => `${String(r['migration_name'])}/${String(r['checksum'])}`));
+  return local.filter((m) => !applied.has(`${m.name}/${m.checksum}`)).map((m) => m.name);
+}
+
 /** Returns the names of the migrations applied now (empty when the database was up to date). */
 export async function applyMigrations(
   factory: SqlMigrationAwareDriverAdapterFactory,

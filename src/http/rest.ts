@@ -6,6 +6,7 @@ import type { Logger } from '../logger.ts';
 import { clientError, errorHeaders } from './edge.ts';
 import { findInputProblem } from './input-guard.ts';
 import { errorBody, parseJsonBody, readBody, sendJson } from './io.ts';
+import { labelRoute } from './route-label.ts';
 import type { Router } from './router.ts';
 
 export interface RestOptions {
@@ -29,6 +30,7 @@ export function createRestHandler<Ctx>(router: Router<Ctx>, ctx: Ctx, options: R
         throw new AppError('METHOD_NOT_ALLOWED', `${method} is not allowed here; use ${match.allow.join(' or ')}`);
       }
       const { route, params } = match;
+      labelRoute(res, route.path);
       const query = Object.fromEntries(url.searchParams);
       const badParam = findInputProblem(params) ?? findInputProblem(query);
       if (badParam) throw new ValidationError([badParam]);

@@ -11,6 +11,7 @@ import './graphql/queries.ts';
 import './graphql/mutations.ts';
 import './graphql/subscriptions.ts';
 import { sweepExpired, type InvoiceDeps } from './lifecycle.ts';
+import { refundQueueGauge } from './metrics.ts';
 import { applyRefundOutcome, dispatchQueuedRefunds } from './refunds.ts';
 import { invoiceRoutes } from './rest.ts';
 
@@ -24,9 +25,10 @@ export function invoicesFeature(config: ConfigOf<typeof invoiceConfig>): Feature
   return {
     name: 'invoices',
     services: (p) => {
+      refundQueueGauge(p.metrics, p.db);
       const invoices: InvoiceDeps = {
         db: p.db,
-        events: p.bus,
+        events: p.commits,
         clock: p.clock,
         chains: p.chains,
         credits: p.credits,

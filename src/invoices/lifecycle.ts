@@ -8,7 +8,7 @@ import type { CreditHooks } from '../core/credits.ts';
 import type { ChainRegistry } from '../chains/adapter.ts';
 import type { Clock } from '../clock.ts';
 import type { Company } from '../core/auth.ts';
-import { commitWithEvents, eventCtes, type EventDeps, type NewEvent } from '../core/events.ts';
+import { commitWithEvents, eventCtes, noteEvents, type EventDeps, type NewEvent } from '../core/events.ts';
 import { PAYMENT_CURRENCY_INFO, isInvoiceCurrency, isPaymentCurrency, type PaymentCurrency } from '../domain/assets.ts';
 import { Money, fitsColumn, toMoney } from '../domain/money.ts';
 import { AppError, ConflictError, NotFoundError, ValidationError } from '../errors/app-error.ts';
@@ -103,6 +103,7 @@ async function writeChange(tx: Tx, invoiceId: string, change: InvoiceChange, eve
     WITH changed AS (UPDATE "Invoice" SET ${Prisma.join([...sets, Prisma.sql`"updatedAt" = now()`])} WHERE "id" = ${invoiceId} RETURNING *)
     ${event ? Prisma.sql`, ${eventCtes(event)}` : Prisma.empty}
     SELECT * FROM changed`;
+  if (event) noteEvents(tx, [event.type]);
   return updated!;
 }
 

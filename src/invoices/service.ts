@@ -53,7 +53,7 @@ export async function createInvoice(
           SELECT * FROM new_invoice`;
         // Everything the response shows was just written or is at hand: no read-back.
         const invoice: InvoiceRecord = { ...created!, company, items, address: null, transfers: [], refund: null };
-        return { result: invoice, stored: { invoiceId: id } };
+        return { result: invoice, stored: { invoiceId: id }, events: ['invoice.created'] };
       },
       replay: async (stored) => getInvoiceRecord(deps.db, (stored as { invoiceId: string }).invoiceId),
     },

@@ -9,6 +9,7 @@ import type { Db } from '../db/client.ts';
 import { pageSecurityHeaders } from '../http/page-headers.ts';
 import { INVOICE_ID_PATTERN } from '../invoices/ids.ts';
 import { outstandingPayment } from '../invoices/presenter.ts';
+import { labelRoute } from '../http/route-label.ts';
 import type { Logger } from '../logger.ts';
 import type { WebAssets } from './assets.ts';
 import { isLanguage, LANGUAGE_NAMES, LANGUAGES, text, type Language, type TextKey } from './client/shared/i18n.ts';
@@ -152,12 +153,14 @@ export function createWebPages(deps: WebPagesDeps) {
     const path = url.pathname;
     // Browsers ask for it on every page: an empty answer instead of the API's JSON 404.
     if (path === '/favicon.ico') {
+      labelRoute(res, path);
       res.writeHead(204, { 'cache-control': 'public, max-age=86400' }).end();
       return true;
     }
     const asset = path.startsWith('/assets/');
     const match = checkoutPath.exec(path);
     if (!asset && !match && path !== '/dashboard' && path !== '/dashboard/') return false;
+    labelRoute(res, asset ? '/assets/:file' : match ? `${payPath}/:id${match[2] ? '/qr.svg' : ''}` : '/dashboard');
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       send(res, req, 405, 'text/plain; charset=utf-8', 'Method not allowed\n', { allow: 'GET, HEAD' });
       return true;

@@ -2,6 +2,7 @@
 import type { Feature } from '../core/feature.ts';
 import { intervalJob } from '../core/jobs.ts';
 import './graphql.ts';
+import { webhookQueueGauge } from './metrics.ts';
 import { webhookRoutes } from './rest.ts';
 import { createWebhookRuntime, type WebhookConfig } from './runtime.ts';
 import { pruneDeliveries, type WebhookDeps } from './service.ts';
@@ -18,6 +19,7 @@ export function webhooksFeature(config: WebhookConfig): Feature {
     name: 'webhooks',
     services: (platform) => {
       runtime = createWebhookRuntime(config, platform, config.worker);
+      webhookQueueGauge(platform.metrics, platform.db);
       return { webhooks: runtime.deps };
     },
     routes: webhookRoutes,

@@ -2,11 +2,13 @@ import type { Clock } from '../clock.ts';
 import type { EventBus } from '../core/bus.ts';
 import type { ConfigOf } from '../core/config-section.ts';
 import type { Job } from '../core/jobs.ts';
+import type { Metrics } from '../core/metrics.ts';
 import type { CoreConfig } from '../core/settings.ts';
 import { postgresPool } from '../db/adapters.ts';
 import { postgresClient, type Db } from '../db/client.ts';
 import type { Logger } from '../logger.ts';
 import type { webhookConfig } from './config.ts';
+import { webhookMetrics } from './metrics.ts';
 import { WebhookSender } from './sender.ts';
 import type { WebhookDeps } from './service.ts';
 import { WebhookWorker } from './worker.ts';
@@ -19,6 +21,7 @@ interface RuntimePlatform {
   clock: Clock;
   logger: Logger;
   bus: EventBus;
+  metrics: Metrics;
 }
 
 /**
@@ -35,7 +38,7 @@ export function createWebhookRuntime(config: WebhookConfig, platform: RuntimePla
   own?.on('error', (e) => logger.warn({ err: e }, 'webhook worker: database connection lost; the pool reconnects'));
   const workerDb = own ? postgresClient(own) : db;
   const worker = new WebhookWorker(
-    { db: workerDb, clock, logger, sender },
+    { db: workerDb, clock, logger, sender, metrics: runsWorker ? webhookMetrics(platform.metrics) : undefined },
     {
       concurrency: config.concurrency,
       batchSize: config.batchSize,
@@ -60,6 +63,7 @@ export function createWebhookRuntime(config: WebhookConfig, platform: RuntimePla
     },
     // The worker claims continuously; a run on demand is a wake-up.
     runOnce: async () => worker.wake(),
+    running: () => worker.started,
   };
   return { deps, workerJob, close: () => sender.close() };
 }

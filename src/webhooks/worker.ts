@@ -11,6 +11,7 @@ import { Prisma } from '../../generated/prisma/client.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/client.ts';
 import type { Logger } from '../logger.ts';
+import type { WebhookMetrics } from './metrics.ts';
 import { nextAttemptAt } from './schedule.ts';
 import type { SendResult, WebhookSender } from './sender.ts';
 
@@ -40,6 +41,7 @@ export interface WorkerOptions {
 interface Claimed {
   id: string;
   eventId: string;
+  eventCreatedAt: Date;
   companyId: string;
   seq: bigint;
   attempts: number;
@@ -55,6 +57,8 @@ interface Prepared {
   /** Until when our claim holds (real time, ms). */
   leaseUntil: number;
   eventId: string;
+  /** When the event was written (its transaction's start, database time): a delivery's lag runs from here. */
+  eventCreatedAt: Date;
   url: string;
   seq: bigint;
   attempts: number;
@@ -107,13 +111,18 @@ export class WebhookWorker {
   private missedWake = false;
 
   constructor(
-    private readonly deps: { db: Db; clock: Clock; logger: Logger; sender: WebhookSender },
+    private readonly deps: { db: Db; clock: Clock; logger: Logger; sender: WebhookSender; metrics?: WebhookMetrics },
     private readonly options: WorkerOptions,
   ) {
     this.pipeline = Math.max(1, options.pipeline ?? 4);
     this.lowWater = Math.ceil(options.batchSize / 2);
     this.recordMarginMs = Math.min(5_000, Math.max(0, (options.leaseMs - deps.sender.timeoutMs) / 2));
     this.recorder = new AttemptRecorder(deps.db, options.asyncCommit ?? false);
+  }
+
+  /** Claiming and delivering (started, not stopped). */
+  get started(): boolean {
+    return this.running;
   }
 
   start(): void {
@@ -246,7 +255,7 @@ export class WebhookWorker {
       FROM due, leased, "Event" e, "Company" c
       WHERE d."id" = due."id" AND leased."companyId" = due."companyId" AND ${claimable}
         AND e."id" = d."eventId" AND c."id" = d."companyId"
-      RETURNING d."id"::text AS "id", d."eventId", d."companyId"::text AS "companyId", d."seq", d."attempts",
+      RETURNING d."id"::text AS "id", d."eventId", e."createdAt" AS "eventCreatedAt", d."companyId"::text AS "companyId", d."seq", d."attempts",
         e."payload"::text AS "payload", c."secretKey", c."webhookUrl", ${this.deps.clock.offsetMsSql('d."companyId"')} AS "offsetMs"`;
     for (const key of freeing) this.closedLanes.delete(key);
     if (claimed.length === 0) return 0;
@@ -264,6 +273,7 @@ export class WebhookWorker {
         id: c.id,
         leaseUntil: leaseUntil.getTime(),
         eventId: c.eventId,
+        eventCreatedAt: c.eventCreatedAt,
         url: c.webhookUrl,
         seq: c.seq,
         attempts: c.attempts,
@@ -280,6 +290,7 @@ export class WebhookWorker {
         where: { id: { in: orphaned } },
         data: { status: 'failed', claimedUntil: null, lastError: 'no webhook URL is set', updatedAt: now },
       });
+      for (let i = 0; i < orphaned.length; i++) this.deps.metrics?.recorded('no_url', null, null);
     }
     const touched: Lane[] = [];
     for (const [key, deliveries] of byLane) {
@@ -374,7 +385,15 @@ export class WebhookWorker {
     // Start nothing more on this endpoint: it is failing (what is already in flight ends and is recorded as it went).
     if (!result.ok) lane.halted = true;
     try {
-      await this.recorder.record(attemptRecord(d, result, this.deps.clock.real()));
+      const real = this.deps.clock.real();
+      const record = attemptRecord(d, result, real);
+      await this.recorder.record(record);
+      // Counted once recorded: an attempt whose record is lost is made again, and counted then.
+      this.deps.metrics?.recorded(
+        record.status === 'delivered' ? 'delivered' : record.status === 'pending' ? 'retrying' : 'given_up',
+        result.durationMs / 1000,
+        result.ok ? (real.getTime() - d.eventCreatedAt.getTime()) / 1000 : null,
+      );
     } catch (e) {
       lane.halted = true;
       this.deps.logger.error({ err: e, deliveryId: d.id }, 'could not record a webhook attempt; the lease expiry retries it');

@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { Prisma, type AutoWithdrawal } from '../../generated/prisma/client.ts';
 import type { Credit } from '../core/credits.ts';
+import { noteEvents } from '../core/events.ts';
 import { jsonNumber } from '../core/json.ts';
 import { decimal, tag } from '../core/validation.ts';
 import { PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO, isPaymentCurrency, type PaymentCurrency } from '../domain/assets.ts';
@@ -149,5 +150,7 @@ export async function autoWithdrawOnCredit(tx: Tx, credit: Credit): Promise<void
   const amount = available.minus(fee).toDecimalPlaces(PAYMENT_CURRENCY_INFO[asset].decimals, 1 /* ROUND_DOWN */);
   const quote = quoteWithdrawal(asset, amount);
   if (amount.lt(quote.minimum)) return;
-  await createWithdrawals(tx, credit.companyId, [{ position: 0, item: { asset, amount, to: rule.withdrawalAddress, tag: rule.withdrawalTag }, quote }], 'auto');
+  const created = await createWithdrawals(tx, credit.companyId, [{ position: 0, item: { asset, amount, to: rule.withdrawalAddress, tag: rule.withdrawalTag }, quote }], 'auto');
+  const outcome = created.get(0);
+  if (outcome && 'uid' in outcome) noteEvents(tx, ['withdrawal.processing']);
 }

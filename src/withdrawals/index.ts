@@ -6,6 +6,7 @@ import { chainJob, intervalJob, wakingOn } from '../core/jobs.ts';
 import { denyList } from '../core/risk.ts';
 import { autoWithdrawOnCredit } from './auto.ts';
 import type { withdrawalConfig } from './config.ts';
+import { withdrawalQueueGauge } from './metrics.ts';
 import './graphql.ts';
 import { withdrawalRoutes } from './rest.ts';
 import type { SandboxWithdrawalDeps } from './sandbox.ts';
@@ -23,7 +24,7 @@ export function withdrawalsFeature(config: ConfigOf<typeof withdrawalConfig>): F
     services: (p) => {
       const withdrawals: SandboxWithdrawalDeps = {
         db: p.db,
-        events: p.bus,
+        events: p.commits,
         chains: p.chains,
         risk: denyList(p.config.riskDenyList),
         logger: p.logger,
@@ -33,6 +34,7 @@ export function withdrawalsFeature(config: ConfigOf<typeof withdrawalConfig>): F
       };
       p.chains.onOutgoing('withdrawal', (report) => applyOutgoingReport(withdrawals, report));
       p.credits.add(autoWithdrawOnCredit);
+      withdrawalQueueGauge(p.metrics, p.db);
       return { withdrawals };
     },
     routes: withdrawalRoutes,

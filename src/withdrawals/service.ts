@@ -139,7 +139,8 @@ const byAsset = (candidates: Candidate[]): [PaymentCurrency, Candidate[]][] => {
 
 /**
  * Creates the candidates' withdrawals (in the caller's transaction, or alone for one asset): per asset, all of its
- * items or none of them (docs/withdrawals.md). Answers, per candidate position, the uid or the refusal.
+ * items or none of them (docs/withdrawals.md). Answers, per candidate position, the uid or the refusal. Their
+ * `withdrawal.processing` events are the caller's to note (noteEvents, or idempotent's `events`).
  */
 export async function createWithdrawals(
   q: Tx,
@@ -184,7 +185,12 @@ export async function withdraw(deps: WithdrawalDeps, company: Company, input: { 
           const o = created.get(position)!;
           return 'uid' in o ? { message: ACCEPTED_MESSAGE, success: true, uid: o.uid } : { message: o.refused, success: false, uid: '' };
         });
-        return { result: results, stored: { results: results as unknown as Prisma.InputJsonArray } };
+        const accepted = [...created.values()].filter((o) => 'uid' in o);
+        return {
+          result: results,
+          stored: { results: results as unknown as Prisma.InputJsonArray },
+          events: accepted.map(() => 'withdrawal.processing'),
+        };
       },
       replay: async (stored) => (stored as unknown as { results: ItemResult[] }).results,
     },
