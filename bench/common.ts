@@ -10,7 +10,7 @@ export const GQL_CREATE = JSON.stringify({
   query: 'mutation($i: CreateInvoiceInput!){ createInvoice(input:$i){ __typename ... on CreateInvoiceSuccess { invoice { id status } } } }',
   variables: { i: { invoiceCurrency: 'USD', items: [{ name: 'Coffee', price: '4.5' }, { name: 'Cake', price: '3.25' }] } },
 });
-const GQL_READ = 'query($id: ID!){ invoice(id:$id){ id status createdAt company { name } invoiceContent { items { name price } } } }';
+const GQL_READ = 'query($id: ID!){ invoice(id:$id){ id status createdAt company { name } content { items { name price } } } }';
 export const gqlRead = (id: string) => JSON.stringify({ query: GQL_READ, variables: { id } });
 
 export const log = (msg: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
