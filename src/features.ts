@@ -2,6 +2,7 @@
 // (and its config section in config.ts); see docs/architecture.md.
 import { companiesFeature } from './companies/index.ts';
 import { depositsFeature } from './deposits/index.ts';
+import { exportsFeature } from './exports/index.ts';
 import { loadConfig, type Config } from './config.ts';
 import type { Feature, Platform, Services } from './core/feature.ts';
 import type { Job } from './core/jobs.ts';
@@ -21,6 +22,7 @@ export const features = (config: Config): Feature[] => [
   webhooksFeature(config.webhooks),
   withdrawalsFeature(config.withdrawals),
   depositsFeature(),
+  exportsFeature(config.exports),
 ];
 
 /** Every REST route of the public API listener (routes do not depend on the configuration: defaults do). */
