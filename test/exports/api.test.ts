@@ -9,7 +9,7 @@ import { Money } from '../../src/domain/money.ts';
 import { DATABASES } from '../support/databases.ts';
 import { balanceOf, eventually, fund } from '../support/funding.ts';
 import { useServer, type TestServer } from '../support/server.ts';
-import { download, rangeQuery, type CsvDownload } from './support.ts';
+import { download, rangeQuery, type CsvDownload, type CsvRow } from './support.ts';
 
 const TRON = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
 const PUBLIC_BASE_URL = 'https://payrail.example';
@@ -92,7 +92,7 @@ async function runFlow(server: TestServer): Promise<Flow> {
 const ledgerPath = (from: string, to: string) => `/api/company/exports/ledger.csv?${rangeQuery(from, to)}`;
 const invoicesPath = (from: string, to: string) => `/api/company/exports/invoices.csv?${rangeQuery(from, to)}`;
 const fields = ['journal_kind', 'account', 'amount', 'source_type', 'source_id', 'invoice_id', 'tx_hash'] as const;
-const pick = (row: Record<string, string>) => fields.map((f) => row[f]!).join(' | ');
+const pick = (row: CsvRow) => fields.map((f) => row[f]!).join(' | ');
 
 describe.each(DATABASES)('exports on %s', { timeout: 120_000 }, (kind) => {
   // Three rows per query, so the flow's export spans many pages (and the same instant across pages).
@@ -202,7 +202,7 @@ describe.each(DATABASES)('exports on %s', { timeout: 120_000 }, (kind) => {
     expect(res.headers.get('content-disposition')).toMatch(/^attachment; filename="invoices_\d{8}T\d{9}Z_99991231T235959999Z\.csv"$/);
     expect(res.columns).toEqual([...INVOICE_COLUMNS]);
     expect(res.rows.map((r) => r.invoice_id)).toEqual([flow.paid.invoiceId, flow.refunded.invoiceId]);
-    const [paid, refunded] = res.rows as [Record<string, string>, Record<string, string>];
+    const [paid, refunded] = res.rows as [CsvRow, CsvRow];
     expect(paid).toMatchObject({
       status: 'done',
       invoice_currency: 'usd',
@@ -235,7 +235,7 @@ describe.each(DATABASES)('exports on %s', { timeout: 120_000 }, (kind) => {
     });
     const invoice = (await server.request('GET', `/api/invoices/v1/regular/${flow.paid.invoiceId}`)).body;
     for (const r of [paid, refunded]) {
-      for (const c of ['created_at', 'proceeded_at', 'expired_at', 'settled_at']) expect(r[c], c).toMatch(ISO_MS);
+      for (const c of ['created_at', 'proceeded_at', 'expired_at', 'settled_at'] as const) expect(r[c], c).toMatch(ISO_MS);
     }
     expect(paid.expired_at).toBe(invoice.expiredAt);
   });

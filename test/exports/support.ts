@@ -3,7 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { parse } from 'csv-parse/sync';
 import { expect } from 'vitest';
 import type { Db } from '../../src/db/client.ts';
+import type { INVOICE_COLUMNS } from '../../src/exports/invoices.ts';
+import type { LEDGER_COLUMNS } from '../../src/ledger/entries.ts';
 import type { TestServer } from '../support/server.ts';
+
+/** A row of either export, by column name. */
+export type CsvRow = Record<(typeof LEDGER_COLUMNS)[number] | (typeof INVOICE_COLUMNS)[number], string>;
 
 export interface CsvDownload {
   status: number;
@@ -12,15 +17,15 @@ export interface CsvDownload {
   /** The header row. */
   columns: string[];
   /** Every other row, by column name. */
-  rows: Record<string, string>[];
+  rows: CsvRow[];
 }
 
 /** Reads a CSV answer; checks the RFC 4180 framing (CRLF after every record) on the way. */
-export function parseCsv(text: string): { columns: string[]; rows: Record<string, string>[] } {
+export function parseCsv(text: string): { columns: string[]; rows: CsvRow[] } {
   expect(text.endsWith('\r\n'), 'the file ends with CRLF').toBe(true);
   const records = parse(text, { record_delimiter: '\r\n' }) as string[][];
   const [columns, ...body] = records;
-  return { columns: columns!, rows: body.map((r) => Object.fromEntries(columns!.map((c, i) => [c, r[i]!]))) };
+  return { columns: columns!, rows: body.map((r) => Object.fromEntries(columns!.map((c, i) => [c, r[i]!])) as CsvRow) };
 }
 
 export async function download(server: TestServer, path: string, token?: string): Promise<CsvDownload> {
