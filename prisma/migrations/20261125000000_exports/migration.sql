@@ -1,6 +1,8 @@
 -- Reconciliation exports (issue 15): a company's ledger entries read in (createdAt, id) order in keyset pages, and
 -- short-lived download links (only a hash of each token is stored).
-CREATE INDEX "LedgerEntry_companyId_createdAt_id_idx" ON "LedgerEntry"("companyId", "createdAt", "id");
+-- IF NOT EXISTS: on a large ledger an operator may build it first without blocking writes (CREATE INDEX CONCURRENTLY
+-- under this name, docs/exports.md); this then finds it there.
+CREATE INDEX IF NOT EXISTS "LedgerEntry_companyId_createdAt_id_idx" ON "LedgerEntry"("companyId", "createdAt", "id");
 
 CREATE TABLE "ExportLink" (
     "tokenHash" TEXT NOT NULL,
