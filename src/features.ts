@@ -2,6 +2,7 @@
 // (and its config section in config.ts); see docs/architecture.md.
 import { companiesFeature } from './companies/index.ts';
 import { depositsFeature } from './deposits/index.ts';
+import { exportsFeature } from './exports/index.ts';
 import { loadConfig, type Config } from './config.ts';
 import type { Feature, Platform, Services } from './core/feature.ts';
 import type { Job } from './core/jobs.ts';
@@ -23,6 +24,7 @@ export const features = (config: Config): Feature[] => [
   webhooksFeature(config.webhooks),
   withdrawalsFeature(config.withdrawals),
   depositsFeature(),
+  exportsFeature(config.exports),
 ];
 
 /** Every REST route of the public API listener (routes do not depend on the configuration: defaults do). */
@@ -36,6 +38,7 @@ const API_TAGS: TagDoc[] = [
   { name: 'Webhooks', description: 'The webhook URL, the delivery log, redelivery and the event feed (docs/webhooks.md).' },
   { name: 'Merchant', description: 'Balances and underpayment limits.' },
   { name: 'Sandbox', description: 'Simulated chain activity and the test clock; only in sandbox mode.' },
+  { name: 'Exports', description: 'Reconciliation exports: the ledger and the invoices of a date range as streamed RFC 4180 CSV, and download links (docs/exports.md).' },
 ];
 
 const API_DESCRIPTION = [

@@ -1,7 +1,10 @@
 // Operator API behind the merchant CLI: lets the CLI manage merchants while the server holds the database.
 import type { CustodySource } from '../chains/custody.ts';
 import type { Db } from '../db/client.ts';
-import type { Route } from '../http/router.ts';
+import { route, type Route } from '../http/router.ts';
+import { z } from 'zod';
+import { instant } from '../core/validation.ts';
+import { balancesBefore, companyOfEntry, readEntryPage } from '../ledger/entries.ts';
 import { verifyLedger } from '../ledger/verify.ts';
 import { companyIdSchema, createCompany, listCompanies, rotatePublicToken, rotateSecretKey, type CreateCompanyInput } from '../companies/service.ts';
 import { parseInput } from '../core/validation.ts';
@@ -14,7 +17,41 @@ export interface AdminContext {
   custody: CustodySource[];
 }
 
+// The entry reads of ledger:verify --export (src/ledger/verify-export.ts), for a CLI on the server's embedded database.
+const entryPageQuery = z.object({
+  companyId: z.uuid(),
+  from: instant,
+  to: instant,
+  afterCreatedAt: instant.optional(),
+  afterId: z.uuid().optional(),
+  limit: z.coerce.number().int().min(1).max(10_000),
+});
+const balancesQuery = z.object({ companyId: z.uuid(), at: instant });
+
 export const adminRoutes: Route<AdminContext>[] = [
+  route({
+    method: 'GET',
+    path: '/admin/ledger/entries',
+    auth: 'none',
+    query: entryPageQuery,
+    handler: async ({ query: q }, ctx) => {
+      const after = q.afterCreatedAt && q.afterId ? { createdAt: q.afterCreatedAt, id: q.afterId } : null;
+      return { status: 200, body: await readEntryPage(ctx.db, q.companyId, { from: q.from, to: q.to }, after, q.limit) };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/admin/ledger/balances-before',
+    auth: 'none',
+    query: balancesQuery,
+    handler: async ({ query: q }, ctx) => ({ status: 200, body: Object.fromEntries(await balancesBefore(ctx.db, q.companyId, q.at)) }),
+  }),
+  route({
+    method: 'GET',
+    path: '/admin/ledger/entries/:id/company',
+    auth: 'none',
+    handler: async (req, ctx) => ({ status: 200, body: { companyId: await companyOfEntry(ctx.db, req.params['id']!) } }),
+  }),
   // 200 either way: the report says whether the ledger holds; the CLI turns `ok` into its exit code.
   { method: 'GET', path: '/admin/ledger/verify', auth: 'none', handler: async (_req, ctx) => ({ status: 200, body: await verifyLedger(ctx.db, ctx.custody) }) },
   { method: 'GET', path: '/admin/companies', auth: 'none', handler: async (_req, ctx) => ({ status: 200, body: await listCompanies(ctx.db) }) },

@@ -85,3 +85,56 @@ export const errorBodySchema = z
 export function errorBody(error: AppError, requestId: string): ErrorBody {
   return { error: { code: error.code, message: error.message, details: error.details, requestId } };
 }
+
+/**
+ * Writes a streamed body (RestResponse.stream) with backpressure: a chunk is asked for only once the client took
+ * the previous one (the socket drained), and none once the client went away, when the source is closed
+ * (`return()`: a generator's `finally` runs, no further query starts). Until the first chunk nothing is sent, so a
+ * failure there throws and the caller answers an ordinary error. A failure after it cuts the connection: the client
+ * sees a broken transfer (no final chunk), never a short body that looks complete.
+ */
+export async function sendStream(
+  res: ServerResponse,
+  status: number,
+  headers: Record<string, string>,
+  chunks: AsyncIterable<string>,
+  onFailure: (error: unknown, clientGone: boolean) => void,
+): Promise<'complete' | 'client-gone' | 'failed'> {
+  const source = chunks[Symbol.asyncIterator]();
+  let step = await source.next();
+  let closed = false;
+  const onClose = () => {
+    closed = true;
+  };
+  res.once('close', onClose);
+  res.writeHead(status, headers);
+  try {
+    while (!step.done && !closed) {
+      if (!res.write(step.value) && !closed) await drainedOrClosed(res);
+      if (closed) break;
+      step = await source.next();
+    }
+    if (closed) return 'client-gone';
+    res.end();
+    return 'complete';
+  } catch (e) {
+    onFailure(e, closed);
+    res.destroy();
+    return 'failed';
+  } finally {
+    res.off('close', onClose);
+    if (!step.done) await source.return?.().catch(() => undefined);
+  }
+}
+
+function drainedOrClosed(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}

@@ -5,7 +5,7 @@ import { AppError, UnauthenticatedError, ValidationError } from '../errors/app-e
 import type { Logger } from '../logger.ts';
 import { clientError, errorHeaders } from './edge.ts';
 import { findInputProblem } from './input-guard.ts';
-import { errorBody, parseJsonBody, readBody, sendJson } from './io.ts';
+import { errorBody, parseJsonBody, readBody, sendJson, sendStream } from './io.ts';
 import { labelRoute } from './route-label.ts';
 import type { Router } from './router.ts';
 
@@ -51,7 +51,13 @@ export function createRestHandler<Ctx>(router: Router<Ctx>, ctx: Ctx, options: R
         },
         ctx,
       );
-      sendJson(res, out.status, out.body, { ...baseHeaders, ...out.headers });
+      if (out.stream) {
+        await sendStream(res, out.status, { ...baseHeaders, ...out.headers }, out.stream, (err, clientGone) =>
+          clientGone
+            ? options.logger.debug({ err, requestId }, 'streamed answer stopped: the client went away')
+            : options.logger.error({ err, requestId }, 'streamed answer failed after its first byte: connection cut'),
+        );
+      } else sendJson(res, out.status, out.body, { ...baseHeaders, ...out.headers });
     } catch (e) {
       const error = clientError(e, (err) => options.logger.error({ err, requestId }, 'unhandled error'));
       sendJson(res, error.status, errorBody(error, requestId), { ...baseHeaders, ...errorHeaders(error) });

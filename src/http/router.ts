@@ -16,7 +16,14 @@ export interface RestRequest<Body = unknown, Query = URLSearchParams> {
 
 export interface RestResponse {
   status: number;
-  body: unknown;
+  /** The JSON body; ignored when `stream` is given. */
+  body?: unknown;
+  /**
+   * A body written chunk by chunk as it is produced (a CSV export), with backpressure: the next chunk is asked for
+   * once the client took the last one, and not at all once it went away. `headers` name its type. A failure before
+   * the first chunk is an ordinary error answer; after it, the connection is cut (io.ts sendStream).
+   */
+  stream?: AsyncIterable<string>;
   headers?: Record<string, string>;
 }
 

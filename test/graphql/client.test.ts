@@ -11,6 +11,7 @@ import {
   BalancesDocument,
   ViewerDocument,
   ConfirmSandboxTransferDocument,
+  CreateExportLinkDocument,
   CreateInvoiceDocument,
   CreateSandboxTransferDocument,
   DropSandboxTransferDocument,
@@ -283,6 +284,18 @@ describe.each(DATABASES)('GraphQL through a typed client on %s', (kind) => {
     const deposits = (await merchant.query(DepositsDocument, { filter: { staticAddressId: staticAddress.addressId, status: ['DONE'] } })).data!.deposits;
     expect(deposits.totalCount).toBe(1);
     expect(deposits.nodes[0]).toMatchObject({ amount: '0.5', money: { amount: '0.5', currency: 'LTC' }, status: 'DONE', hash: deposit.txHash, staticAddress: { id: staticAddress.id } });
+
+    // A download link for the ledger export: it serves the CSV without the token (docs/exports.md).
+    const link = as(
+      (await merchant.mutate(CreateExportLinkDocument, { input: { kind: 'LEDGER', from: '2000-01-01T00:00:00.000Z', to: '9999-01-01T00:00:00.000Z' } })).createExportLink,
+      'CreateExportLinkSuccess',
+    ).link;
+    expect(link).toMatchObject({ kind: 'LEDGER', from: '2000-01-01T00:00:00.000Z', to: '9999-01-01T00:00:00.000Z', fileName: 'ledger_20000101T000000000Z_99990101T000000000Z.csv' });
+    const csv = await fetch(`${server.url}${new URL(link.url).pathname}`);
+    expect(csv.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+    expect((await csv.text()).split('\r\n')[0]).toMatch(/^entry_id,created_at,/);
+    const backwards = as((await merchant.mutate(CreateExportLinkDocument, { input: { kind: 'INVOICES', from: '2001-01-01T00:00:00Z', to: '2000-01-01T00:00:00Z' } })).createExportLink, 'ValidationError');
+    expect(backwards.details).toEqual([{ path: 'to', message: 'must be after `from`' }]);
 
     // Every Node refetches by its global id; merchant-only ones are null for anyone else.
     const delivered = (await merchant.query(WebhookDeliveriesDocument, { first: 1, filter: { status: ['DELIVERED'] } })).data!.webhookDeliveries.edges[0]!.node;

@@ -13,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 const VALUE_TYPES = [
   'CompanyAssetSetting',
   'ErrorDetail',
+  'ExportLink',
   'InvoiceContent',
   'InvoiceItem',
   'Money',

@@ -107,6 +107,9 @@ function samples(ids: { invoice: string; transfer: string; event: string }): Rec
     'GET /api/static-addresses': { query: { internalUserId: 'user-1', asset: 'trc20usdt', after: randomUUID(), limit: '10' } },
     'GET /api/static-addresses/:id': { params: { id: randomUUID() } },
     'GET /api/deposits': { query: { addressId: randomUUID(), status: 'done', after: randomUUID(), limit: '10' } },
+    'GET /api/company/exports/ledger.csv': { query: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z' } },
+    'GET /api/company/exports/invoices.csv': { query: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z' } },
+    'GET /api/exports/:token': { params: { token: 'A'.repeat(43) } },
   };
 }
 
