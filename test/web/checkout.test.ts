@@ -98,8 +98,23 @@ describe.runIf(CHROMIUM)('the checkout page in Chromium', () => {
       const id = await invoiceFor(server, token);
       await proceed(server, id, 'btc');
       const { page, problems } = await browser.open();
+      // Every QR image the page ever draws is counted; the live subscription's first message repeats what the first
+      // read showed (its fields in another order) and must not draw the panel again.
+      await page.addInitScript(() => {
+        const w = window as unknown as { qrDrawn: number };
+        w.qrDrawn = 0;
+        new MutationObserver((records) => {
+          for (const r of records) for (const n of r.addedNodes) if (n instanceof Element) w.qrDrawn += n.matches('img[data-qr]') ? 1 : n.querySelectorAll('img[data-qr]').length;
+        }).observe(document, { childList: true, subtree: true });
+      });
+      const firstMessage = new Promise<void>((resolve) =>
+        page.on('websocket', (ws) => ws.on('framereceived', (frame) => String(frame.payload).includes('"type":"next"') && resolve())),
+      );
       await page.goto(`${server.url}/pay/${id}`);
       await page.locator('[data-address]').waitFor();
+      await firstMessage;
+      await page.waitForTimeout(200);
+      expect(await page.evaluate(() => (window as unknown as { qrDrawn: number }).qrDrawn)).toBe(1);
       const due = (await page.locator('[data-amount]').getAttribute('data-amount'))!;
       const firstQr = await readQr(page, '[data-qr]');
       expect(firstQr).toBe(await page.locator('[data-uri]').getAttribute('href'));

@@ -268,6 +268,12 @@ function languageSwitch() {
   );
 }
 
+/** JSON of `value` with every object's keys sorted: equal for equal data, whatever order the fields came in. */
+const sameValues = (value: unknown): string =>
+  JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+  );
+
 /** What the page shows last, so that a poll or a message bringing nothing new changes nothing on the page. */
 let shownAs = '';
 const content = h('div', {});
@@ -280,7 +286,8 @@ const sandboxNotice = root.dataset['sandbox'] === '1' ? h('p', { class: 'banner 
  */
 function show(invoice: Invoice): void {
   const changed = shown?.status !== invoice.status;
-  const signature = JSON.stringify(invoice);
+  // Key order differs between a query's answer and a subscription's message: only the values count.
+  const signature = sameValues(invoice);
   if (signature === shownAs || (!changed && invoice.status === 'CREATED')) return;
   shown = invoice;
   shownAs = signature;
