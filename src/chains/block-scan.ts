@@ -133,7 +133,8 @@ async function forkPoint(source: BlockSource<{ number: number }, PendingTransfer
   throw new Error(`a reorg deeper than the last ${recent.length} blocks read: an operator must look at it`);
 }
 
-function reportOf(network: Network, p: PendingTransfer, confirmations: number, dropped: boolean): TransferReport {
+/** The report of a transfer a scan follows, at `confirmations` (or dropped). */
+export function reportOf(network: Network, p: PendingTransfer, confirmations: number, dropped: boolean): TransferReport {
   return {
     network,
     asset: p.asset,

@@ -13,6 +13,7 @@ import { toMoney } from '../../domain/money.ts';
 import { AppError } from '../../errors/app-error.ts';
 import type { AddressRequest, AllocatedAddress, OutgoingTransfer, TransferReport } from '../adapter.ts';
 import { encodeAddress, tronAccountBytes, validateAddress } from '../address-formats.ts';
+import { reportOf } from '../block-scan.ts';
 import type { TronChainConfig } from '../config.ts';
 import type { AddressBalance } from '../custody.ts';
 import { addressOfPublicKey, deriveAddress, parseExtendedPublicKey } from '../hd.ts';
@@ -199,7 +200,7 @@ class TronAdapter implements NodeAdapter<TronState> {
       if (p.block !== null) await this.reportDepth(p, head, pending);
       else if (head.timestamp > p.expiration + EXPIRY_MARGIN_MS) {
         // Out of the chain since a reorg and past its expiration: it can never come back.
-        await deliverReport(this.context.report, this.context.logger, this.report(p, 0, true));
+        await deliverReport(this.context.report, this.context.logger, reportOf(this.network, p, 0, true));
         pending.delete(pendingKey(p));
       }
     }
@@ -211,27 +212,12 @@ class TronAdapter implements NodeAdapter<TronState> {
   private async reportDepth(p: PendingTransfer, head: Head, pending: Map<string, PendingTransfer>): Promise<void> {
     const confirmations = head.number - p.block! + 1;
     if (confirmations > p.reported) {
-      await deliverReport(this.context.report, this.context.logger, this.report(p, confirmations, false));
+      await deliverReport(this.context.report, this.context.logger, reportOf(this.network, p, confirmations, false));
       p.reported = confirmations;
     }
     if (confirmations >= this.confirmations) pending.delete(pendingKey(p));
   }
 
-  private report(p: PendingTransfer, confirmations: number, dropped: boolean): TransferReport {
-    return {
-      network: this.network,
-      asset: p.asset,
-      txHash: p.txHash,
-      outputIndex: p.outputIndex,
-      from: p.from,
-      to: p.to,
-      tag: null,
-      amount: toMoney(p.amount),
-      confirmations,
-      blockNumber: p.block === null ? null : BigInt(p.block),
-      dropped,
-    };
-  }
 
   /** The transfers to our addresses in one block: TRX transfers, and USDT Transfer logs of successful calls. */
   private transfersIn(block: ApiBlock, infos: ApiTransactionInfo[]): PendingTransfer[] {
