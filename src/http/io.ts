@@ -101,14 +101,20 @@ export async function sendStream(
   onFailure: (error: unknown, clientGone: boolean) => void,
 ): Promise<'complete' | 'client-gone' | 'failed'> {
   const source = chunks[Symbol.asyncIterator]();
-  let step = await source.next();
-  let closed = false;
+  // Listened for before the first chunk is asked for: a client that leaves while it is made (a long first query)
+  // must not leave this waiting for a drain that never comes.
+  let closed = res.destroyed;
   const onClose = () => {
     closed = true;
   };
   res.once('close', onClose);
-  res.writeHead(status, headers);
+  let step: IteratorResult<string> = { done: false, value: '' };
+  let started = false;
   try {
+    step = await source.next();
+    if (closed) return 'client-gone';
+    res.writeHead(status, headers);
+    started = true;
     while (!step.done && !closed) {
       if (!res.write(step.value) && !closed) await drainedOrClosed(res);
       if (closed) break;
@@ -118,6 +124,8 @@ export async function sendStream(
     res.end();
     return 'complete';
   } catch (e) {
+    // Before the first byte: the caller answers an ordinary error.
+    if (!started) throw e;
     onFailure(e, closed);
     res.destroy();
     return 'failed';

@@ -49,6 +49,8 @@ describe('streamed answers', () => {
   /** The connection of the latest request. */
   let lastSocket: Socket | null = null;
   let current: Source | null = null;
+  /** The REST handler's run for the latest request (it must end, whatever the client does). */
+  let lastHandled: Promise<void> | null = null;
   let failEarly: Error | null = null;
 
   beforeAll(async () => {
@@ -68,7 +70,7 @@ describe('streamed answers', () => {
     ];
     const logger = createLogger('debug', { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) });
     const rest = createRestHandler(new Router<object>().add(...routes), {}, { bodyLimitBytes: 1024, caller: async () => null, logger });
-    server = createServer((req, res) => void rest(req, res, new URL(req.url ?? '/', 'http://localhost'), 'req-1'));
+    server = createServer((req, res) => void (lastHandled = rest(req, res, new URL(req.url ?? '/', 'http://localhost'), 'req-1')));
     server.on('request', (req) => {
       lastSocket = req.socket;
     });
@@ -114,6 +116,23 @@ describe('streamed answers', () => {
     source.open(100);
     await eventually(async () => source.finished, (f) => f);
     expect(source.pulls).toBe(2);
+  });
+
+  it('a client that goes away before the first chunk was made stops the source too, and the handler returns', async () => {
+    const source = (current = new Source((i) => `chunk ${i}\n`));
+    lastSocket = null;
+    const abort = new AbortController();
+    const answered = fetch(url, { signal: abort.signal }).catch((e: unknown) => e);
+    await eventually(async () => lastSocket, (s) => s !== null);
+    const socket = lastSocket!;
+    abort.abort();
+    await answered;
+    await once(socket, 'close');
+    // Only now is the first chunk made: the handler notices the client is gone, closes the source and returns.
+    source.open(100);
+    await eventually(async () => source.finished, (f) => f);
+    expect(source.pulls).toBe(1);
+    await expect(lastHandled).resolves.toBeUndefined();
   });
 
   it('a failure after the first byte cuts the connection: the client sees a broken transfer, not a short file', async () => {
