@@ -57,6 +57,9 @@ const CORS_HEADERS = {
   'access-control-max-age': '600',
 };
 
+/** A request's URL for the log: an export download link's token is a credential, so it is left out. */
+export const withoutSecrets = (url: string | undefined) => url?.replace(/^\/api\/exports\/[^/?#]+/, '/api/exports/<token>');
+
 export interface StartOptions {
   /** Runs on the open database before the server accepts connections. */
   beforeListen?: (db: Database['prisma']) => Promise<void>;
@@ -121,7 +124,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     const started = process.hrtime.bigint();
     ops.observe(req, res);
     res.on('finish', () => {
-      logger.debug({ requestId, method: req.method, url: req.url, status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'request');
+      logger.debug({ requestId, method: req.method, url: withoutSecrets(req.url), status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'request');
     });
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (await ops.serve(req, res, url.pathname, requestId)) return;

@@ -68,7 +68,11 @@ type CompanyRef = z.output<typeof companyIdSchema>;
 /** Issues a new public token; the old one stops working at once (in this process) or within the cache TTL. */
 export async function rotatePublicToken(db: Db, { companyId }: CompanyRef): Promise<{ companyId: string; publicToken: string }> {
   const publicToken = newPublicToken();
-  const updated = await db.company.updateMany({ where: { id: companyId }, data: { publicTokenHash: hashToken(publicToken) } });
+  // A rotation contains a leaked token: the export download links it made end with it (docs/exports.md).
+  const [updated] = await db.$transaction([
+    db.company.updateMany({ where: { id: companyId }, data: { publicTokenHash: hashToken(publicToken) } }),
+    db.exportLink.deleteMany({ where: { companyId } }),
+  ]);
   if (updated.count === 0) throw new NotFoundError(`No company with id ${companyId}`);
   return { companyId, publicToken };
 }

@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { LEDGER_COLUMNS } from '../../src/ledger/entries.ts';
 import { INVOICE_COLUMNS } from '../../src/exports/invoices.ts';
 import { Money } from '../../src/domain/money.ts';
+import { rotatePublicToken } from '../../src/companies/service.ts';
 import { DATABASES } from '../support/databases.ts';
 import { balanceOf, eventually, fund } from '../support/funding.ts';
 import { useServer, type TestServer } from '../support/server.ts';
@@ -343,6 +344,18 @@ describe.each(DATABASES)('exports on %s', { timeout: 120_000 }, (kind) => {
       const expired = await server.request('GET', path);
       expect(expired.status).toBe(404);
       expect(expired.body.error.message).toMatch(/expired/);
+    });
+
+    it("rotating a merchant's token ends the links it made; another merchant's links stay", async () => {
+      const m = await server.merchant();
+      const mine = new URL((await createLink(m.publicToken, { kind: 'LEDGER', from: flow.from, to: ALL_UNTIL })).body.data.createExportLink.link.url).pathname;
+      const theirs = new URL((await createLink(flow.token, { kind: 'LEDGER', from: flow.from, to: ALL_UNTIL })).body.data.createExportLink.link.url).pathname;
+      expect((await download(server, mine)).status).toBe(200);
+      await rotatePublicToken(server.app.db.prisma, { companyId: m.companyId });
+      server.app.auth.invalidate();
+      const gone = await server.request('GET', mine);
+      expect(gone.status).toBe(404);
+      expect((await download(server, theirs)).status).toBe(200);
     });
 
     it('the same range rules as REST; merchants only', async () => {
