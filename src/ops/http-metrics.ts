@@ -11,7 +11,7 @@ const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 export function httpMetrics(metrics: Metrics): (req: IncomingMessage, res: ServerResponse) => void {
   const requests = metrics.counter({
     name: 'payrail_http_requests_total',
-    help: 'Requests answered on the public listener, by method, route template (unmatched: no route) and status.',
+    help: 'Requests answered on the public listener, by method, route template (unmatched: no route) and status (aborted: the connection ended before the answer did, a client that left or a streamed answer cut after a failure).',
     labelNames: ['method', 'route', 'status'],
   });
   const duration = metrics.histogram({
@@ -20,16 +20,22 @@ export function httpMetrics(metrics: Metrics): (req: IncomingMessage, res: Serve
     labelNames: ['method', 'route'],
     buckets: BUCKETS,
   });
-  /** Call as the request arrives: it is counted once its answer is sent. */
+  /** Call as the request arrives: it is counted once, when its answer is sent or its connection ends first. */
   return (req, res) => {
     const started = process.hrtime.bigint();
-    res.once('finish', () => {
+    let counted = false;
+    const count = () => {
+      if (counted) return;
+      counted = true;
       const method = METHODS.has(req.method ?? '') ? req.method! : 'other';
       const route = routeLabel(res);
-      requests.inc({ method, route, status: String(res.statusCode) });
-      if (!String(res.getHeader('content-type') ?? '').startsWith('text/event-stream')) {
-        duration.observe({ method, route }, Number(process.hrtime.bigint() - started) / 1e9);
-      }
-    });
+      const sse = String(res.getHeader('content-type') ?? '').startsWith('text/event-stream');
+      // An SSE stream ends when its client leaves: that is how it is meant to end, not an abort.
+      const status = res.writableFinished || (sse && res.headersSent) ? String(res.statusCode) : 'aborted';
+      requests.inc({ method, route, status });
+      if (!sse) duration.observe({ method, route }, Number(process.hrtime.bigint() - started) / 1e9);
+    };
+    res.once('finish', count);
+    res.once('close', count);
   };
 }
