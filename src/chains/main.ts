@@ -3,6 +3,8 @@
 // PostgreSQL only: an embedded PGlite database belongs to the server process.
 import { loadConfigOrExit } from '../config.ts';
 import { JobRunner } from '../core/jobs.ts';
+import { MetricsRegistry } from '../ops/metrics.ts';
+import { startWorkerOps } from '../ops/worker.ts';
 import { assemble } from '../features.ts';
 import { createLogger } from '../logger.ts';
 import { openPlatform } from '../platform.ts';
@@ -14,7 +16,9 @@ if (config.embedded) {
   process.exit(1);
 }
 const logger = createLogger(config.logLevel);
-const platform = await openPlatform(config, logger, { role: 'chains worker', signer: true, chainWork: true, chainsWorker: true }).catch((e: unknown) => {
+// What this process commits (payments credited, withdrawals and refunds settled) is counted here: WORKER_METRICS_PORT.
+const metrics = new MetricsRegistry(logger);
+const platform = await openPlatform(config, logger, { role: 'chains worker', signer: true, chainWork: true, chainsWorker: true, metrics }).catch((e: unknown) => {
   logger.fatal({ err: e }, 'the chains worker could not start');
   process.exit(1);
 });
@@ -23,13 +27,18 @@ const platform = await openPlatform(config, logger, { role: 'chains worker', sig
 const assembled = assemble(config, platform);
 const jobs = new JobRunner([...platform.chains.jobs(), ...assembled.jobs.filter((job) => job.onChain)]);
 jobs.start();
+const ops =
+  config.workerMetricsPort === undefined
+    ? null
+    : await startWorkerOps({ host: config.workerMetricsHost, port: config.workerMetricsPort, metricsToken: config.metricsToken, metrics, database: platform.database, jobs, chains: platform.chains, logger });
 const nodes = platform.chains.health().filter((c) => c.mode === 'node').map((c) => c.network);
 if (nodes.length === 0) logger.warn('no network runs on a real node (CHAINS_FILE): the chains worker has nothing to watch');
 if (!(config.signerMnemonicFile || config.signerMnemonic)) logger.warn('no signer (SIGNER_MNEMONIC_FILE): the chains worker watches and credits, but sends nothing');
-logger.info({ networks: nodes, jobs: jobs.jobs.map((j) => j.name) }, 'chains worker running');
+logger.info({ networks: nodes, jobs: jobs.jobs.map((j) => j.name), ops: ops?.url ?? null }, 'chains worker running');
 
 exitOnSignals(
   async () => {
+    await ops?.stop();
     await jobs.stop();
     await assembled.close();
     await platform.close();

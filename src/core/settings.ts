@@ -41,6 +41,12 @@ export const coreConfig = configSection(
     ADMIN_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
     /** Bearer token /metrics on the public listener requires; unset: it answers 404 there (the admin listener serves it). */
     METRICS_TOKEN: z.string().min(24, 'must be at least 24 characters').max(1000).optional(),
+    /**
+     * The worker processes (chains worker, webhook worker) serve /metrics (METRICS_TOKEN) and /health/live,
+     * /health/ready on this port when it is set; what they commit is counted in their own metrics.
+     */
+    WORKER_METRICS_PORT: port.optional(),
+    WORKER_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
     SHUTDOWN_TIMEOUT_MS: milliseconds(0, 600_000, 10_000),
     /** Simulated chain + test clock for the networks CHAINS_FILE leaves out; 0: those networks are off. */
     SANDBOX: flag('1'),

@@ -2,6 +2,9 @@
 // PostgreSQL only: an embedded PGlite database belongs to the server process.
 import { loadConfigOrExit } from '../config.ts';
 import { createLogger } from '../logger.ts';
+import { JobRunner } from '../core/jobs.ts';
+import { MetricsRegistry } from '../ops/metrics.ts';
+import { startWorkerOps } from '../ops/worker.ts';
 import { openPlatform } from '../platform.ts';
 import { exitOnSignals } from '../shutdown.ts';
 import { createWebhookRuntime } from './runtime.ts';
@@ -14,14 +17,22 @@ if (config.embedded) {
 const logger = createLogger(config.logLevel);
 // The worker opens its own connections (WEBHOOK_DB_POOL_SIZE); this pool serves migrations and the event bus.
 const poolSize = config.webhooks.dbPoolSize > 0 ? 1 : Math.min(config.dbPoolSize, config.webhooks.concurrency + 2);
-const platform = await openPlatform(config, logger, { role: 'webhook worker', poolSize });
+// Deliveries' outcomes and lag are counted here: WORKER_METRICS_PORT shows them.
+const metrics = new MetricsRegistry(logger);
+const platform = await openPlatform(config, logger, { role: 'webhook worker', poolSize, metrics });
 const runtime = createWebhookRuntime(config.webhooks, platform, true);
-runtime.workerJob.start();
-logger.info({ concurrency: config.webhooks.concurrency }, 'webhook worker running');
+const jobs = new JobRunner([runtime.workerJob]);
+jobs.start();
+const ops =
+  config.workerMetricsPort === undefined
+    ? null
+    : await startWorkerOps({ host: config.workerMetricsHost, port: config.workerMetricsPort, metricsToken: config.metricsToken, metrics, database: platform.database, jobs, chains: platform.chains, logger });
+logger.info({ concurrency: config.webhooks.concurrency, ops: ops?.url ?? null }, 'webhook worker running');
 
 exitOnSignals(
   async () => {
-    await runtime.workerJob.stop();
+    await ops?.stop();
+    await jobs.stop();
     runtime.close();
     await platform.close();
   },

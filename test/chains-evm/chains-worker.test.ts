@@ -8,6 +8,7 @@ import { startAnvil, type Anvil } from '../support/anvil-node.ts';
 import { chainsEnv, testSigner, testXpub } from '../support/chains.ts';
 import { DATABASES } from '../support/databases.ts';
 import { eventually } from '../support/funding.ts';
+import { freePort } from '../support/net.ts';
 import { launch, sleep, stopAllChildren, waitForExit, type Proc } from '../support/processes.ts';
 import { useServer } from '../support/server.ts';
 
@@ -19,6 +20,8 @@ describe.runIf(DATABASES.includes('postgres'))('the chains worker beside a serve
   let node: Anvil;
   let chains: Record<string, string>;
   let worker: Proc;
+  let workerOps = '';
+  const METRICS_TOKEN = 'worker-metrics-token-of-the-test-0001';
   const env: Record<string, string> = { CHAIN_WORKER: '0', WITHDRAWAL_SEND_INTERVAL_MS: '60000', REFUND_RETRY_INTERVAL_MS: '60000' };
   beforeAll(async () => {
     node = await startAnvil();
@@ -29,8 +32,18 @@ describe.runIf(DATABASES.includes('postgres'))('the chains worker beside a serve
   const server = useServer('postgres', env);
   beforeAll(async () => {
     // Sends wake at once on the server's events (over PostgreSQL NOTIFY): the long intervals above prove it.
-    worker = launch('src/chains/main.ts', [], { ...chains, DATABASE_URL: server.databaseUrl, LOG_LEVEL: 'info', WITHDRAWAL_SEND_INTERVAL_MS: '60000', REFUND_RETRY_INTERVAL_MS: '60000' });
+    const port = await freePort();
+    worker = launch('src/chains/main.ts', [], {
+      ...chains,
+      DATABASE_URL: server.databaseUrl,
+      LOG_LEVEL: 'info',
+      WITHDRAWAL_SEND_INTERVAL_MS: '60000',
+      REFUND_RETRY_INTERVAL_MS: '60000',
+      WORKER_METRICS_PORT: String(port),
+      METRICS_TOKEN,
+    });
     await worker.waitForStdout((out) => out.includes('chains worker running'), 'the chains worker to start');
+    workerOps = `http://127.0.0.1:${port}`;
   });
   afterAll(async () => {
     worker?.child.kill('SIGTERM');
@@ -98,5 +111,18 @@ describe.runIf(DATABASES.includes('postgres'))('the chains worker beside a serve
     expect(refunded.body.refund).toMatchObject({ status: 'queued', txHash: null });
     const confirmed = await mineUntil(async () => (await read(short.id)).refund, (r) => r.status === 'confirmed');
     expect(confirmed.txHash).toMatch(/^0x[0-9a-f]{64}$/);
+
+    // What the worker committed is counted in its own metrics, on its own listener (WORKER_METRICS_PORT).
+    expect((await fetch(`${workerOps}/metrics`)).status).toBe(401);
+    const scraped = await (await fetch(`${workerOps}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+    const value = (series: string) => Number(new RegExp(`^${series.replace(/[{}"]/g, (c) => `\\${c}`)} (\\d+)$`, 'm').exec(scraped)?.[1] ?? NaN);
+    expect(value('payrail_invoice_transitions_total{status="processing"}')).toBe(2);
+    expect(value('payrail_invoice_transitions_total{status="done"}')).toBe(1);
+    expect(value('payrail_invoice_transitions_total{status="wrong"}')).toBe(1);
+    expect(value('payrail_withdrawal_transitions_total{status="done"}')).toBe(1);
+    // Created, filled and refunded through the server: not the worker's.
+    expect(value('payrail_invoice_transitions_total{status="created"}')).toBe(0);
+    expect(value('payrail_invoice_transitions_total{status="refunded"}')).toBe(0);
+    expect((await fetch(`${workerOps}/health/ready`)).status).toBe(200);
   });
 });
