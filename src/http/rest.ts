@@ -31,11 +31,12 @@ export function createRestHandler<Ctx>(router: Router<Ctx>, ctx: Ctx, options: R
       }
       const { route, params } = match;
       labelRoute(res, route.path);
+      // Who is asking first: an anonymous caller of a merchant route is told 401 whatever else is wrong.
+      const company = route.auth === 'none' ? null : await options.caller(req.headers.authorization);
+      if (route.auth === 'required' && !company) throw new UnauthenticatedError();
       const query = Object.fromEntries(url.searchParams);
       const badParam = findInputProblem(params) ?? findInputProblem(query);
       if (badParam) throw new ValidationError([badParam]);
-      const company = route.auth === 'none' ? null : await options.caller(req.headers.authorization);
-      if (route.auth === 'required' && !company) throw new UnauthenticatedError();
       const raw = method === 'GET' ? Buffer.alloc(0) : await readBody(req, options.bodyLimitBytes);
       const body = parseJsonBody(req, raw);
       const badBody = findInputProblem(body);
