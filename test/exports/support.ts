@@ -1,4 +1,5 @@
 // Helpers of the export tests: downloads parsed as CSV, and ledger entries written straight to the database.
+import { checkApiExchange } from '../support/contract.ts';
 import { randomUUID } from 'node:crypto';
 import { parse } from 'csv-parse/sync';
 import { expect } from 'vitest';
@@ -31,6 +32,7 @@ export function parseCsv(text: string): { columns: string[]; rows: CsvRow[] } {
 export async function download(server: TestServer, path: string, token?: string): Promise<CsvDownload> {
   const res = await fetch(`${server.url}${path}`, { headers: token ? { authorization: `Bearer ${token}` } : {}, signal: AbortSignal.timeout(30_000) });
   const text = await res.text();
+  checkApiExchange({ method: 'GET', path, status: res.status, contentType: res.headers.get('content-type'), text });
   if (res.status !== 200) return { status: res.status, headers: res.headers, text, columns: [], rows: [] };
   return { status: res.status, headers: res.headers, text, ...parseCsv(text) };
 }

@@ -60,6 +60,11 @@ describe('the contract check', () => {
     expect(check({ method: 'OPTIONS', status: 204, contentType: null, text: '' })).not.toThrow();
   });
 
+  it('refuses a 500 anywhere under /api/, documented or not: no request of a test may cause one', () => {
+    expect(check({ status: 500, text: error('INTERNAL') })).toThrow(/GET \/api\/things\/t1 answered 500 INTERNAL, a bug/);
+    expect(check({ path: '/api/nowhere', status: 500, text: error('INTERNAL') })).toThrow(/answered 500 INTERNAL, a bug/);
+  });
+
   it('refuses a status the operation does not list, naming the operation and the statuses it lists', () => {
     expect(check({ status: 409, text: error('CONFLICT') })).toThrow(ContractViolation);
     expect(check({ status: 409, text: error('CONFLICT') })).toThrow(/getThing \(GET \/api\/things\/\{id\}\) answered 409, which the document does not list \(it lists 200, 401, 404, 422, 500, 503\)/);

@@ -135,6 +135,8 @@ export function checkApiExchange(x: ApiExchange, against: Contract = currentCont
   // The reference page and its files are HTML, script and style for a browser, not operations of the API.
   if ((pathname === PAGE_PATH || pathname.startsWith(`${PAGE_PATH}/`)) && x.status === 200) return;
   const mediaType = x.contentType ? mediaTypeOf(x.contentType) : null;
+  // Documented for every operation, yet never meant to happen: no request of a test may cause one.
+  if (x.status === 500) throw new ContractViolation(`${method} ${pathname} answered 500 INTERNAL, a bug (docs/errors.md): ${excerpt(x.text)}`);
   // CORS preflight: answered for every /api/ path, with no body.
   if (method === 'OPTIONS') {
     if (x.status !== 204 || x.text !== '') throw new ContractViolation(`OPTIONS ${pathname}: a preflight answers 204 without a body, got ${x.status} ${excerpt(x.text)}`);
