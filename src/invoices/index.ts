@@ -1,8 +1,7 @@
 // Invoices: create, proceed, read, the lifecycle (expiry, accept, refund) and its jobs.
 import type { ConfigOf } from '../core/config-section.ts';
 import type { Feature, Platform } from '../core/feature.ts';
-import type { Job } from '../core/jobs.ts';
-import { chainJob, intervalJob, wakingOn } from '../core/jobs.ts';
+import { chainJob, intervalJob, wakingOn, type Job } from '../core/jobs.ts';
 import { defaultFeeTable, loadFeeTable } from '../pricing/fees.ts';
 import { StaticRateSource } from '../pricing/rates.ts';
 import type { invoiceConfig } from './config.ts';

@@ -138,14 +138,17 @@ export class EvmSender {
         if (again) return again;
       }
       const idle = plan.onlyIfIdle;
-      if (idle && (await openSends(tx, network)).some((s) => s.fromAddress === idle || s.toAddress === idle)) return BUSY;
+      const fromHot = account.address === this.hotAddress();
+      // Read once, under the lock: what the idle check and the hot wallet's funds check both need.
+      const open = idle || fromHot ? await openSends(tx, network) : [];
+      if (idle && open.some((s) => s.fromAddress === idle || s.toAddress === idle)) return BUSY;
       const [{ max }] = (await tx.$queryRaw<{ max: bigint | null }[]>`
         SELECT MAX("nonce") AS "max" FROM "ChainSend" WHERE "network" = ${network} AND "fromAddress" = ${account.address}`) as [{ max: bigint | null }];
       const counted = await this.chain.rpc.transactionCount(account.address, 'pending');
       const nonce = max === null || counted > max ? counted : max + 1n;
-      if (account.address === this.hotAddress()) {
+      if (fromHot) {
         const units = toBaseUnits(plan.amount, PAYMENT_CURRENCY_INFO[plan.asset].decimals);
-        await this.checkFunds(account.address, plan.asset, units, maxCost(plan.fees, plan.gas), await openSends(tx, network));
+        await this.checkFunds(account.address, plan.asset, units, maxCost(plan.fees, plan.gas), open);
       }
       const rawTx = await this.sign(account, nonce, plan.call, plan.gas, plan.fees);
       return storeSend(tx, {
