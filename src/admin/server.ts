@@ -2,11 +2,11 @@ import { randomBytes, randomUUID, timingSafeEqual, createHash } from 'node:crypt
 import fs from 'node:fs';
 import path from 'node:path';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { App } from '../app.ts';
 import { databaseLabel } from '../db/adapters.ts';
 import { UnauthenticatedError } from '../errors/app-error.ts';
 import { errorBody, sendJson } from '../http/io.ts';
+import { listen } from '../http/listen.ts';
 import { createRestHandler } from '../http/rest.ts';
 import { Router } from '../http/router.ts';
 import { adminRoutes, type AdminContext } from './routes.ts';
@@ -62,21 +62,13 @@ export async function startAdminServer(app: App): Promise<AdminServer> {
         res.destroy();
       });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.adminPort, config.adminHost, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  const url = `http://${config.adminHost.includes(':') ? `[${config.adminHost}]` : config.adminHost}:${port}`;
+  const { url, stop } = await listen(server, config.adminPort, config.adminHost);
   const state: AdminState = { pid: process.pid, url, token, database };
   fs.mkdirSync(path.dirname(config.adminStateFile), { recursive: true });
   fs.writeFileSync(config.adminStateFile, JSON.stringify(state), { mode: 0o600 });
   return {
     url,
-    async stop() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    stop,
     releaseStateFile() {
       try {
         const current = JSON.parse(fs.readFileSync(config.adminStateFile, 'utf8')) as AdminState;

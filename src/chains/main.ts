@@ -27,10 +27,7 @@ const platform = await openPlatform(config, logger, { role: 'chains worker', sig
 const assembled = assemble(config, platform);
 const jobs = new JobRunner([...platform.chains.jobs(), ...assembled.jobs.filter((job) => job.onChain)]);
 jobs.start();
-const ops =
-  config.workerMetricsPort === undefined
-    ? null
-    : await startWorkerOps({ host: config.workerMetricsHost, port: config.workerMetricsPort, metricsToken: config.metricsToken, metrics, database: platform.database, jobs, chains: platform.chains, logger });
+const ops = await startWorkerOps(config, { metrics, database: platform.database, jobs, chains: platform.chains, logger });
 const nodes = platform.chains.health().filter((c) => c.mode === 'node').map((c) => c.network);
 if (nodes.length === 0) logger.warn('no network runs on a real node (CHAINS_FILE): the chains worker has nothing to watch');
 if (!(config.signerMnemonicFile || config.signerMnemonic)) logger.warn('no signer (SIGNER_MNEMONIC_FILE): the chains worker watches and credits, but sends nothing');

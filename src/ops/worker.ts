@@ -4,20 +4,24 @@
 // (/metrics needs METRICS_TOKEN; the probes need none and say no more than check names and states).
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Chains } from '../chains/registry.ts';
 import type { JobRunner } from '../core/jobs.ts';
 import type { Database } from '../db/client.ts';
 import { AppError } from '../errors/app-error.ts';
 import { errorBody, sendJson } from '../http/io.ts';
+import { listen, type Listening } from '../http/listen.ts';
 import type { Logger } from '../logger.ts';
 import { serverOps } from './endpoints.ts';
 import type { MetricsRegistry } from './metrics.ts';
 
-export interface WorkerOpsOptions {
-  host: string;
-  port: number;
-  metricsToken: string | undefined;
+/** What a worker's ops listener reads of the configuration (WORKER_METRICS_PORT unset: no listener). */
+export interface WorkerOpsConfig {
+  workerMetricsPort?: number | undefined;
+  workerMetricsHost: string;
+  metricsToken?: string | undefined;
+}
+
+export interface WorkerOpsDeps {
   metrics: MetricsRegistry;
   database: Database;
   jobs: JobRunner;
@@ -25,8 +29,10 @@ export interface WorkerOpsOptions {
   logger: Logger;
 }
 
-export async function startWorkerOps(options: WorkerOpsOptions): Promise<{ url: string; stop(): Promise<void> }> {
-  const ops = serverOps({ metrics: options.metrics, database: options.database, jobs: options.jobs, chains: options.chains, metricsToken: options.metricsToken });
+/** Starts the listener when WORKER_METRICS_PORT is set; null otherwise. */
+export async function startWorkerOps(config: WorkerOpsConfig, deps: WorkerOpsDeps): Promise<Listening | null> {
+  if (config.workerMetricsPort === undefined) return null;
+  const ops = serverOps({ metrics: deps.metrics, database: deps.database, jobs: deps.jobs, chains: deps.chains, metricsToken: config.metricsToken });
   const server = createServer((req, res) => {
     const requestId = randomUUID();
     const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
@@ -36,20 +42,9 @@ export async function startWorkerOps(options: WorkerOpsOptions): Promise<{ url: 
         if (!served) sendJson(res, 404, errorBody(new AppError('NOT_FOUND', `No route for ${req.method} ${pathname}`), requestId));
       })
       .catch((e: unknown) => {
-        options.logger.error({ err: e }, 'ops request failed');
+        deps.logger.error({ err: e }, 'ops request failed');
         res.destroy();
       });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`,
-    async stop() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  return listen(server, config.workerMetricsPort, config.workerMetricsHost);
 }

@@ -23,10 +23,7 @@ const platform = await openPlatform(config, logger, { role: 'webhook worker', po
 const runtime = createWebhookRuntime(config.webhooks, platform, true);
 const jobs = new JobRunner([runtime.workerJob]);
 jobs.start();
-const ops =
-  config.workerMetricsPort === undefined
-    ? null
-    : await startWorkerOps({ host: config.workerMetricsHost, port: config.workerMetricsPort, metricsToken: config.metricsToken, metrics, database: platform.database, jobs, chains: platform.chains, logger });
+const ops = await startWorkerOps(config, { metrics, database: platform.database, jobs, chains: platform.chains, logger });
 logger.info({ concurrency: config.webhooks.concurrency, ops: ops?.url ?? null }, 'webhook worker running');
 
 exitOnSignals(
