@@ -70,7 +70,7 @@ let server = null as { child: ChildProcess; url: string } | null;
 let failed = false;
 try {
   const db = await openDatabase({ url: database.url, poolSize: 2 });
-  const { companyId, publicToken } = await createCompany(db.prisma, { name: 'Bench exports' });
+  const { companyId, test: { publicToken } } = await createCompany(db.prisma, { name: 'Bench exports' });
   log(`exports: seeding ${ENTRIES} ledger entries (${JOURNALS} deposit journals over a year) by SQL`);
   let t = performance.now();
   const spacingMs = (YEAR.to.getTime() - YEAR.from.getTime()) / JOURNALS;

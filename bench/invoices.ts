@@ -54,7 +54,7 @@ async function benchDatabase(section: Section, result: DbResult): Promise<void> 
     log(`${section.db}: starting the service`);
     const config = loadConfig({ DATABASE_URL: section.url, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', DB_POOL_SIZE: String(POOL_SIZE) });
     app = await startApp(config, createLogger('silent'));
-    const { publicToken } = await createCompany(app.db.prisma, { name: 'Bench' });
+    const { test: { publicToken } } = await createCompany(app.db.prisma, { name: 'Bench' });
     const auth = { authorization: `Bearer ${publicToken}`, 'content-type': 'application/json' };
 
     backend = await section.openBaseline();

@@ -185,7 +185,7 @@ const children: ChildProcess[] = [];
 let failed = false;
 try {
   const db = await openDatabase({ url: database.url, poolSize: 1 });
-  const { publicToken } = await createCompany(db.prisma, { name: 'Bench live' });
+  const { test: { publicToken } } = await createCompany(db.prisma, { name: 'Bench live' });
   await db.close();
   // As `npm start` runs it (scripts/run.mjs: the bundled entry point).
   const server = await startProcess(

@@ -61,7 +61,7 @@ try {
   const backend = pgBackend(database.url, 10);
   const baseline = await startBaseline(backend, await insertBaselineCompany(backend));
   try {
-    const { publicToken } = await createCompany(app.db.prisma, { name: 'Bench' });
+    const { test: { publicToken } } = await createCompany(app.db.prisma, { name: 'Bench' });
     const auth = { authorization: `Bearer ${publicToken}`, 'content-type': 'application/json' };
     const ids = await seed(`${app.url}/api/invoices/v1/regular`, auth, 300);
     const json = { 'content-type': 'application/json' };

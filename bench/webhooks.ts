@@ -27,13 +27,20 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import pg from 'pg';
 import { startApp, type App } from '../src/app.ts';
-import { createCompany, type CompanyCredentials } from '../src/companies/service.ts';
+import { createCompany } from '../src/companies/service.ts';
 import { loadConfig } from '../src/config.ts';
 import { invoiceWebhookPayload } from '../src/invoices/status.ts';
 import { newInvoiceId } from '../src/invoices/ids.ts';
 import { createLogger } from '../src/logger.ts';
 import { WebhookSender } from '../src/webhooks/sender.ts';
 import { CREATE_BODY, createBenchDatabase } from './common.ts';
+
+/** A merchant's test-mode side: the bench runs on the sandbox chain. */
+interface BenchMerchant {
+  companyId: string;
+  publicToken: string;
+  secretKey: string;
+}
 
 const DEFAULT_PG = 'postgresql://postgres@127.0.0.1:5432/postgres';
 const CONCURRENCY = 16;
@@ -270,7 +277,7 @@ function makeJobs(count: number, lanes: number[]): Job[] {
  * The outbox's rows (recordInvoiceEvent: the event, and its pending delivery to the company's URL with the event's
  * seq), in one statement per 2,000, due at `dueAt`.
  */
-async function insertBacklog(sql: pg.Client, jobs: Job[], merchants: CompanyCredentials[], dueAt: Date): Promise<void> {
+async function insertBacklog(sql: pg.Client, jobs: Job[], merchants: BenchMerchant[], dueAt: Date): Promise<void> {
   for (let i = 0; i < jobs.length; i += 2_000) {
     const chunk = jobs.slice(i, i + 2_000);
     await sql.query(
@@ -315,7 +322,7 @@ async function api(app: App, method: string, p: string, token: string, json?: un
 // The two measurements
 
 /** The worker drains `jobs`: inserted due in 30 s, made due by 1-minute clock advances, timed until all delivered. */
-async function drain(app: App, sql: pg.Client, receiver: Receiver, merchants: CompanyCredentials[], jobs: Job[], limitMs: number): Promise<DrainResult> {
+async function drain(app: App, sql: pg.Client, receiver: Receiver, merchants: BenchMerchant[], jobs: Job[], limitMs: number): Promise<DrainResult> {
   await receiver.reset();
   const clock = await api(app, 'GET', '/api/sandbox/clock', merchants[0]!.publicToken);
   await insertBacklog(sql, jobs, merchants, new Date(Date.parse(clock.now) + 30_000));
@@ -371,7 +378,7 @@ async function drain(app: App, sql: pg.Client, receiver: Receiver, merchants: Co
 }
 
 /** `loops` sequential loops POSTing the same signed bodies with WebhookSender (the worker's HTTP client) to the receiver. */
-async function baseline(receiver: Receiver, merchants: CompanyCredentials[], jobs: Job[], loops: number, limitMs: number): Promise<BaselineResult> {
+async function baseline(receiver: Receiver, merchants: BenchMerchant[], jobs: Job[], loops: number, limitMs: number): Promise<BaselineResult> {
   await receiver.reset();
   const sender = new WebhookSender(10_000, true);
   let next = 0;
@@ -386,6 +393,7 @@ async function baseline(receiver: Receiver, merchants: CompanyCredentials[], job
         eventId: j.eventId,
         body: j.body,
         secretKey: merchants[j.lane]!.secretKey,
+        mode: 'test',
         timestampSeconds: Math.floor(Date.now() / 1000),
       });
       if (r.ok) ok++;
@@ -481,7 +489,7 @@ function runLoad(url: string, tokens: string[]): Promise<LoadReport> {
 const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(sorted.length * p) - 1))]! : NaN);
 
 /** Creates at full speed by `merchants` while the worker delivers; lag = webhook arrival - the create's 201. */
-async function lag(app: App, sql: pg.Client, receiver: Receiver, merchants: CompanyCredentials[]): Promise<LagResult> {
+async function lag(app: App, sql: pg.Client, receiver: Receiver, merchants: BenchMerchant[]): Promise<LagResult> {
   await receiver.reset(true);
   const load = await runLoad(`${app.url}/api/invoices/v1/regular`, merchants.map((m) => m.publicToken));
   const createdAt = new Map<string, { at: number; measured: boolean }>();
@@ -570,8 +578,8 @@ export async function benchWebhooks(): Promise<Result> {
     await sql.connect();
 
     // Merchants 0..15 for the multi-merchant run, 16 alone for the single-lane run.
-    const merchants: CompanyCredentials[] = [];
-    for (let i = 0; i <= MERCHANTS; i++) merchants.push(await createCompany(app.db.prisma, { name: `Bench merchant ${i}` }));
+    const merchants: BenchMerchant[] = [];
+    for (let i = 0; i <= MERCHANTS; i++) merchants.push(await createCompany(app.db.prisma, { name: `Bench merchant ${i}` }).then((c) => ({ companyId: c.companyId, ...c.test })));
     receiver = await startReceiver(
       merchants.map((m) => m.secretKey),
       BACKLOG + WARMUP,

@@ -31,7 +31,7 @@ const config = loadConfig({ DATABASE_URL: database.url, PORT: '0', HOST: '127.0.
 const app = await startApp(config, createLogger('silent'));
 let failed = false;
 try {
-  const { publicToken } = await createCompany(app.db.prisma, { name: 'Bench payouts' });
+  const { test: { publicToken } } = await createCompany(app.db.prisma, { name: 'Bench payouts' });
   const auth = { authorization: `Bearer ${publicToken}`, 'content-type': 'application/json' };
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${app.url}${path}`, { method, headers: auth, body: body === undefined ? undefined : JSON.stringify(body) });

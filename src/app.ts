@@ -53,7 +53,7 @@ const CORS_HEADERS = {
   'access-control-allow-origin': '*',
   'access-control-allow-headers': 'authorization, content-type, idempotency-key, x-request-id',
   'access-control-allow-methods': 'GET, POST, PUT, PATCH, OPTIONS',
-  'access-control-expose-headers': 'x-request-id, idempotent-replayed',
+  'access-control-expose-headers': 'x-request-id, idempotent-replayed, payrail-mode',
   'access-control-max-age': '600',
 };
 
@@ -82,7 +82,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
   ]);
   jobs.start();
   const ops = serverOps({ metrics, database: platform.database, jobs, chains: platform.chains, metricsToken: config.metricsToken });
-  const auth = new TokenAuthenticator(platform.db);
+  const auth = new TokenAuthenticator(platform.db, config.sandbox);
   const caller = (authorization: string | undefined) => auth.caller(authorization);
 
   const yoga = buildYoga({
@@ -108,7 +108,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     logger.warn({ err: e }, 'the checkout page and the dashboard could not be built: they answer 503 (run npm run build)');
     return null;
   });
-  const pages = createWebPages({ db: platform.db, logger, payPath: new URL(config.payUrl).pathname.replace(/\/+$/, ''), assets, sandbox: config.sandbox });
+  const pages = createWebPages({ db: platform.db, logger, payPath: new URL(config.payUrl).pathname.replace(/\/+$/, ''), assets });
   const liveLimits = new LiveLimits({
     maxConnectionsPerIp: config.liveMaxConnectionsPerIp,
     maxConnectionsPerMerchant: config.liveMaxConnectionsPerMerchant,
@@ -147,7 +147,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       labelRoute(res, '/health');
       // Chains that are off or failing make the service degraded, not down: their currencies are refused meanwhile.
       const chains = platform.chains.health();
-      const degraded = chains.some((c) => c.mode === 'node' && c.state !== 'ok');
+      const degraded = chains.some((c) => c.live === 'node' && c.state !== 'ok');
       return sendJson(res, 200, { status: degraded ? 'degraded' : 'ok', chains });
     }
     if (!url.pathname.startsWith('/api/') && (await pages(req, res, url))) return;

@@ -3,9 +3,10 @@ import type { Db } from './db/client.ts';
 import { AppError } from './errors/app-error.ts';
 
 /**
- * Service time. Production runs on the real clock. In sandbox mode every company has a test clock of its own
- * (like Stripe's test clocks): it only moves forward, its offset is stored (it survives restarts and is shared
- * by every process on the database), and it moves only that company's invoices and webhook retries.
+ * Service time. Live mode runs on the real clock. Every test-mode tenant has a test clock of its own (like Stripe's
+ * test clocks): it only moves forward, its offset is stored (it survives restarts and is shared by every process on
+ * the database), and it moves only that tenant's invoices and webhook retries. A live tenant never has one: only a
+ * test-mode company's clock can be written (advance), so every offset read for a live one is 0.
  * Leases, timeouts, signatures and retention always use real time.
  */
 export class Clock {
@@ -50,15 +51,17 @@ export class Clock {
     return Prisma.sql`(${real} + ${this.offsetMsSql(company)} * interval '1 millisecond')`;
   }
 
-  /** Moves the company's test clock forward; answers its new offset. */
+  /** Moves a test-mode company's test clock forward; answers its new offset. A live company has no test clock. */
   async advance(companyId: string, minutes: number): Promise<number> {
-    if (!this.sandbox) throw new AppError('NOT_FOUND', 'The test clock exists only in sandbox mode');
+    if (!this.sandbox) throw new AppError('NOT_FOUND', 'The test clock exists only in test mode');
     const ms = BigInt(Math.round(minutes * 60_000));
-    const row = await this.db.sandboxClock.upsert({
-      where: { companyId },
-      create: { companyId, offsetMs: ms },
-      update: { offsetMs: { increment: ms } },
-    });
+    // The company's mode is read in the statement that writes: a live company's clock cannot come to exist.
+    const [row] = await this.db.$queryRaw<{ offsetMs: bigint }[]>`
+      INSERT INTO "SandboxClock" ("companyId", "offsetMs")
+      SELECT c."id", ${ms}::bigint FROM "Company" c WHERE c."id" = ${companyId}::uuid AND c."mode" = 'test'
+      ON CONFLICT ("companyId") DO UPDATE SET "offsetMs" = "SandboxClock"."offsetMs" + EXCLUDED."offsetMs"
+      RETURNING "offsetMs"`;
+    if (!row) throw new AppError('FORBIDDEN', 'Only a test-mode merchant has a test clock');
     for (const listener of this.advanced) listener(companyId);
     return Number(row.offsetMs);
   }

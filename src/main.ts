@@ -32,7 +32,7 @@ function printDemoMerchant(demo: CompanyCredentials) {
       '',
       'Created a demo merchant (shown once; keep these):',
       JSON.stringify(demo, null, 2),
-      `Try: curl -X POST ${app.url}/api/invoices/v1/regular -H 'Authorization: Bearer ${demo.publicToken}' \\`,
+      `Try (test mode): curl -X POST ${app.url}/api/invoices/v1/regular -H 'Authorization: Bearer ${demo.test.publicToken}' \\`,
       `       -H 'Content-Type: application/json' -d '{"invoiceCurrency":"usd","items":[{"name":"Coffee","price":4.5}]}'`,
       '',
     ].join('\n') + '\n',
@@ -40,15 +40,13 @@ function printDemoMerchant(demo: CompanyCredentials) {
 }
 if (demo) printDemoMerchant(demo);
 
-const chainModes = Object.fromEntries(app.platform.chains.health().map((c) => [c.network, c.mode]));
-if (config.sandbox) {
-  logger.warn(
-    { sandbox: true, chains: chainModes },
-    'SANDBOX MODE: payments on sandbox networks are simulated (POST /api/sandbox/transfers), the test clock can move; never take real payments on them',
-  );
-} else {
-  logger.info({ chains: chainModes }, 'chains: networks without a node (CHAINS_FILE) are off');
-}
+const liveChains = Object.fromEntries(app.platform.chains.health().map((c) => [c.network, c.live]));
+logger.info(
+  { testMode: config.sandbox, liveChains },
+  config.sandbox
+    ? 'test mode is on: test-mode tokens (pk_test_…) run every network on the simulated chain; live mode runs the networks with a node (CHAINS_FILE), the others are not offered live'
+    : 'test mode is off (SANDBOX=0): test-mode tokens are refused; live mode runs the networks with a node (CHAINS_FILE)',
+);
 if (config.embedded) {
   logger.warn(
     { database: config.databaseUrl },

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { instant } from '../core/validation.ts';
 import { balancesBefore, companyOfEntry, readEntryPage } from '../ledger/entries.ts';
 import { verifyLedger } from '../ledger/verify.ts';
-import { companyIdSchema, createCompany, listCompanies, rotatePublicToken, rotateSecretKey, type CreateCompanyInput } from '../companies/service.ts';
+import { companyModeSchema, createCompany, listCompanies, rotatePublicToken, rotateSecretKey, type CreateCompanyInput } from '../companies/service.ts';
 import { parseInput } from '../core/validation.ts';
 import type { TokenAuthenticator } from '../core/auth.ts';
 
@@ -27,6 +27,9 @@ const entryPageQuery = z.object({
   limit: z.coerce.number().int().min(1).max(10_000),
 });
 const balancesQuery = z.object({ companyId: z.uuid(), at: instant });
+
+/** The mode a rotation is for: `{"mode": "test" | "live"}` in the body. */
+const modeOf = (body: unknown): unknown => (body as { mode?: unknown } | undefined)?.mode;
 
 export const adminRoutes: Route<AdminContext>[] = [
   route({
@@ -66,7 +69,7 @@ export const adminRoutes: Route<AdminContext>[] = [
     path: '/admin/companies/:id/rotate-token',
     auth: 'none',
     handler: async (req, ctx) => {
-      const out = await rotatePublicToken(ctx.db, parseInput(companyIdSchema, { companyId: req.params['id'] }));
+      const out = await rotatePublicToken(ctx.db, parseInput(companyModeSchema, { companyId: req.params['id'], mode: modeOf(req.body) }));
       ctx.auth.invalidate();
       return { status: 200, body: out };
     },
@@ -75,6 +78,6 @@ export const adminRoutes: Route<AdminContext>[] = [
     method: 'POST',
     path: '/admin/companies/:id/rotate-secret',
     auth: 'none',
-    handler: async (req, ctx) => ({ status: 200, body: await rotateSecretKey(ctx.db, parseInput(companyIdSchema, { companyId: req.params['id'] })) }),
+    handler: async (req, ctx) => ({ status: 200, body: await rotateSecretKey(ctx.db, parseInput(companyModeSchema, { companyId: req.params['id'], mode: modeOf(req.body) })) }),
   },
 ];

@@ -1,5 +1,6 @@
 import type { Decimal } from 'decimal.js';
 import type { Network, PaymentCurrency } from '../domain/assets.ts';
+import type { Mode } from '../domain/modes.ts';
 
 export interface AllocatedAddress {
   address: string;
@@ -80,15 +81,26 @@ export interface OutgoingReport {
 
 export type OutgoingListener = (report: OutgoingReport) => Promise<unknown>;
 
+/**
+ * What the service hears from the chains, with the mode of the chain it came from: the sandbox chain's reports are
+ * test mode's, real nodes' are live mode's. A listener applies a report only to objects of that mode (docs/modes.md).
+ */
+export type ModeTransferListener = (report: TransferReport, mode: Mode) => Promise<unknown>;
+export type ModeOutgoingListener = (report: OutgoingReport, mode: Mode) => Promise<unknown>;
+
 export interface ChainRegistry {
-  forNetwork(network: Network): ChainAdapter;
+  /** The adapter of `network` in `mode`: test mode runs every network on the sandbox chain, live mode on its node (or off). */
+  forNetwork(network: Network, mode: Mode): ChainAdapter;
+  /** Whether currencies on `network` are offered in `mode` (company.assets isAllowed; docs/modes.md). */
+  isOffered(network: Network, mode: Mode): boolean;
+  /** Test mode is on (SANDBOX=1). */
   readonly sandbox: boolean;
   /** Whether this process sends on chain; false on a server whose chains worker does (CHAIN_WORKER=0). */
   readonly sendsHere: boolean;
-  /** Confirmations after which a payment in `asset` counts as final. */
-  requiredConfirmations(asset: string): number;
+  /** Confirmations after which a payment in `asset` counts as final in `mode`. */
+  requiredConfirmations(asset: string, mode: Mode): number;
   /** Where adapters deliver what their watchers see. */
-  onTransfer(listener: TransferListener): void;
+  onTransfer(listener: ModeTransferListener): void;
   /** Where adapters deliver the outcome of outgoing transactions of one purpose. */
-  onOutgoing(purpose: OutgoingPurpose, listener: OutgoingListener): void;
+  onOutgoing(purpose: OutgoingPurpose, listener: ModeOutgoingListener): void;
 }

@@ -28,7 +28,7 @@ const assembled = assemble(config, platform);
 const jobs = new JobRunner([...platform.chains.jobs(), ...assembled.jobs.filter((job) => job.onChain)]);
 jobs.start();
 const ops = await startWorkerOps(config, { metrics, database: platform.database, jobs, chains: platform.chains, logger });
-const nodes = platform.chains.health().filter((c) => c.mode === 'node').map((c) => c.network);
+const nodes = platform.chains.health().filter((c) => c.live === 'node').map((c) => c.network);
 if (nodes.length === 0) logger.warn('no network runs on a real node (CHAINS_FILE): the chains worker has nothing to watch');
 if (!(config.signerMnemonicFile || config.signerMnemonic)) logger.warn('no signer (SIGNER_MNEMONIC_FILE): the chains worker watches and credits, but sends nothing');
 logger.info({ networks: nodes, jobs: jobs.jobs.map((j) => j.name), ops: ops?.url ?? null }, 'chains worker running');

@@ -1,19 +1,21 @@
-// Every network behind the one ChainAdapter interface: a real node where CHAINS_FILE names one, the sandbox chain
-// where it does not (SANDBOX=1), and nothing where neither (SANDBOX=0: those currencies are refused). Nothing above
-// src/chains/ knows which is which. Real nodes are checked at start: one that does not answer stops the start,
-// unless it is marked optional; then its currencies are refused with a clear error until it answers, and the health
-// endpoint says so.
+// Every network behind the one ChainAdapter interface, per mode (docs/modes.md): test mode runs every network on the
+// sandbox chain (SANDBOX=1; off with SANDBOX=0); live mode runs a network on the real node CHAINS_FILE names for it, and
+// a network without one is off in live mode (its currencies are not offered). Nothing above src/chains/ knows which is
+// which. Real nodes are checked at start: one that does not answer stops the start, unless it is marked optional; then
+// its currencies are refused with a clear error until it answers, and the health endpoint says so.
 import { PAYMENT_CURRENCY_INFO, NETWORKS, type Network, type PaymentCurrency } from '../domain/assets.ts';
+import type { Mode } from '../domain/modes.ts';
 import type { Db } from '../db/client.ts';
 import { AppError } from '../errors/app-error.ts';
 import { intervalJob, type Job } from '../core/jobs.ts';
 import type { Logger } from '../logger.ts';
-import type { AddressRequest, AllocatedAddress, ChainAdapter, OutgoingListener, OutgoingPurpose, OutgoingReport, OutgoingTransfer, TransferListener, TransferReport } from './adapter.ts';
+import type { AddressRequest, AllocatedAddress, ChainAdapter, ModeOutgoingListener, ModeTransferListener, OutgoingListener, OutgoingPurpose, OutgoingReport, OutgoingTransfer, TransferListener, TransferReport } from './adapter.ts';
 import type { ChainsFile } from './config.ts';
 import type { CustodySource } from './custody.ts';
-import { SandboxChainAdapter, type SandboxRegistry } from './sandbox.ts';
+import { SandboxChain, sandboxConfirmations, type SandboxRegistry } from './sandbox.ts';
 import type { Signer } from './signer.ts';
 import { Watcher, type Scanner, type WatchHealth } from './watch.ts';
+import { ADDRESS_FORMAT, validateAddress } from './address-formats.ts';
 import { evmAdapter } from './evm/adapter.ts';
 import { utxoAdapter } from './utxo/adapter.ts';
 import { tronAdapter } from './tron/adapter.ts';
@@ -46,16 +48,16 @@ export interface NodeAdapter<S = unknown> extends ChainAdapter, Scanner<S>, Cust
 
 export interface ChainHealth {
   network: Network;
-  mode: 'sandbox' | 'node' | 'off';
+  /** What live mode runs the network on: its real node, or nothing (its currencies are not offered live). */
+  live: 'node' | 'off';
+  /** What test mode runs it on: the sandbox chain, or nothing with SANDBOX=0. */
+  test: 'sandbox' | 'off';
+  /** The live node's state (`ok` for a network without one: there is nothing to fail). */
   state: 'ok' | 'starting' | 'failing' | 'off';
   detail: string | null;
 }
 
 export interface Chains extends SandboxRegistry {
-  /** Confirmations after which a payment in `asset` counts (the node's configuration, else the network's). */
-  requiredConfirmations(asset: string): number;
-  /** Whether `network` runs on the sandbox chain (sandbox transfers are only for those). */
-  isSandbox(network: Network): boolean;
   health(): ChainHealth[];
   /** A real node marked `"optional": true` in CHAINS_FILE: the service is ready without it (src/ops/health.ts). */
   isOptional(network: Network): boolean;
@@ -68,20 +70,26 @@ export interface Chains extends SandboxRegistry {
 const unavailable = (network: Network, why: string) =>
   new AppError('SERVICE_UNAVAILABLE', `Payments on ${network} are unavailable now: ${why}`);
 
-/** A network that is off (SANDBOX=0 and no node configured): everything on it is refused. */
+/**
+ * A network that is off in a mode (live: no node configured; test: SANDBOX=0): everything on it is refused. Addresses
+ * are still checked by the network's format, so a bad one is told apart from a network that is off.
+ */
 class OffAdapter implements ChainAdapter {
-  constructor(readonly network: Network) {}
+  constructor(
+    readonly network: Network,
+    private readonly why: string,
+  ) {}
   async allocateAddress(): Promise<AllocatedAddress> {
-    throw unavailable(this.network, 'no node is configured for it (CHAINS_FILE)');
+    throw unavailable(this.network, this.why);
   }
-  isValidAddress(): boolean {
-    return false;
+  isValidAddress(address: string): boolean {
+    return validateAddress(ADDRESS_FORMAT[this.network], address);
   }
   sendRefusal(): string {
-    return 'no node is configured for it (CHAINS_FILE)';
+    return this.why;
   }
   async send(): Promise<{ txHash: string }> {
-    throw unavailable(this.network, 'no node is configured for it (CHAINS_FILE)');
+    throw unavailable(this.network, this.why);
   }
 }
 
@@ -139,7 +147,7 @@ const FACTORIES: Record<Network, Factory> = {
 
 export interface OpenChainsOptions {
   file: ChainsFile;
-  /** SANDBOX=1: networks without a node run on the sandbox chain. */
+  /** SANDBOX=1: test mode is on (every network on the sandbox chain). */
   sandbox: boolean;
   db: Db;
   logger: Logger;
@@ -156,31 +164,31 @@ export interface OpenChainsOptions {
 
 export async function openChains(options: OpenChainsOptions): Promise<Chains> {
   const { db, logger } = options;
-  let transferListener: TransferListener | null = null;
-  const outgoingListeners = new Map<OutgoingPurpose, OutgoingListener>();
+  let transferListener: ModeTransferListener | null = null;
+  const outgoingListeners = new Map<OutgoingPurpose, ModeOutgoingListener>();
+  // What real nodes see is live mode's.
   const report: TransferListener = (r: TransferReport) => {
     if (!transferListener) throw new Error('no transfer listener registered');
-    return transferListener(r);
+    return transferListener(r, 'live');
   };
   const reportOutgoing: OutgoingListener = (r: OutgoingReport) => {
     const listener = outgoingListeners.get(r.purpose);
     if (!listener) throw new Error(`no listener for outgoing ${r.purpose}s registered`);
-    return listener(r);
+    return listener(r, 'live');
   };
   const chainWork = options.chainWork ?? true;
   const context: ChainContext = { db, logger, signer: options.signer, sendsHere: chainWork, report, reportOutgoing };
-  const outage = { sendFailures: options.sandboxSendFailures ?? 0 };
-  const adapters = new Map<Network, ChainAdapter>();
+  const sandbox = options.sandbox ? new SandboxChain(db, { sendFailures: options.sandboxSendFailures ?? 0 }) : null;
+  const testOff = new Map(NETWORKS.map((n) => [n, new OffAdapter(n, 'test mode is off on this server (SANDBOX=0)')]));
+  const live = new Map<Network, ChainAdapter>();
   const nodes = new Map<Network, { adapter: NodeAdapter; watcher: Watcher<unknown>; guarded: GuardedAdapter }>();
-  const modes = new Map<Network, ChainHealth['mode']>();
   const optional = new Set<Network>();
 
   for (const network of NETWORKS) {
     const config = options.file[network];
+    // "sandbox" in CHAINS_FILE (from before modes) now means what leaving the network out means: no node for live mode.
     if (config === undefined || config === 'sandbox') {
-      const mode = options.sandbox || config === 'sandbox' ? 'sandbox' : 'off';
-      modes.set(network, mode);
-      adapters.set(network, mode === 'sandbox' ? new SandboxChainAdapter(network, db, outage) : new OffAdapter(network));
+      live.set(network, new OffAdapter(network, 'live mode runs it on a real node, and none is configured for it (CHAINS_FILE)'));
       continue;
     }
     const adapter = FACTORIES[network](network, config as never, context);
@@ -199,35 +207,35 @@ export async function openChains(options: OpenChainsOptions): Promise<Chains> {
     const watcher = new Watcher(adapter, { db, logger }, adapter.pollMs);
     const guarded = new GuardedAdapter(adapter, watcher, reachable, logger);
     nodes.set(network, { adapter, watcher, guarded });
-    modes.set(network, 'node');
-    adapters.set(network, guarded);
+    live.set(network, guarded);
   }
 
   const remote = new RemoteWatchHealth(db, logger, new Map([...nodes].map(([network, n]) => [network, n.adapter.pollMs])));
-
-  const sandboxOnly = (network: Network) => {
-    if (modes.get(network) !== 'sandbox') throw new AppError('CONFLICT', `${network} runs on a real node: sandbox transfers are only for sandbox networks`);
-  };
+  const testModeOff = () => new AppError('FORBIDDEN', 'Test mode is off on this server (SANDBOX=0)');
 
   return {
     sandbox: options.sandbox,
     onTransfer(l) {
       transferListener = l;
+      sandbox?.listen(l, outgoingListeners);
     },
     onOutgoing(purpose, l) {
       outgoingListeners.set(purpose, l);
+      sandbox?.listen(transferListener, outgoingListeners);
     },
+    // The simulated chain's reports are test mode's: they cannot reach a live object (docs/modes.md).
     report(transfer) {
-      sandboxOnly(transfer.network);
-      return report(transfer);
+      if (!sandbox) throw testModeOff();
+      return sandbox.report(transfer);
     },
     reportOutgoing(outcome) {
-      sandboxOnly(outcome.network);
-      return reportOutgoing(outcome);
+      if (!sandbox) throw testModeOff();
+      return sandbox.reportOutgoing(outcome);
     },
-    forNetwork: (network) => adapters.get(network)!,
-    isSandbox: (network) => modes.get(network) === 'sandbox',
-    requiredConfirmations(asset) {
+    forNetwork: (network, mode) => (mode === 'live' ? live.get(network)! : (sandbox?.forNetwork(network) ?? testOff.get(network)!)),
+    isOffered: (network, mode) => (mode === 'live' ? nodes.has(network) : sandbox !== null),
+    requiredConfirmations(asset, mode) {
+      if (mode === 'test') return sandboxConfirmations(asset);
       const info = PAYMENT_CURRENCY_INFO[asset as PaymentCurrency];
       if (!info) return 1;
       return nodes.get(info.network)?.adapter.confirmations ?? info.confirmations;
@@ -235,11 +243,12 @@ export async function openChains(options: OpenChainsOptions): Promise<Chains> {
     sendsHere: chainWork,
     health: () =>
       NETWORKS.map((network): ChainHealth => {
+        const test = sandbox ? 'sandbox' : 'off';
         const node = nodes.get(network);
-        if (!node) return { network, mode: modes.get(network)!, state: modes.get(network) === 'off' ? 'off' : 'ok', detail: null };
+        if (!node) return { network, live: 'off', test, state: 'ok', detail: null };
         const watch: WatchHealth = chainWork ? node.watcher.health : remote.health(network);
         const state = watch.state === 'starting' && !node.guarded.reachable ? 'failing' : watch.state;
-        return { network, mode: 'node', state, detail: watch.detail ?? (node.guarded.reachable ? null : 'the node did not answer at start') };
+        return { network, live: 'node', test, state, detail: watch.detail ?? (node.guarded.reachable ? null : 'the node did not answer at start') };
       }),
     isOptional: (network) => optional.has(network),
     jobs: () => (chainWork ? [...nodes.values()].map((n) => n.watcher.job()) : nodes.size > 0 ? [remote.job()] : []),

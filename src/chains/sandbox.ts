@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { PAYMENT_CURRENCY_INFO, type Network } from '../domain/assets.ts';
 import type { Db } from '../db/client.ts';
-import type { AddressRequest, AllocatedAddress, ChainAdapter, ChainRegistry, OutgoingListener, OutgoingPurpose, OutgoingTransfer, TransferListener } from './adapter.ts';
+import type { AddressRequest, AllocatedAddress, ChainAdapter, ChainRegistry, ModeOutgoingListener, ModeTransferListener, OutgoingListener, OutgoingPurpose, OutgoingTransfer, TransferListener } from './adapter.ts';
 import { ADDRESS_FORMAT, encodeAddress, validateAddress } from './address-formats.ts';
 
 /**
@@ -62,44 +62,75 @@ export function sandboxTxHash(network: Network, seed?: string): string {
 }
 
 export interface SandboxRegistry extends ChainRegistry {
-  /** Simulated chain activity enters here, as a real watcher's reports would. */
+  /** Simulated chain activity enters here, as a real watcher's reports would; it reaches test-mode objects only. */
   report: TransferListener;
-  /** The simulated outcome of an outgoing transaction, as a real watcher would report it. */
+  /** The simulated outcome of an outgoing transaction, as a real watcher would report it (test mode only). */
   reportOutgoing: OutgoingListener;
 }
 
-/**
- * `sendFailures`: how many sends (across networks) fail before the simulated nodes accept them. `db`: where the
- * simulated chain keeps what it broadcast.
- */
+/** Confirmations after which a sandbox transfer counts: the network's usual number. */
+export const sandboxConfirmations = (asset: string): number => PAYMENT_CURRENCY_INFO[asset as keyof typeof PAYMENT_CURRENCY_INFO]?.confirmations ?? 1;
+
+/** The simulated chain's side of a registry: its adapters, and the entry of its reports (always test mode's). */
+export class SandboxChain {
+  private readonly adapters = new Map<Network, ChainAdapter>();
+  private listener: ModeTransferListener | null = null;
+  private readonly outgoing = new Map<OutgoingPurpose, ModeOutgoingListener>();
+
+  /**
+   * `outage.sendFailures`: how many sends (across networks) fail before the simulated nodes accept them. `db`: where
+   * the simulated chain keeps what it broadcast.
+   */
+  constructor(
+    private readonly db: Db | null,
+    private readonly outage: { sendFailures: number },
+  ) {}
+
+  forNetwork(network: Network): ChainAdapter {
+    let adapter = this.adapters.get(network);
+    if (!adapter) this.adapters.set(network, (adapter = new SandboxChainAdapter(network, this.db, this.outage)));
+    return adapter;
+  }
+
+  listen(transfer: ModeTransferListener | null, outgoing: Map<OutgoingPurpose, ModeOutgoingListener>): void {
+    this.listener = transfer;
+    for (const [purpose, l] of outgoing) this.outgoing.set(purpose, l);
+  }
+
+  readonly report: TransferListener = (transfer) => {
+    if (!this.listener) throw new Error('no transfer listener registered');
+    return this.listener(transfer, 'test');
+  };
+
+  readonly reportOutgoing: OutgoingListener = (report) => {
+    const listener = this.outgoing.get(report.purpose);
+    if (!listener) throw new Error(`no listener for outgoing ${report.purpose}s registered`);
+    return listener(report, 'test');
+  };
+}
+
+/** A registry of the sandbox chain alone (test mode only), for tests of the services beneath the registry. */
 export function sandboxRegistry(options: { sendFailures?: number; db?: Db } = {}): SandboxRegistry {
-  const adapters = new Map<Network, ChainAdapter>();
-  const outage = { sendFailures: options.sendFailures ?? 0 };
-  let listener: TransferListener | null = null;
-  const outgoing = new Map<OutgoingPurpose, OutgoingListener>();
+  const chain = new SandboxChain(options.db ?? null, { sendFailures: options.sendFailures ?? 0 });
+  let transfer: ModeTransferListener | null = null;
+  const outgoing = new Map<OutgoingPurpose, ModeOutgoingListener>();
   return {
     sandbox: true,
     sendsHere: true,
-    requiredConfirmations: (asset) => PAYMENT_CURRENCY_INFO[asset as keyof typeof PAYMENT_CURRENCY_INFO]?.confirmations ?? 1,
+    isOffered: (_network, mode) => mode === 'test',
+    requiredConfirmations: sandboxConfirmations,
     onTransfer(l) {
-      listener = l;
+      chain.listen((transfer = l), outgoing);
     },
     onOutgoing(purpose, l) {
       outgoing.set(purpose, l);
+      chain.listen(transfer, outgoing);
     },
-    report(transfer) {
-      if (!listener) throw new Error('no transfer listener registered');
-      return listener(transfer);
-    },
-    reportOutgoing(report) {
-      const listener = outgoing.get(report.purpose);
-      if (!listener) throw new Error(`no listener for outgoing ${report.purpose}s registered`);
-      return listener(report);
-    },
-    forNetwork(network) {
-      let adapter = adapters.get(network);
-      if (!adapter) adapters.set(network, (adapter = new SandboxChainAdapter(network, options.db ?? null, outage)));
-      return adapter;
+    report: chain.report,
+    reportOutgoing: chain.reportOutgoing,
+    forNetwork(network, mode) {
+      if (mode !== 'test') throw new Error('the sandbox registry runs test mode only');
+      return chain.forNetwork(network);
     },
   };
 }

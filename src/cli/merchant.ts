@@ -1,8 +1,8 @@
 // npm run merchant -- create --name "Acme" [--logo-url URL] [--redirect-url URL] [--assets btc,eth]
-//                     list | rotate-token --company-id ID | rotate-secret --company-id ID
+//                     list | rotate-token --company-id ID --mode test|live | rotate-secret --company-id ID --mode test|live
 // Talks to the running server's admin API when one holds the database, else opens the database itself.
 import { parseArgs } from 'node:util';
-import { companyIdSchema, createCompany, listCompanies, rotatePublicToken, rotateSecretKey, type CreateCompanyInput } from '../companies/service.ts';
+import { companyModeSchema, createCompany, listCompanies, rotatePublicToken, rotateSecretKey, type CreateCompanyInput } from '../companies/service.ts';
 import { parseInput } from '../core/validation.ts';
 import type { Db } from '../db/client.ts';
 import { fail, runAdminRequest, type AdminRequest } from './run.ts';
@@ -10,8 +10,8 @@ import { fail, runAdminRequest, type AdminRequest } from './run.ts';
 const USAGE = `usage: npm run merchant -- <command> [options]
   create --name NAME [--logo-url URL] [--redirect-url URL] [--assets btc,eth,...]
   list
-  rotate-token --company-id ID
-  rotate-secret --company-id ID`;
+  rotate-token --company-id ID --mode test|live
+  rotate-secret --company-id ID --mode test|live`;
 
 function plan(argv: string[]): AdminRequest {
   let parsed;
@@ -25,6 +25,7 @@ function plan(argv: string[]): AdminRequest {
       'redirect-url': { type: 'string' },
       assets: { type: 'string' },
       'company-id': { type: 'string' },
+      mode: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       },
     });
@@ -35,6 +36,7 @@ function plan(argv: string[]): AdminRequest {
   const [command] = positionals;
   if (values.help || !command) fail(USAGE, values.help ? 0 : 2);
   const companyId = () => values['company-id'] ?? fail(`--company-id is required\n${USAGE}`);
+  const mode = () => values.mode ?? fail(`--mode test or --mode live is required\n${USAGE}`);
   switch (command) {
     case 'create':
       return {
@@ -50,9 +52,9 @@ function plan(argv: string[]): AdminRequest {
     case 'list':
       return { method: 'GET', path: '/admin/companies' };
     case 'rotate-token':
-      return { method: 'POST', path: `/admin/companies/${encodeURIComponent(companyId())}/rotate-token` };
+      return { method: 'POST', path: `/admin/companies/${encodeURIComponent(companyId())}/rotate-token`, body: { mode: mode() } };
     case 'rotate-secret':
-      return { method: 'POST', path: `/admin/companies/${encodeURIComponent(companyId())}/rotate-secret` };
+      return { method: 'POST', path: `/admin/companies/${encodeURIComponent(companyId())}/rotate-secret`, body: { mode: mode() } };
     default:
       fail(`unknown command ${command}\n${USAGE}`);
   }
@@ -61,7 +63,7 @@ function plan(argv: string[]): AdminRequest {
 /** The same operation as the admin route, on a database this process opened. */
 function direct(request: AdminRequest): (db: Db) => Promise<unknown> {
   const id = decodeURIComponent(/\/admin\/companies\/([^/]+)\//.exec(request.path)?.[1] ?? '');
-  const ref = () => parseInput(companyIdSchema, { companyId: id });
+  const ref = () => parseInput(companyModeSchema, { companyId: id, mode: (request.body as { mode?: string } | undefined)?.mode });
   if (request.path.endsWith('/rotate-token')) return (db) => rotatePublicToken(db, ref());
   if (request.path.endsWith('/rotate-secret')) return (db) => rotateSecretKey(db, ref());
   if (request.method === 'POST') return (db) => createCompany(db, (request.body ?? {}) as CreateCompanyInput);

@@ -1,5 +1,6 @@
 import { builder, mutationOutcome } from '../graphql/builder.ts';
-import { CompanyAssetEnum, PaymentCurrencyEnum } from '../graphql/enums.ts';
+import { CompanyAssetEnum, ModeEnum, PaymentCurrencyEnum } from '../graphql/enums.ts';
+import { offeredIn } from '../chains/offered.ts';
 import { nodeIdFormats, ownCompanyAsset, registerNodeType } from '../graphql/node-ids.ts';
 import { ValidationError } from '../errors/app-error.ts';
 import { companyBalances, type AssetBalance } from '../ledger/balances.ts';
@@ -30,10 +31,11 @@ builder.prismaNode('Company', {
     logoUrl: t.exposeString('logoUrl', { description: 'Logo shown on the checkout page.' }),
     assets: t.field({
       type: [CompanyAssetSetting],
-      description: 'Every asset, with whether the merchant accepts it.',
-      select: { acceptedAssets: true },
-      resolve: (c) => presentCompanyAssets(c.acceptedAssets),
+      description: 'Every asset, with whether clients may pay in it: the merchant accepts it and its mode offers it (live mode: a network with a node).',
+      select: { acceptedAssets: true, mode: true },
+      resolve: (c, _args, ctx) => presentCompanyAssets(c.acceptedAssets, offeredIn(ctx.invoices.chains, c.mode)),
     }),
+    mode: t.field({ type: ModeEnum, description: 'The mode of this side of the merchant: the token’s (docs/modes.md).', resolve: (c) => c.mode }),
   }),
 });
 
@@ -61,6 +63,7 @@ const BalanceType = builder.node(builder.objectRef<BalanceShape>('Balance'), {
   description: 'Money of the calling merchant in one payment currency (asset plus network).',
   fields: (t) => ({
     asset: t.field({ type: PaymentCurrencyEnum, description: 'The payment currency.', resolve: (b) => b.asset as never }),
+    mode: t.field({ type: ModeEnum, description: 'The mode of this money (the token’s).', resolve: (_b, _args, ctx) => ctx.company!.mode }),
     available: t.field({ type: 'Decimal', description: 'Confirmed and free to withdraw.', resolve: (b) => b.available }),
     held: t.field({
       type: 'Decimal',

@@ -1,16 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import type { Company, Prisma } from '../../generated/prisma/client.ts';
 import type { Db } from '../db/client.ts';
 import { COMPANY_ASSETS, DEFAULT_ACCEPTED_ASSETS } from '../domain/assets.ts';
+import { MODES, type Mode } from '../domain/modes.ts';
 import { NotFoundError } from '../errors/app-error.ts';
 import { httpUrl, parseInput } from '../core/validation.ts';
 import { hashToken, newPublicToken, newSecretKey } from '../core/tokens.ts';
 
-
-export interface CompanyCredentials {
-  companyId: string;
+export interface ModeCredentials {
   publicToken: string;
   secretKey: string;
+}
+
+/** A new merchant account: its id and each mode's credentials (shown once). */
+export interface CompanyCredentials {
+  companyId: string;
+  test: ModeCredentials;
+  live: ModeCredentials;
 }
 
 export const createCompanySchema = z.object({
@@ -22,23 +29,38 @@ export const createCompanySchema = z.object({
 
 export type CreateCompanyInput = z.input<typeof createCompanySchema>;
 
-/** A new merchant; the input is checked here too, since operators reach this from a CLI as well as the admin API. */
+type StoreFields = Pick<Company, 'name' | 'logoUrl' | 'redirectUrl' | 'acceptedAssets'>;
+
+/**
+ * One mode's tenant of an account. The store's own fields (name, logo, redirect, accepted assets) are the account's:
+ * both tenants carry the same values, written together.
+ */
+const tenantData = (accountId: string, mode: Mode, store: StoreFields, credentials: ModeCredentials | { secretKey: string; publicToken: null }) => ({
+  // A test tenant's id is its account's id (a CHECK in the migration): an account id names one test tenant.
+  id: mode === 'test' ? accountId : randomUUID(),
+  accountId,
+  mode,
+  ...store,
+  publicTokenHash: credentials.publicToken === null ? null : hashToken(credentials.publicToken),
+  secretKey: credentials.secretKey,
+});
+
+const freshCredentials = (mode: Mode): ModeCredentials => ({ publicToken: newPublicToken(mode), secretKey: newSecretKey(mode) });
+
+/** A new merchant account with both modes; the input is checked here too (operators reach this from a CLI as well as the admin API). */
 export async function createCompany(db: Db, fields: CreateCompanyInput): Promise<CompanyCredentials> {
   const input = parseInput(createCompanySchema, fields);
-  const publicToken = newPublicToken();
-  const secretKey = newSecretKey();
-  const company = await db.company.create({
-    data: {
-      id: randomUUID(),
-      name: input.name,
-      logoUrl: input.logoUrl ?? '',
-      redirectUrl: input.redirectUrl ?? null,
-      acceptedAssets: [...new Set(input.acceptedAssets ?? DEFAULT_ACCEPTED_ASSETS)],
-      publicTokenHash: hashToken(publicToken),
-      secretKey,
-    },
-  });
-  return { companyId: company.id, publicToken, secretKey };
+  const accountId = randomUUID();
+  const store: StoreFields = {
+    name: input.name,
+    logoUrl: input.logoUrl ?? '',
+    redirectUrl: input.redirectUrl ?? null,
+    acceptedAssets: [...new Set(input.acceptedAssets ?? DEFAULT_ACCEPTED_ASSETS)],
+  };
+  const test = freshCredentials('test');
+  const live = freshCredentials('live');
+  await db.company.createMany({ data: [tenantData(accountId, 'test', store, test), tenantData(accountId, 'live', store, live)] });
+  return { companyId: accountId, test, live };
 }
 
 export interface CompanySummary {
@@ -47,40 +69,66 @@ export interface CompanySummary {
   logoUrl: string;
   redirectUrl: string | null;
   acceptedAssets: string[];
+  /** The modes that have a public token (an account made before modes has live credentials once they are issued). */
+  modes: Mode[];
   createdAt: string;
 }
 
 export async function listCompanies(db: Db): Promise<CompanySummary[]> {
-  const rows = await db.company.findMany({ orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
-  return rows.map((c) => ({
-    companyId: c.id,
-    name: c.name,
-    logoUrl: c.logoUrl,
-    redirectUrl: c.redirectUrl,
-    acceptedAssets: c.acceptedAssets,
-    createdAt: c.createdAt.toISOString(),
-  }));
+  const rows = await db.company.findMany({ orderBy: [{ createdAt: 'asc' }, { accountId: 'asc' }, { mode: 'asc' }] });
+  const accounts = new Map<string, CompanySummary>();
+  for (const c of rows) {
+    const account = accounts.get(c.accountId) ?? {
+      companyId: c.accountId,
+      name: c.name,
+      logoUrl: c.logoUrl,
+      redirectUrl: c.redirectUrl,
+      acceptedAssets: c.acceptedAssets,
+      modes: [],
+      createdAt: c.createdAt.toISOString(),
+    };
+    if (c.publicTokenHash !== null) account.modes.push(c.mode);
+    accounts.set(c.accountId, account);
+  }
+  return [...accounts.values()].map((a) => ({ ...a, modes: MODES.filter((m) => a.modes.includes(m)) }));
 }
 
-export const companyIdSchema = z.object({ companyId: z.uuid({ message: 'must be a company id (uuid)' }) });
-type CompanyRef = z.output<typeof companyIdSchema>;
+export const companyModeSchema = z.object({
+  companyId: z.uuid({ message: 'must be a company id (uuid)' }),
+  mode: z.enum(MODES, { message: 'must be test or live' }),
+});
+type CompanyModeRef = z.output<typeof companyModeSchema>;
 
-/** Issues a new public token; the old one stops working at once (in this process) or within the cache TTL. */
-export async function rotatePublicToken(db: Db, { companyId }: CompanyRef): Promise<{ companyId: string; publicToken: string }> {
-  const publicToken = newPublicToken();
-  // A rotation contains a leaked token: the export download links it made end with it (docs/exports.md).
-  const [updated] = await db.$transaction([
-    db.company.updateMany({ where: { id: companyId }, data: { publicTokenHash: hashToken(publicToken) } }),
-    db.exportLink.deleteMany({ where: { companyId } }),
-  ]);
-  if (updated.count === 0) throw new NotFoundError(`No company with id ${companyId}`);
-  return { companyId, publicToken };
+/**
+ * The tenant of one mode of an account, made on first use for an account from before modes (its live twin, with the
+ * account's store fields and a fresh secret key, but no public token until one is issued).
+ */
+async function tenantOf(tx: Prisma.TransactionClient, { companyId, mode }: CompanyModeRef): Promise<Company> {
+  const existing = await tx.company.findUnique({ where: { accountId_mode: { accountId: companyId, mode } } });
+  if (existing) return existing;
+  const sibling = await tx.company.findFirst({ where: { accountId: companyId } });
+  if (!sibling) throw new NotFoundError(`No company with id ${companyId}`);
+  const data = tenantData(companyId, mode, sibling, { publicToken: null, secretKey: newSecretKey(mode) });
+  return tx.company.create({ data });
 }
 
-export async function rotateSecretKey(db: Db, { companyId }: CompanyRef): Promise<{ companyId: string; secretKey: string }> {
-  const secretKey = newSecretKey();
-  const updated = await db.company.updateMany({ where: { id: companyId }, data: { secretKey } });
-  if (updated.count === 0) throw new NotFoundError(`No company with id ${companyId}`);
-  return { companyId, secretKey };
+/** Issues a new public token for one mode; the old one stops working at once (docs/live.md: its live connections end too). */
+export async function rotatePublicToken(db: Db, ref: CompanyModeRef): Promise<{ companyId: string; mode: Mode; publicToken: string }> {
+  const publicToken = newPublicToken(ref.mode);
+  await db.$transaction(async (tx) => {
+    const tenant = await tenantOf(tx, ref);
+    await tx.company.update({ where: { id: tenant.id }, data: { publicTokenHash: hashToken(publicToken) } });
+    // A rotation contains a leaked token: the export download links it made end with it (docs/exports.md).
+    await tx.exportLink.deleteMany({ where: { companyId: tenant.id } });
+  });
+  return { companyId: ref.companyId, mode: ref.mode, publicToken };
 }
 
+export async function rotateSecretKey(db: Db, ref: CompanyModeRef): Promise<{ companyId: string; mode: Mode; secretKey: string }> {
+  const secretKey = newSecretKey(ref.mode);
+  await db.$transaction(async (tx) => {
+    const tenant = await tenantOf(tx, ref);
+    await tx.company.update({ where: { id: tenant.id }, data: { secretKey } });
+  });
+  return { companyId: ref.companyId, mode: ref.mode, secretKey };
+}

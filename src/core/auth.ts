@@ -22,6 +22,8 @@ export class TokenAuthenticator {
   private readonly cache = new Map<string, { company: Company; until: number }>();
   constructor(
     private readonly db: Db,
+    /** SANDBOX=1: test-mode tokens are accepted (docs/modes.md). */
+    private readonly testMode = true,
     private readonly ttlMs = 10_000,
     private readonly maxEntries = 10_000,
   ) {}
@@ -34,7 +36,7 @@ export class TokenAuthenticator {
     if (hit && hit.until > now) return hit.company;
     const company = await this.db.company.findUnique({ where: { publicTokenHash: digest } });
     // The index lookup already matched; compare again in constant time so no code path leaks timing.
-    if (!company || !digestsEqual(company.publicTokenHash, digest)) return null;
+    if (!company?.publicTokenHash || !digestsEqual(company.publicTokenHash, digest)) return null;
     if (this.cache.size >= this.maxEntries) this.cache.clear();
     this.cache.set(digest, { company, until: now + this.ttlMs });
     return company;
@@ -48,7 +50,11 @@ export class TokenAuthenticator {
     const token = bearerToken(authorization);
     if (token === null) return null;
     const company = await this.authenticate(token);
-    if (!company) throw new UnauthenticatedError('The bearer token is not valid');
+    if (!company) {
+      if (token.startsWith('sk_')) throw new UnauthenticatedError('This is a secret key (sk_…): it signs webhooks. Authenticate with the public token (pk_…) of the same mode');
+      throw new UnauthenticatedError('The bearer token is not valid');
+    }
+    if (company.mode === 'test' && !this.testMode) throw new UnauthenticatedError('Test mode is off on this server (SANDBOX=0): use a live-mode token (pk_live_…)');
     return company;
   }
 

@@ -1,8 +1,9 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Mode } from '../domain/modes.ts';
 
-/** 256 random bits, URL-safe, with a prefix that tells a leaked string's kind at a glance. */
-export const newPublicToken = (): string => `pk_${randomBytes(32).toString('base64url')}`;
-export const newSecretKey = (): string => `sk_${randomBytes(32).toString('base64url')}`;
+/** 256 random bits, URL-safe, with a prefix that tells a leaked string's kind and mode at a glance. */
+export const newPublicToken = (mode: Mode): string => `pk_${mode}_${randomBytes(32).toString('base64url')}`;
+export const newSecretKey = (mode: Mode): string => `sk_${mode}_${randomBytes(32).toString('base64url')}`;
 
 export const hashToken = (token: string): string => createHash('sha256').update(token, 'utf8').digest('hex');
 

@@ -7,7 +7,7 @@ import type { BusMessage } from '../core/bus.ts';
 import { AFTER_DESCRIPTION, liveEvents, liveResolver, parseLiveCursor } from '../graphql/live.ts';
 import { builder, mutationOutcome, type GraphQLContext } from '../graphql/builder.ts';
 import { checkPage, connectionNames, edgeNames, PAGE_SIZES } from '../graphql/connections.ts';
-import { MoneyType, NetworkEnum, PaymentCurrencyEnum } from '../graphql/enums.ts';
+import { ModeEnum, MoneyType, NetworkEnum, PaymentCurrencyEnum } from '../graphql/enums.ts';
 import { callerCompanyId, nodeIdFormats, registerNodeType } from '../graphql/node-ids.ts';
 import {
   createStaticAddress,
@@ -34,6 +34,7 @@ const StaticAddressType = builder.prismaNode('StaticAddress', {
   nullable: true,
   fields: (t) => ({
     addressId: t.exposeID('id', { description: 'Its id in REST, in `staticAddress(id:)` and in the deposit webhook `id`.' }),
+    mode: t.field({ type: ModeEnum, description: 'The mode it belongs to: only a token of that mode sees it.', resolve: (_a, _args, ctx) => ctx.company!.mode }),
     asset: t.field({ type: PaymentCurrencyEnum, description: 'What it receives (asset plus network).', resolve: (a) => a.asset as never }),
     network: t.field({ type: NetworkEnum, description: 'Its network.', resolve: (a) => PAYMENT_CURRENCY_INFO[a.asset as PaymentCurrency].network }),
     address: t.string({ description: 'The address to send to.', select: { paymentAddress: { select: { address: true } } }, resolve: (a) => a.paymentAddress.address }),
@@ -66,6 +67,7 @@ const DepositType = builder.prismaNode('ChainTransfer', {
   findUnique: (id, ctx) => ({ id, companyId: callerCompanyId(ctx), role: 'deposit' }),
   nullable: true,
   fields: (t) => ({
+    mode: t.field({ type: ModeEnum, description: 'The chain it came on: the simulated one (TEST) or a real node (LIVE).', resolve: (x) => x.mode }),
     amount: t.field({ type: 'Decimal', description: 'What was sent, in `asset`.', resolve: (x) => formatPlain(x.amount) }),
     money: t.field({ type: MoneyType, description: '`amount` with its currency.', resolve: (x) => ({ amount: formatPlain(x.amount), currency: x.asset }) }),
     asset: t.field({ type: PaymentCurrencyEnum, description: 'What was sent.', resolve: (x) => x.asset as never }),

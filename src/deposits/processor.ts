@@ -7,6 +7,7 @@ import type { TransferReport } from '../chains/adapter.ts';
 import { commitWithEvents, recordEvent, type NewEvent } from '../core/events.ts';
 import type { EventType } from '../domain/event-types.ts';
 import { PAYMENT_CURRENCY_INFO, type PaymentCurrency } from '../domain/assets.ts';
+import type { Mode } from '../domain/modes.ts';
 import { formatPlain, Money, roundUpToUnit, toMoney } from '../domain/money.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/app-error.ts';
 import { ACCOUNTS, postJournal } from '../ledger/ledger.ts';
@@ -80,6 +81,7 @@ export async function applyDepositReport(
   deps: DepositDeps,
   report: TransferReport,
   address: PaymentAddress & { staticAddress: StaticAddress; now: Date },
+  mode: Mode,
 ): Promise<ChainTransfer> {
   const asset = address.asset as PaymentCurrency;
   const info = PAYMENT_CURRENCY_INFO[asset];
@@ -90,7 +92,7 @@ export async function applyDepositReport(
   const now = address.now;
   return commitWithEvents(deps, async (tx) => {
     // The network's configured depth (CHAINS_FILE), as for invoices: a real node may ask more or fewer than the default.
-    const confirmed = report.confirmations >= deps.chains.requiredConfirmations(report.asset);
+    const confirmed = report.confirmations >= deps.chains.requiredConfirmations(report.asset, mode);
     let transfer: ChainTransfer | undefined;
     if (!report.dropped) {
       if (toMoney(report.amount).lt(info.depositDust)) {
@@ -98,13 +100,13 @@ export async function applyDepositReport(
       }
       const state = !verdict.allow ? 'frozen' : confirmed ? 'confirmed' : 'seen';
       [transfer] = await tx.$queryRaw<ChainTransfer[]>`
-        INSERT INTO "ChainTransfer" ("id", "network", "asset", "txHash", "outputIndex", "fromAddress", "toAddress", "tag", "amount",
+        INSERT INTO "ChainTransfer" ("id", "mode", "network", "asset", "txHash", "outputIndex", "fromAddress", "toAddress", "tag", "amount",
           "confirmations", "blockNumber", "state", "role", "companyId", "invoiceId", "addressId", "seenAt", "confirmedAt")
-        VALUES (${randomUUID()}::uuid, ${report.network}, ${report.asset}, ${report.txHash}, ${report.outputIndex}::int, ${report.from}::text,
+        VALUES (${randomUUID()}::uuid, ${mode}::"Mode", ${report.network}, ${report.asset}, ${report.txHash}, ${report.outputIndex}::int, ${report.from}::text,
           ${report.to}, ${report.tag}::text, ${report.amount.toFixed()}::numeric, ${report.confirmations}::int, ${report.blockNumber}::bigint,
           ${state}::"TransferState", 'deposit'::"TransferRole", ${address.companyId}::uuid, NULL, ${address.id},
           ${now}::timestamptz, ${state === 'confirmed' ? now : null}::timestamptz)
-        ON CONFLICT ("network", "txHash", "outputIndex") DO NOTHING
+        ON CONFLICT ("mode", "network", "txHash", "outputIndex") DO NOTHING
         RETURNING *`;
       if (transfer) {
         // The spec's first webhook (processing or frozen), then done when it is final at once.
@@ -117,7 +119,7 @@ export async function applyDepositReport(
       }
     }
     const [existing] = await tx.$queryRaw<ChainTransfer[]>`
-      SELECT * FROM "ChainTransfer" WHERE "network" = ${report.network} AND "txHash" = ${report.txHash} AND "outputIndex" = ${report.outputIndex}::int
+      SELECT * FROM "ChainTransfer" WHERE "mode" = ${mode}::"Mode" AND "network" = ${report.network} AND "txHash" = ${report.txHash} AND "outputIndex" = ${report.outputIndex}::int
       FOR UPDATE`;
     if (!existing) throw new NotFoundError(`No deposit ${report.txHash}:${report.outputIndex} to drop`);
     // One output pays one address: a report naming another address, asset or amount is not a repeat.

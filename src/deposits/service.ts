@@ -11,6 +11,7 @@ import { email } from '../core/validation.ts';
 import { pageArgs, pageOf } from '../core/pages.ts';
 import type { Clock } from '../clock.ts';
 import { PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO } from '../domain/assets.ts';
+import { requireOffered } from '../chains/offered.ts';
 import { NotFoundError, ValidationError } from '../errors/app-error.ts';
 import { formatPlain, toMoney } from '../domain/money.ts';
 import { decimalString, isoInstant, nextCursor } from '../http/schemas.ts';
@@ -88,11 +89,12 @@ export async function createStaticAddress(
   if (!company.acceptedAssets.includes(PAYMENT_CURRENCY_INFO[input.asset].asset)) {
     throw new ValidationError([{ path: 'asset', message: `this merchant does not accept ${input.asset}` }]);
   }
+  requireOffered(deps.chains, company.mode, input.asset, 'asset');
   const where = { companyId_asset_internalUserId: { companyId: company.id, asset: input.asset, internalUserId: input.internalUserId } };
   const existing = await deps.db.staticAddress.findUnique({ where, include });
   if (existing) return { address: existing, created: false };
   const id = randomUUID();
-  const allocated = await deps.chains.forNetwork(PAYMENT_CURRENCY_INFO[input.asset].network).allocateAddress({ companyId: company.id, ownerId: id, paymentCurrency: input.asset });
+  const allocated = await deps.chains.forNetwork(PAYMENT_CURRENCY_INFO[input.asset].network, company.mode).allocateAddress({ companyId: company.id, ownerId: id, paymentCurrency: input.asset });
   // The static row first: of concurrent twins only one inserts it, and only that one inserts its address.
   const inserted = await deps.db.$queryRaw<{ id: string }[]>`
     WITH new_static AS (

@@ -70,6 +70,13 @@ export const DEFAULT_ACCEPTED_ASSETS: CompanyAsset[] = COMPANY_ASSETS.filter((a)
 
 export const isInvoiceCurrency = (v: string): v is InvoiceCurrency => (INVOICE_CURRENCIES as readonly string[]).includes(v);
 export const isPaymentCurrency = (v: string): v is PaymentCurrency => (PAYMENT_CURRENCIES as readonly string[]).includes(v);
-/** company.assets: every spec asset with whether this company accepts it. */
-export const presentCompanyAssets = (acceptedAssets: string[]): { asset: CompanyAsset; isAllowed: boolean }[] =>
-  COMPANY_ASSETS.map((asset) => ({ asset, isAllowed: acceptedAssets.includes(asset) }));
+/** Whether payments on a network are offered to a merchant (in its mode: docs/modes.md). */
+export type OfferedNetwork = (network: Network) => boolean;
+
+/** Whether an asset can be paid in: one of its payment currencies runs on an offered network. */
+const assetOffered = (asset: CompanyAsset, offered: OfferedNetwork) =>
+  PAYMENT_CURRENCIES.some((p) => PAYMENT_CURRENCY_INFO[p].asset === asset && offered(PAYMENT_CURRENCY_INFO[p].network));
+
+/** company.assets: every spec asset with whether clients may pay in it (the company accepts it and it is offered). */
+export const presentCompanyAssets = (acceptedAssets: string[], offered: OfferedNetwork): { asset: CompanyAsset; isAllowed: boolean }[] =>
+  COMPANY_ASSETS.map((asset) => ({ asset, isAllowed: acceptedAssets.includes(asset) && assetOffered(asset, offered) }));

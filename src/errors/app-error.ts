@@ -62,6 +62,14 @@ export class ConflictError extends AppError {
   }
 }
 
+/** The caller is known but may not do this (a live-mode token on a test-mode-only operation, ...). */
+export class ForbiddenError extends AppError {
+  constructor(message: string) {
+    super('FORBIDDEN', message);
+    this.name = 'ForbiddenError';
+  }
+}
+
 export class UnauthenticatedError extends AppError {
   constructor(message = 'A valid `Authorization: Bearer <public token>` header is required') {
     super('UNAUTHENTICATED', message);

@@ -1,6 +1,7 @@
 // Enums and small value types shared by several features' GraphQL types.
 import { COMPANY_ASSETS, INVOICE_CURRENCIES, NETWORKS, PAYMENT_CURRENCIES } from '../domain/assets.ts';
 import { EVENT_TYPE_DESCRIPTIONS, EVENT_TYPES } from '../domain/event-types.ts';
+import { MODES } from '../domain/modes.ts';
 import { builder } from './builder.ts';
 
 /** The GraphQL name of a spec string: `trc20usdt` -> `TRC20USDT`, `invoice.created` -> `INVOICE_CREATED`. */
@@ -19,6 +20,9 @@ export function specEnum<T extends string>(name: string, values: readonly T[], d
 export const InvoiceCurrencyEnum = specEnum('InvoiceCurrency', INVOICE_CURRENCIES, 'Currency of invoice prices.');
 export const PaymentCurrencyEnum = specEnum('PaymentCurrency', PAYMENT_CURRENCIES, 'Asset plus network a client pays with.');
 export const CompanyAssetEnum = specEnum('CompanyAsset', COMPANY_ASSETS, 'Asset a company may accept.');
+export const ModeEnum = specEnum('Mode', MODES, 'Test mode (the simulated chain, a test clock) or live mode (real money on real nodes); docs/modes.md.', (m) =>
+  m === 'test' ? 'Simulated payments: nothing here is real money.' : 'Real payments on real nodes.',
+);
 export const NetworkEnum = specEnum('Network', NETWORKS, 'A blockchain network (the deposit webhook `network`).');
 
 /** Every currency an amount can be in: invoice currencies and payment currencies (asset plus network). */

@@ -34,6 +34,8 @@ export function createRestHandler<Ctx>(router: Router<Ctx>, ctx: Ctx, options: R
       // Who is asking first: an anonymous caller of a merchant route is told 401 whatever else is wrong.
       const company = route.auth === 'none' ? null : await options.caller(req.headers.authorization);
       if (route.auth === 'required' && !company) throw new UnauthenticatedError();
+      // Which mode's data the answer is about (docs/modes.md).
+      if (company) res.setHeader('payrail-mode', company.mode);
       const query = Object.fromEntries(url.searchParams);
       const badParam = findInputProblem(params) ?? findInputProblem(query);
       if (badParam) throw new ValidationError([badParam]);

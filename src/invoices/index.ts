@@ -37,7 +37,7 @@ export function invoicesFeature(config: ConfigOf<typeof invoiceConfig>): Feature
         idempotencyTtlMs: p.config.idempotencyKeyTtlHours * 3_600_000,
         payUrl: p.config.payUrl,
       };
-      p.chains.onOutgoing('refund', (report) => applyRefundOutcome(invoices, report));
+      p.chains.onOutgoing('refund', (report, mode) => applyRefundOutcome(invoices, report, mode));
       return { invoices };
     },
     routes: invoiceRoutes,

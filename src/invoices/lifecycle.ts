@@ -10,6 +10,7 @@ import type { Clock } from '../clock.ts';
 import type { Company } from '../core/auth.ts';
 import { commitWithEvents, eventCtes, noteEvents, type EventDeps, type NewEvent } from '../core/events.ts';
 import { PAYMENT_CURRENCY_INFO, isInvoiceCurrency, isPaymentCurrency, type PaymentCurrency } from '../domain/assets.ts';
+import { requireOffered } from '../chains/offered.ts';
 import { Money, fitsColumn, toMoney } from '../domain/money.ts';
 import { AppError, ConflictError, NotFoundError, ValidationError } from '../errors/app-error.ts';
 import { ACCOUNTS, postJournal } from '../ledger/ledger.ts';
@@ -177,6 +178,8 @@ export async function proceedInvoice(
   if (!acceptsCurrency(current.company.acceptedAssets, paymentCurrency)) {
     throw new ValidationError([{ path: 'paymentCurrency', message: `this merchant does not accept ${paymentCurrency}` }]);
   }
+  const { mode } = current.company;
+  requireOffered(deps.chains, mode, paymentCurrency, 'paymentCurrency');
   if (current.status !== 'created') return sameFillOrConflict(current, input.clientEmail, paymentCurrency);
 
   if (!isInvoiceCurrency(current.invoiceCurrency)) throw new Error(`stored invoice currency ${current.invoiceCurrency} is unknown`);
@@ -191,7 +194,7 @@ export async function proceedInvoice(
   if (!fitsColumn(quote.paymentAmount)) {
     throw new ValidationError([{ path: 'paymentCurrency', message: `the invoice total is too large to be paid in ${paymentCurrency}` }]);
   }
-  const allocated = await deps.chains.forNetwork(PAYMENT_CURRENCY_INFO[paymentCurrency].network).allocateAddress({ companyId: current.companyId, ownerId: invoiceId, paymentCurrency });
+  const allocated = await deps.chains.forNetwork(PAYMENT_CURRENCY_INFO[paymentCurrency].network, mode).allocateAddress({ companyId: current.companyId, ownerId: invoiceId, paymentCurrency });
   const now = await deps.clock.now(current.companyId);
   const filled = await commitWithEvents(deps, async (tx) => {
     const invoice = await lockInvoice(tx, invoiceId);
@@ -242,12 +245,12 @@ export async function refundInvoice(deps: LifecycleDeps, company: Company, invoi
   const { paymentCurrency } = await ownInvoice(deps, company, invoiceId);
   if (!paymentCurrency || !isPaymentCurrency(paymentCurrency)) throw new AppError('CONFLICT', `Invoice ${invoiceId} has received no payment`);
   const info = PAYMENT_CURRENCY_INFO[paymentCurrency];
-  if (!deps.chains.forNetwork(info.network).isValidAddress(input.address)) {
+  if (!deps.chains.forNetwork(info.network, company.mode).isValidAddress(input.address)) {
     throw new ValidationError([{ path: 'address', message: `is not a valid ${info.network} address` }]);
   }
   if (info.tagged && !input.tag) throw new ValidationError([{ path: 'tag', message: `is required for ${paymentCurrency}` }]);
   if (!info.tagged && input.tag) throw new ValidationError([{ path: 'tag', message: `must be empty: ${paymentCurrency} has no tags` }]);
-  const refusal = deps.chains.forNetwork(info.network).sendRefusal(paymentCurrency);
+  const refusal = deps.chains.forNetwork(info.network, company.mode).sendRefusal(paymentCurrency);
   if (refusal) throw new AppError('SERVICE_UNAVAILABLE', `Refunds in ${paymentCurrency} cannot be sent: ${refusal}`);
 
   const now = await deps.clock.now(company.id);
@@ -287,7 +290,7 @@ export async function refundInvoice(deps: LifecycleDeps, company: Company, invoi
     });
     return row;
   });
-  return (await dispatchRefund(deps, refund)) ?? refund;
+  return (await dispatchRefund(deps, refund, company.mode)) ?? refund;
 }
 
 /** Closes (or settles as wrong) every invoice whose payment window has passed; returns how many moved. */

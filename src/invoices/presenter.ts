@@ -9,7 +9,9 @@ import {
   PAYMENT_CURRENCIES,
   presentCompanyAssets,
   PRICE_PRECISION,
+  type OfferedNetwork,
 } from '../domain/assets.ts';
+import { MODES } from '../domain/modes.ts';
 import { formatFixed, formatPlain, toMoney } from '../domain/money.ts';
 import { decimalString, isoInstant } from '../http/schemas.ts';
 import type { InvoiceRecord } from './queries.ts';
@@ -103,6 +105,7 @@ export const invoiceSchema = z
     expiredAt: isoInstant.optional().meta({ description: 'Present once filled.' }),
     invoiceTransactions: z.array(invoiceTransactionSchema).optional().meta({ description: 'Only from the read operation, once a transaction exists.' }),
     refund: refundSchema.optional(),
+    mode: z.enum(MODES).meta({ description: 'test: paid on the simulated chain (docs/modes.md); live: real money.' }),
   })
   .meta({ id: 'Invoice', description: 'A regular (fixed-amount) invoice; the fields present depend on its status.' });
 
@@ -185,22 +188,22 @@ export const presentRefund = (refund: InvoiceRecord['refund']) =>
 export const presentAddress = (address: InvoiceRecord['address']) =>
   address ? { id: address.id, address: address.address, tag: address.tag, asset: address.asset } : null;
 
-export const presentCompany = (company: InvoiceRecord['company']) => ({
+export const presentCompany = (company: InvoiceRecord['company'], offered: OfferedNetwork) => ({
   name: company.name,
   logoUrl: company.logoUrl,
-  assets: presentCompanyAssets(company.acceptedAssets),
+  assets: presentCompanyAssets(company.acceptedAssets, offered),
 });
 
 /**
- * The REST invoice object, keys in the spec's order; absent fields are left out, not null.
- * invoiceTransactions come only with the read operation, as the spec says.
+ * The REST invoice object, keys in the spec's order; absent fields are left out, not null. `offered`: the networks
+ * offered in the invoice's mode (company.assets). invoiceTransactions come only with the read operation, as the spec says.
  */
-export function presentInvoice(invoice: InvoiceRecord, { withTransactions = false } = {}): Record<string, unknown> {
+export function presentInvoice(invoice: InvoiceRecord, offered: OfferedNetwork, { withTransactions = false } = {}): Record<string, unknown> {
   const view: Record<string, unknown> = {
     id: invoice.id,
     status: invoice.status,
     createdAt: invoice.createdAt.toISOString(),
-    company: presentCompany(invoice.company),
+    company: presentCompany(invoice.company, offered),
     invoiceContent: {
       invoiceCurrency: invoice.invoiceCurrency,
       items: presentItems(invoice),
@@ -218,5 +221,6 @@ export function presentInvoice(invoice: InvoiceRecord, { withTransactions = fals
   }
   if (withTransactions && invoice.transfers.length > 0) view['invoiceTransactions'] = presentTransactions(invoice.transfers);
   if (invoice.refund) view['refund'] = presentRefund(invoice.refund);
+  view['mode'] = invoice.company.mode;
   return view;
 }

@@ -7,6 +7,8 @@ import type { ChainRegistry, OutgoingReport } from '../chains/adapter.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/client.ts';
 import { PAYMENT_CURRENCY_INFO, isPaymentCurrency } from '../domain/assets.ts';
+import type { Mode } from '../domain/modes.ts';
+import { modeOfCompany } from '../core/tenants.ts';
 import { toMoney } from '../domain/money.ts';
 import { ConflictError } from '../errors/app-error.ts';
 import type { Logger } from '../logger.ts';
@@ -18,12 +20,12 @@ interface RefundDeps {
   logger?: Logger;
 }
 
-/** Hands a queued refund to its chain adapter; safe to repeat. */
-export async function dispatchRefund(deps: RefundDeps, refund: Refund): Promise<Refund | null> {
+/** Hands a queued refund to its chain adapter (of its merchant's mode); safe to repeat. */
+export async function dispatchRefund(deps: RefundDeps, refund: Refund, mode: Mode): Promise<Refund | null> {
   // A server whose chains worker sends (CHAIN_WORKER=0) only queues: the worker's refund sender is woken by the event.
   if (refund.status !== 'queued' || !isPaymentCurrency(refund.asset) || !deps.chains.sendsHere) return null;
   try {
-    const { txHash } = await deps.chains.forNetwork(PAYMENT_CURRENCY_INFO[refund.asset].network).send({
+    const { txHash } = await deps.chains.forNetwork(PAYMENT_CURRENCY_INFO[refund.asset].network, mode).send({
       id: refundSendId(refund),
       purpose: 'refund',
       asset: refund.asset,
@@ -43,9 +45,11 @@ export async function dispatchRefund(deps: RefundDeps, refund: Refund): Promise<
 
 /** Sends refunds left queued by a crash or a failed send. */
 export async function dispatchQueuedRefunds(deps: RefundDeps): Promise<number> {
-  const queued = await deps.db.refund.findMany({ where: { status: 'queued' }, take: 100, orderBy: { createdAt: 'asc' } });
+  const queued = await deps.db.$queryRaw<(Refund & { mode: Mode })[]>`
+    SELECT r.*, c."mode" FROM "Refund" r JOIN "Company" c ON c."id" = r."companyId"
+    WHERE r."status" = 'queued' ORDER BY r."createdAt" LIMIT 100`;
   let sent = 0;
-  for (const r of queued) if (await dispatchRefund(deps, r)) sent++;
+  for (const { mode, ...r } of queued) if (await dispatchRefund(deps, r, mode)) sent++;
   return sent;
 }
 
@@ -58,12 +62,13 @@ const SEND_ID = /^([0-9a-f-]{36})(?:\.([1-9][0-9]{0,8}))?$/;
  * What the chain says of a refund's send. Repeats and reports of an earlier, failed attempt change nothing; a report
  * for a send not recorded yet (a crash between broadcast and record) is refused with a conflict and comes again.
  */
-export async function applyRefundOutcome(deps: RefundDeps, report: OutgoingReport): Promise<Refund | null> {
+export async function applyRefundOutcome(deps: RefundDeps, report: OutgoingReport, mode: Mode): Promise<Refund | null> {
   const m = SEND_ID.exec(report.id);
   if (!m) return null;
   const attempt = m[2] ? Number(m[2]) : 0;
   const known = await deps.db.refund.findUnique({ where: { id: m[1]! }, select: { companyId: true } });
-  if (!known) return null;
+  // Only a refund of the reporting chain's mode: the sandbox chain's outcomes never touch a live refund.
+  if (!known || (await modeOfCompany(deps.db, known.companyId)) !== mode) return null;
   // Read before the transaction: on the embedded database a query outside it would wait for its one connection.
   const now = await deps.clock.now(known.companyId);
   return deps.db.$transaction(async (tx) => {

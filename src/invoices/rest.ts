@@ -5,11 +5,19 @@ import { route, type Route } from '../http/router.ts';
 import { acceptInvoice, proceedInvoice, refundInvoice } from './lifecycle.ts';
 import { z } from 'zod';
 import { invoiceSchema, presentInvoice } from './presenter.ts';
-import { getInvoiceRecord } from './queries.ts';
+import { getInvoiceRecord, type InvoiceRecord } from './queries.ts';
+import { offeredIn } from '../chains/offered.ts';
 import { createInvoiceSchema, proceedInvoiceSchema, refundInvoiceSchema } from './rules.ts';
 import { createInvoice } from './service.ts';
 
 const withTransactions = { withTransactions: true };
+
+/** The REST invoice of either mode, with its mode also in the `Payrail-Mode` header (the public read has no token to tell it). */
+const invoiceBody = (ctx: Services, invoice: InvoiceRecord, status: number, options = {}, headers: Record<string, string> = {}) => ({
+  status,
+  body: presentInvoice(invoice, offeredIn(ctx.invoices.chains, invoice.company.mode), options),
+  headers: { 'payrail-mode': invoice.company.mode, ...headers },
+});
 
 const TAG = 'Invoices';
 const params = { id: z.string().meta({ description: 'The invoice id.', example: '7Qx3hHq1bXo9b3kQmZzJ2f' }) };
@@ -52,7 +60,7 @@ export const invoiceRoutes: Route<Services>[] = [
     handler: async (req, ctx) => {
       const key = req.headers['idempotency-key'];
       const { invoice, replayed } = await createInvoice(ctx.invoices, req.company!, req.body, typeof key === 'string' ? key : null);
-      return { status: replayed ? 200 : 201, body: presentInvoice(invoice), headers: replayed ? { 'idempotent-replayed': 'true' } : undefined };
+      return invoiceBody(ctx, invoice, replayed ? 200 : 201, {}, replayed ? { 'idempotent-replayed': 'true' } : {});
     },
   }),
   route({
@@ -71,7 +79,7 @@ export const invoiceRoutes: Route<Services>[] = [
       responses: { 200: invoiceAnswer('The filled invoice, with clientEmail, address, paymentDetails, redirectURL and expiredAt.') },
       errors: [404, 409],
     },
-    handler: async (req, ctx) => ({ status: 200, body: presentInvoice(await proceedInvoice(ctx.invoices, req.params['id']!, req.body, req.company)) }),
+    handler: async (req, ctx) => invoiceBody(ctx, await proceedInvoice(ctx.invoices, req.params['id']!, req.body, req.company), 200),
   }),
   route({
     method: 'GET',
@@ -86,7 +94,7 @@ export const invoiceRoutes: Route<Services>[] = [
       responses: { 200: invoiceAnswer('The invoice.') },
       errors: [404],
     },
-    handler: async (req, ctx) => ({ status: 200, body: presentInvoice(await getInvoiceRecord(ctx.db, req.params['id']!), withTransactions) }),
+    handler: async (req, ctx) => invoiceBody(ctx, await getInvoiceRecord(ctx.db, req.params['id']!), 200, withTransactions),
   }),
   route({
     method: 'POST',
@@ -103,7 +111,7 @@ export const invoiceRoutes: Route<Services>[] = [
     },
     handler: async (req, ctx) => {
       await acceptInvoice(ctx.invoices, req.company!, req.params['id']!);
-      return { status: 200, body: presentInvoice(await getInvoiceRecord(ctx.db, req.params['id']!), withTransactions) };
+      return invoiceBody(ctx, await getInvoiceRecord(ctx.db, req.params['id']!), 200, withTransactions);
     },
   }),
   route({
@@ -123,7 +131,7 @@ export const invoiceRoutes: Route<Services>[] = [
     },
     handler: async (req, ctx) => {
       await refundInvoice(ctx.invoices, req.company!, req.params['id']!, req.body);
-      return { status: 200, body: presentInvoice(await getInvoiceRecord(ctx.db, req.params['id']!), withTransactions) };
+      return invoiceBody(ctx, await getInvoiceRecord(ctx.db, req.params['id']!), 200, withTransactions);
     },
   }),
 ];

@@ -6,6 +6,7 @@ import {
   PAYMENT_CURRENCIES,
   PAYMENT_CURRENCY_INFO,
   PRICE_PRECISION,
+  type OfferedNetwork,
   type PaymentCurrency,
 } from '../domain/assets.ts';
 import { Money, roundPrice, roundUpToUnit } from '../domain/money.ts';
@@ -27,9 +28,12 @@ const enumMessage = (values: readonly string[]) => ({ message: `must be one of: 
 export const acceptsCurrency = (acceptedAssets: readonly string[], currency: PaymentCurrency): boolean =>
   acceptedAssets.includes(PAYMENT_CURRENCY_INFO[currency].asset);
 
-/** What a client may pay an invoice in: the merchant's fixed currency, else every currency the merchant accepts. */
-export const payableCurrencies = (acceptedAssets: readonly string[], fixed: PaymentCurrency | null): PaymentCurrency[] =>
-  (fixed ? [fixed] : PAYMENT_CURRENCIES).filter((c) => acceptsCurrency(acceptedAssets, c));
+/**
+ * What a client may pay an invoice in: the merchant's fixed currency, else every currency the merchant accepts; of
+ * those, the ones offered in the merchant's mode.
+ */
+export const payableCurrencies = (acceptedAssets: readonly string[], fixed: PaymentCurrency | null, offered: OfferedNetwork): PaymentCurrency[] =>
+  (fixed ? [fixed] : PAYMENT_CURRENCIES).filter((c) => acceptsCurrency(acceptedAssets, c) && offered(PAYMENT_CURRENCY_INFO[c].network));
 
 export const createInvoiceSchema = z
   .object({

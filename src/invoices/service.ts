@@ -4,6 +4,7 @@ import type { Company } from '../core/auth.ts';
 import { eventCtes } from '../core/events.ts';
 import { idempotent } from '../core/idempotency.ts';
 import { ValidationError } from '../errors/app-error.ts';
+import { requireOffered } from '../chains/offered.ts';
 import { newInvoiceId } from './ids.ts';
 import type { InvoiceDeps } from './lifecycle.ts';
 import { getInvoiceRecord, type InvoiceRecord } from './queries.ts';
@@ -25,6 +26,7 @@ export async function createInvoice(
   if (input.paymentCurrency && !acceptsCurrency(company.acceptedAssets, input.paymentCurrency)) {
     throw new ValidationError([{ path: 'paymentCurrency', message: `this merchant does not accept ${input.paymentCurrency}` }]);
   }
+  if (input.paymentCurrency) requireOffered(deps.chains, company.mode, input.paymentCurrency, 'paymentCurrency');
   const id = newInvoiceId();
   const items = input.items.map((item, position) => ({ invoiceId: id, position, name: item.name, price: new Prisma.Decimal(item.price.toFixed()) }));
   const { result, replayed } = await idempotent(

@@ -94,7 +94,7 @@ export const chainsCheck = (chains: Chains): ReadinessCheck => ({
   run: async () => {
     const down = chains
       .health()
-      .filter((c) => c.mode === 'node' && !chains.isOptional(c.network) && c.state !== 'ok')
+      .filter((c) => c.live === 'node' && !chains.isOptional(c.network) && c.state !== 'ok')
       .map((c) => `${c.network} ${c.state}${c.detail ? ` (${c.detail})` : ''}`);
     return down.length ? down.join('; ') : null;
   },

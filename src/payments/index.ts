@@ -7,7 +7,7 @@ export function paymentsFeature(): Feature {
     name: 'payments',
     services: (p, s) => {
       // Read when a report arrives: the deposits feature is listed after this one.
-      p.chains.onTransfer((report) => applyTransferReport({ ...s.invoices, deposits: s.deposits }, report));
+      p.chains.onTransfer((report, mode) => applyTransferReport({ ...s.invoices, deposits: s.deposits }, report, mode));
       return {};
     },
   };

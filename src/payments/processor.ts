@@ -6,6 +6,7 @@ import { Prisma, type ChainTransfer, type PaymentAddress } from '../../generated
 import type { TransferReport } from '../chains/adapter.ts';
 import { commitWithEvents, recordEvent } from '../core/events.ts';
 import { PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO, isPaymentCurrency } from '../domain/assets.ts';
+import type { Mode } from '../domain/modes.ts';
 import { toMoney } from '../domain/money.ts';
 import { ConflictError, NotFoundError } from '../errors/app-error.ts';
 import { closeIfExpired, lockInvoice, reevaluate, type LifecycleDeps } from '../invoices/lifecycle.ts';
@@ -20,18 +21,23 @@ export interface PaymentDeps extends LifecycleDeps {
   deposits: DepositDeps;
 }
 
-export async function applyTransferReport(deps: PaymentDeps, report: TransferReport): Promise<ChainTransfer> {
+/**
+ * `mode`: the chain the report comes from (the sandbox chain: test; a real node: live). Only addresses of that mode's
+ * merchants are looked at, so simulated money never reaches a live invoice, nor real money a test one.
+ */
+export async function applyTransferReport(deps: PaymentDeps, report: TransferReport, mode: Mode): Promise<ChainTransfer> {
   // The address and its company's time in one round trip; the assets of the network let it use the
   // (asset, address, tag) index.
   const assets = PAYMENT_CURRENCIES.filter((c) => PAYMENT_CURRENCY_INFO[c].network === report.network);
   const [address] = assets.length === 0 ? [] : await deps.db.$queryRaw<(PaymentAddress & { now: Date })[]>`
     SELECT a.*, ${deps.clock.companyNowSql('a."companyId"')} AS "now" FROM "PaymentAddress" a
+    JOIN "Company" c ON c."id" = a."companyId" AND c."mode" = ${mode}::"Mode"
     WHERE a."asset" IN (${Prisma.join(assets)}) AND a."address" = ${report.to}
       AND ${report.tag === null ? Prisma.sql`a."tag" IS NULL` : Prisma.sql`a."tag" = ${report.tag}`}
     LIMIT 1`;
   if (address && !address.invoiceId) {
     const staticAddress = await deps.db.staticAddress.findUnique({ where: { id: address.id } });
-    if (staticAddress) return applyDepositReport(deps.deposits, report, { ...address, staticAddress });
+    if (staticAddress) return applyDepositReport(deps.deposits, report, { ...address, staticAddress }, mode);
   }
   if (!address?.invoiceId) throw new NotFoundError(`No payment address ${report.to}${report.tag ? ` (tag ${report.tag})` : ''} on ${report.network}`);
   const invoiceId = address.invoiceId;
@@ -41,21 +47,21 @@ export async function applyTransferReport(deps: PaymentDeps, report: TransferRep
     // A report after the window closed: close first, then it is late.
     let invoice = await closeIfExpired(tx, await lockInvoice(tx, invoiceId), now);
 
-    const where = { network_txHash_outputIndex: { network: report.network, txHash: report.txHash, outputIndex: report.outputIndex } };
+    const where = { mode_network_txHash_outputIndex: { mode, network: report.network, txHash: report.txHash, outputIndex: report.outputIndex } };
     // A new output (the usual report) is recorded in one round trip; a known one is read and compared below.
     let transfer: ChainTransfer | undefined;
     let becameConfirmed = false;
     if (!report.dropped) {
-      const confirmed = report.confirmations >= deps.chains.requiredConfirmations(report.asset);
+      const confirmed = report.confirmations >= deps.chains.requiredConfirmations(report.asset, mode);
       const role = report.asset !== address.asset ? 'wrong_asset' : invoice.status === 'closed' || invoice.status === 'refunded' ? 'late' : 'payment';
       [transfer] = await tx.$queryRaw<ChainTransfer[]>`
-        INSERT INTO "ChainTransfer" ("id", "network", "asset", "txHash", "outputIndex", "fromAddress", "toAddress", "tag", "amount",
+        INSERT INTO "ChainTransfer" ("id", "mode", "network", "asset", "txHash", "outputIndex", "fromAddress", "toAddress", "tag", "amount",
           "confirmations", "blockNumber", "state", "role", "companyId", "invoiceId", "addressId", "seenAt", "confirmedAt")
-        VALUES (${randomUUID()}::uuid, ${report.network}, ${report.asset}, ${report.txHash}, ${report.outputIndex}::int, ${report.from}::text,
+        VALUES (${randomUUID()}::uuid, ${mode}::"Mode", ${report.network}, ${report.asset}, ${report.txHash}, ${report.outputIndex}::int, ${report.from}::text,
           ${report.to}, ${report.tag}::text, ${report.amount.toFixed()}::numeric, ${report.confirmations}::int, ${report.blockNumber}::bigint,
           ${confirmed ? 'confirmed' : 'seen'}::"TransferState", ${role}::"TransferRole", ${invoice.companyId}::uuid, ${invoiceId}, ${address.id},
           ${now}::timestamptz, ${confirmed ? now : null}::timestamptz)
-        ON CONFLICT ("network", "txHash", "outputIndex") DO NOTHING
+        ON CONFLICT ("mode", "network", "txHash", "outputIndex") DO NOTHING
         RETURNING *`;
       becameConfirmed = transfer !== undefined && confirmed;
     }
@@ -71,7 +77,7 @@ export async function applyTransferReport(deps: PaymentDeps, report: TransferRep
         if (existing.state === 'confirmed') throw new ConflictError('CONFLICT', `Transfer ${existing.id} is already final and cannot drop`);
         transfer = await tx.chainTransfer.update({ where: { id: existing.id }, data: { state: 'dropped', droppedAt: now } });
       } else if (report.confirmations > existing.confirmations) {
-        becameConfirmed = existing.state === 'seen' && report.confirmations >= deps.chains.requiredConfirmations(existing.asset);
+        becameConfirmed = existing.state === 'seen' && report.confirmations >= deps.chains.requiredConfirmations(existing.asset, mode);
         transfer = await tx.chainTransfer.update({
           where: { id: existing.id },
           data: {

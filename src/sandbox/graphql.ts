@@ -1,4 +1,4 @@
-import { ConflictError, NotFoundError, ValidationError } from '../errors/app-error.ts';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors/app-error.ts';
 import { builder, mutationOutcome } from '../graphql/builder.ts';
 import { MoneyType, PaymentCurrencyEnum, TransferStateEnum } from '../graphql/enums.ts';
 import { callerCompanyId, nodeIdFormats, nodeIdInput, registerNodeType } from '../graphql/node-ids.ts';
@@ -52,7 +52,7 @@ const CreateSandboxTransferInput = builder.inputType('CreateSandboxTransferInput
   }),
 });
 
-const transferErrors = [ValidationError, NotFoundError, ConflictError];
+const transferErrors = [ValidationError, NotFoundError, ConflictError, ForbiddenError];
 const transferOutcome = (description: string) => mutationOutcome('transfer', description, transferErrors);
 
 builder.mutationField('createSandboxTransfer', (t) =>
@@ -127,7 +127,7 @@ builder.mutationField('advanceSandboxClock', (t) =>
     type: SandboxClockType,
     authScopes: { merchant: true },
     description: 'Moves the merchant’s test clock forward and expires what is due at once (REST POST /api/sandbox/clock/advance).',
-    errors: mutationOutcome('clock', 'The clock after the move.', [ValidationError, NotFoundError]),
+    errors: mutationOutcome('clock', 'The clock after the move.', [ValidationError, NotFoundError, ForbiddenError]),
     args: { input: t.arg({ type: AdvanceSandboxClockInput, required: true, description: 'How far to move it.' }) },
     resolve: (_root, { input }, ctx) => advanceSandboxClock(ctx.sandbox, ctx.company!, parseInput(advanceClockSchema, { minutes: input.minutes })),
   }),

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { ChainTransfer } from '../../generated/prisma/client.ts';
 import { sandboxTxHash, type SandboxRegistry } from '../chains/sandbox.ts';
 import type { Company } from '../core/auth.ts';
+import { requireTestMode } from '../core/tenants.ts';
 import { PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO, isPaymentCurrency, type PaymentCurrency } from '../domain/assets.ts';
 import { formatPlain, toMoney } from '../domain/money.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/app-error.ts';
@@ -36,8 +37,10 @@ export const sandboxTransferSchema = z
 export const confirmSandboxSchema = z.object({ confirmations: z.number().int().min(1).max(MAX_CONFIRMATIONS).nullish() }).nullish();
 export const advanceClockSchema = z.object({ minutes: quantity().pipe(z.number().positive().max(60 * 24 * 366)) });
 
-function requireSandbox(deps: SandboxDeps): SandboxRegistry {
-  if (!deps.sandbox) throw new NotFoundError('Sandbox endpoints exist only in sandbox mode');
+/** The simulated chain, for a test-mode caller (403 for a live one; 404 when test mode is off). */
+function requireSandbox(deps: SandboxDeps, company: Company): SandboxRegistry {
+  requireTestMode(company);
+  if (!deps.sandbox) throw new NotFoundError('Sandbox endpoints exist only in test mode');
   return deps.sandbox;
 }
 
@@ -102,7 +105,7 @@ export const presentSandboxTransfer = (t: ChainTransfer): SandboxTransferView =>
 });
 
 export async function createSandboxTransfer(deps: SandboxDeps, company: Company, input: z.output<typeof sandboxTransferSchema>): Promise<ChainTransfer> {
-  const sandbox = requireSandbox(deps);
+  const sandbox = requireSandbox(deps, company);
   const address = input.invoiceId
     ? INVOICE_ID_PATTERN.test(input.invoiceId)
       ? await deps.db.paymentAddress.findUnique({ where: { invoiceId: input.invoiceId } })
@@ -150,7 +153,7 @@ export async function confirmSandboxTransfer(
   id: string,
   input: z.output<typeof confirmSandboxSchema>,
 ): Promise<ChainTransfer> {
-  const sandbox = requireSandbox(deps);
+  const sandbox = requireSandbox(deps, company);
   const transfer = await ownTransfer(deps, company, id);
   if (transfer.state === 'dropped') throw new ConflictError('CONFLICT', `Transfer ${id} was dropped from the chain`);
   const required = isPaymentCurrency(transfer.asset) ? PAYMENT_CURRENCY_INFO[transfer.asset].confirmations : 1;
@@ -159,7 +162,7 @@ export async function confirmSandboxTransfer(
 }
 
 export async function dropSandboxTransfer(deps: SandboxDeps, company: Company, id: string): Promise<ChainTransfer> {
-  const sandbox = requireSandbox(deps);
+  const sandbox = requireSandbox(deps, company);
   const transfer = await ownTransfer(deps, company, id);
   return (await sandbox.report(reportOf(transfer, { dropped: true }))) as ChainTransfer;
 }
@@ -192,7 +195,7 @@ export interface ClockView {
  * not wait for the job. Other merchants' clocks and invoices are untouched.
  */
 export async function advanceSandboxClock(deps: SandboxDeps, company: Company, { minutes }: z.output<typeof advanceClockSchema>): Promise<ClockView> {
-  requireSandbox(deps);
+  requireSandbox(deps, company);
   const offsetMs = await deps.clock.advance(company.id, minutes);
   const expired = await sweepExpired(deps, { companyId: company.id });
   return { ...clockView(offsetMs), expired };
@@ -201,6 +204,6 @@ export async function advanceSandboxClock(deps: SandboxDeps, company: Company, {
 const clockView = (offsetMs: number) => ({ now: new Date(Date.now() + offsetMs).toISOString(), offsetMinutes: offsetMs / 60_000 });
 
 export async function readSandboxClock(deps: SandboxDeps, company: Company): Promise<Omit<ClockView, 'expired'>> {
-  requireSandbox(deps);
+  requireSandbox(deps, company);
   return clockView(await deps.clock.offsetMs(company.id));
 }

@@ -21,8 +21,6 @@ export interface WebPagesDeps {
   payPath: string;
   /** Null when the pages' code was not built (an install without dev dependencies): the pages answer 503. */
   assets: WebAssets | null;
-  /** The chains are simulated: the checkout page warns that nothing real must be sent. */
-  sandbox: boolean;
 }
 
 const HOST = /^[A-Za-z0-9.-]{1,253}(:\d{1,5})?$|^\[[0-9A-Fa-f:.]{2,45}\](:\d{1,5})?$/;
@@ -116,7 +114,7 @@ export function createWebPages(deps: WebPagesDeps) {
     const invoice = INVOICE_ID_PATTERN.test(id)
       ? await deps.db.invoice.findUnique({
           where: { id },
-          select: { id: true, status: true, paymentCurrency: true, paymentAmount: true, paidAmount: true, address: { select: { address: true, tag: true } } },
+          select: { id: true, status: true, paymentCurrency: true, paymentAmount: true, paidAmount: true, address: { select: { address: true, tag: true } }, company: { select: { mode: true } } },
         })
       : null;
     if (!invoice) return notFound(req, res, language);
@@ -139,7 +137,8 @@ export function createWebPages(deps: WebPagesDeps) {
         title: 'pageTitle',
         script: 'checkout.js',
         style: 'checkout-style.css',
-        data: { invoice: invoice.id, 'pay-path': payPath, sandbox: deps.sandbox ? '1' : '0' },
+        // The test banner is for test-mode invoices only: a live invoice is real money, whatever else the server runs.
+        data: { invoice: invoice.id, 'pay-path': payPath, mode: invoice.company.mode },
         body: loading,
       }),
     );

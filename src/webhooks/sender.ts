@@ -2,6 +2,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { guardedLookup, literalHostBlocked } from './ssrf.ts';
+import type { Mode } from '../domain/modes.ts';
 import { specSignature, standardWebhookHeaders } from './signing.ts';
 
 export interface SendRequest {
@@ -11,6 +12,8 @@ export interface SendRequest {
   body: string;
   secretKey: string;
   timestampSeconds: number;
+  /** The merchant's mode, sent as `Payrail-Mode` (docs/modes.md): the body stays exactly the spec's. */
+  mode: Mode;
 }
 
 export interface SendResult {
@@ -70,6 +73,7 @@ export class WebhookSender {
           'content-type': 'application/json',
           'content-length': Buffer.byteLength(req.body),
           'user-agent': 'Payrail-Webhooks/1',
+          'payrail-mode': req.mode,
           signature: specSignature(req.secretKey, req.body),
           ...standardWebhookHeaders(req.secretKey, req.eventId, req.timestampSeconds, req.body),
         },

@@ -58,7 +58,7 @@ export async function sendTestWebhook(deps: WebhookDeps, company: Company): Prom
   const eventId = `test_${randomUUID()}`;
   const sentAt = deps.clock.real();
   const body = JSON.stringify({ type: 'test', message: 'Test webhook from Payrail', eventId, sentAt: sentAt.toISOString() });
-  const result = await deps.sender.send({ url: webhookUrl, eventId, body, secretKey, timestampSeconds: Math.floor(sentAt.getTime() / 1000) });
+  const result = await deps.sender.send({ url: webhookUrl, eventId, body, secretKey, mode: company.mode, timestampSeconds: Math.floor(sentAt.getTime() / 1000) });
   return { ...result, eventId, url: webhookUrl };
 }
 

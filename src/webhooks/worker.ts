@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { Prisma } from '../../generated/prisma/client.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/client.ts';
+import type { Mode } from '../domain/modes.ts';
 import type { Logger } from '../logger.ts';
 import type { WebhookMetrics } from './metrics.ts';
 import { nextAttemptAt } from './schedule.ts';
@@ -47,6 +48,7 @@ interface Claimed {
   attempts: number;
   payload: string;
   secretKey: string;
+  mode: Mode;
   webhookUrl: string | null;
   /** The company's test clock offset (sandbox): its retries are scheduled on its own time. */
   offsetMs: bigint;
@@ -65,6 +67,7 @@ interface Prepared {
   offsetMs: bigint;
   body: string;
   secretKey: string;
+  mode: Mode;
 }
 
 /** One company endpoint's deliveries in this worker. */
@@ -256,7 +259,7 @@ export class WebhookWorker {
       WHERE d."id" = due."id" AND leased."companyId" = due."companyId" AND ${claimable}
         AND e."id" = d."eventId" AND c."id" = d."companyId"
       RETURNING d."id"::text AS "id", d."eventId", e."createdAt" AS "eventCreatedAt", d."companyId"::text AS "companyId", d."seq", d."attempts",
-        e."payload"::text AS "payload", c."secretKey", c."webhookUrl", ${this.deps.clock.offsetMsSql('d."companyId"')} AS "offsetMs"`;
+        e."payload"::text AS "payload", c."secretKey", c."mode", c."webhookUrl", ${this.deps.clock.offsetMsSql('d."companyId"')} AS "offsetMs"`;
     for (const key of freeing) this.closedLanes.delete(key);
     if (claimed.length === 0) return 0;
 
@@ -281,6 +284,7 @@ export class WebhookWorker {
         // The stored json text is the body, byte for byte (key order included).
         body: c.payload,
         secretKey: c.secretKey,
+        mode: c.mode,
       });
       byLane.set(c.companyId, batch);
     }
@@ -380,6 +384,7 @@ export class WebhookWorker {
       eventId: d.eventId,
       body: d.body,
       secretKey: d.secretKey,
+      mode: d.mode,
       timestampSeconds: Math.floor(Date.now() / 1000),
     });
     // Start nothing more on this endpoint: it is failing (what is already in flight ends and is recorded as it went).

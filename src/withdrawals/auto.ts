@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { Prisma, type AutoWithdrawal } from '../../generated/prisma/client.ts';
 import type { Credit } from '../core/credits.ts';
+import type { Company } from '../core/auth.ts';
 import { noteEvents } from '../core/events.ts';
 import { jsonNumber } from '../core/json.ts';
 import { decimal, tag } from '../core/validation.ts';
@@ -83,10 +84,14 @@ export const minimumThreshold = (asset: PaymentCurrency) => {
 };
 
 /** PATCH: validates every named asset (all or nothing), updates only those, answers the full list. */
-export async function updateAutoWithdrawals(deps: Pick<WithdrawalDeps, 'db' | 'chains'>, companyId: string, patch: AutoWithdrawalsPatch): Promise<AutoWithdrawalRule[]> {
+export async function updateAutoWithdrawals(
+  deps: Pick<WithdrawalDeps, 'db' | 'chains'>,
+  { id: companyId, mode }: Pick<Company, 'id' | 'mode'>,
+  patch: AutoWithdrawalsPatch,
+): Promise<AutoWithdrawalRule[]> {
   const details: ErrorDetail[] = [];
-  const isValidAddress = addressCheck(deps.chains);
-  const sendProblem = sendCheck(deps.chains);
+  const isValidAddress = addressCheck(deps.chains, mode);
+  const sendProblem = sendCheck(deps.chains, mode);
   const rules: Prisma.AutoWithdrawalCreateManyInput[] = [];
   for (const [key, rule] of Object.entries(patch.assets)) {
     const path = `assets.${key}`;

@@ -2,13 +2,13 @@
 import { parseInput } from '../core/validation.ts';
 import type { PaymentCurrency } from '../domain/assets.ts';
 import { formatPlain, toMoney } from '../domain/money.ts';
-import { ConflictError, NotFoundError, ValidationError } from '../errors/app-error.ts';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors/app-error.ts';
 import type { BusMessage } from '../core/bus.ts';
 import { Prisma, type Withdrawal } from '../../generated/prisma/client.ts';
 import { AFTER_DESCRIPTION, currentThenEvents, liveEvents, liveResolver, parseLiveCursor, withLastEvent } from '../graphql/live.ts';
 import { builder, mutationOutcome, type GraphQLContext } from '../graphql/builder.ts';
 import { checkPage, connectionNames, edgeNames, PAGE_SIZES } from '../graphql/connections.ts';
-import { MoneyType, PaymentCurrencyEnum } from '../graphql/enums.ts';
+import { ModeEnum, MoneyType, PaymentCurrencyEnum } from '../graphql/enums.ts';
 import { callerCompanyId, nodeIdFormats, ownCompanyAsset, registerNodeType } from '../graphql/node-ids.ts';
 import { withdrawableNow } from '../ledger/balances.ts';
 import { autoWithdrawalsPatchSchema, listAutoWithdrawals, updateAutoWithdrawals, type AutoWithdrawalRule } from './auto.ts';
@@ -45,6 +45,7 @@ const WithdrawalType = builder.prismaNode('Withdrawal', {
   nullable: true,
   fields: (t) => ({
     uid: t.exposeID('uid', { description: 'The uid of the withdraw answer and of its webhooks.' }),
+    mode: t.field({ type: ModeEnum, description: 'The mode it belongs to (the token’s).', select: { company: { select: { mode: true } } }, resolve: (w) => w.company.mode }),
     status: t.field({ type: WithdrawalStatusEnum, description: 'Where it stands.', resolve: (w) => w.status as WithdrawalStatus }),
     asset: t.field({ type: PaymentCurrencyEnum, description: 'What is sent (asset plus network).', resolve: (w) => w.asset as never }),
     amount: t.field({ type: 'Decimal', description: 'Net amount the receiver gets.', resolve: (w) => formatPlain(w.amount) }),
@@ -281,7 +282,7 @@ builder.mutationField('updateAutoWithdrawals', (t) =>
     resolve: async (_root, { input }, ctx) => {
       const assets = Object.fromEntries(input.rules.map(({ asset, threshold, ...rule }) => [asset, { ...rule, amount: threshold }]));
       if (Object.keys(assets).length !== input.rules.length) throw new ValidationError([{ path: 'rules', message: 'names an asset twice' }]);
-      return rulesOf(ctx, await updateAutoWithdrawals(ctx.withdrawals, ctx.company!.id, parseInput(autoWithdrawalsPatchSchema, { assets })));
+      return rulesOf(ctx, await updateAutoWithdrawals(ctx.withdrawals, ctx.company!, parseInput(autoWithdrawalsPatchSchema, { assets })));
     },
   }),
 );
@@ -291,7 +292,7 @@ const SandboxWithdrawalInput = builder.inputType('SandboxWithdrawalInput', {
   fields: (t) => ({ uid: t.id({ required: true, description: 'The withdrawal’s uid.' }) }),
 });
 
-const sandboxOutcome = (description: string) => mutationOutcome('withdrawal', description, [NotFoundError, ConflictError]);
+const sandboxOutcome = (description: string) => mutationOutcome('withdrawal', description, [NotFoundError, ConflictError, ForbiddenError]);
 
 builder.mutationField('confirmSandboxWithdrawal', (t) =>
   t.field({

@@ -32,7 +32,7 @@ export function withdrawalsFeature(config: ConfigOf<typeof withdrawalConfig>): F
         sendLeaseMs: config.sendLeaseMs,
         sandbox: p.config.sandbox ? (p.chains as SandboxRegistry) : null,
       };
-      p.chains.onOutgoing('withdrawal', (report) => applyOutgoingReport(withdrawals, report));
+      p.chains.onOutgoing('withdrawal', (report, mode) => applyOutgoingReport(withdrawals, report, mode));
       p.credits.add(autoWithdrawOnCredit);
       withdrawalQueueGauge(p.metrics, p.db);
       return { withdrawals };

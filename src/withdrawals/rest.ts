@@ -116,7 +116,7 @@ export const withdrawalRoutes: Route<Services>[] = [
       requestExample: { assets: { ton: { amount: 25, isEnabled: true, withdrawalTag: 'merchant-42', withdrawalAddress: 'EQD4FPq-PRDieyQKkizFTRtSDyucUIqrj0v_zXJmqaDp6_0t' } } },
       responses: { 200: { description: 'Every rule, after the change.', schema: autoWithdrawalsSchema } },
     },
-    handler: async (req, ctx) => ({ status: 200, body: autoWithdrawalsBody(await updateAutoWithdrawals(ctx.withdrawals, req.company!.id, req.body)) }),
+    handler: async (req, ctx) => ({ status: 200, body: autoWithdrawalsBody(await updateAutoWithdrawals(ctx.withdrawals, req.company!, req.body)) }),
   }),
   route({
     method: 'POST',

@@ -3,6 +3,7 @@
 import type { Withdrawal } from '../../generated/prisma/client.ts';
 import type { SandboxRegistry } from '../chains/sandbox.ts';
 import type { Company } from '../core/auth.ts';
+import { requireTestMode } from '../core/tenants.ts';
 import { PAYMENT_CURRENCY_INFO, type PaymentCurrency } from '../domain/assets.ts';
 import { ConflictError, NotFoundError } from '../errors/app-error.ts';
 import { getWithdrawal, type WithdrawalDeps } from './service.ts';
@@ -12,7 +13,8 @@ export interface SandboxWithdrawalDeps extends WithdrawalDeps {
 }
 
 async function report(deps: SandboxWithdrawalDeps, company: Company, uid: string, outcome: 'confirmed' | 'failed'): Promise<Withdrawal> {
-  if (!deps.sandbox) throw new NotFoundError('Sandbox endpoints exist only in sandbox mode');
+  requireTestMode(company);
+  if (!deps.sandbox) throw new NotFoundError('Sandbox endpoints exist only in test mode');
   const w = await getWithdrawal(deps, company, uid);
   if (w.stage === 'queued' || w.stage === 'sending' || !w.txHash) {
     throw new ConflictError('CONFLICT', `Withdrawal ${uid} is not on chain yet; the sender broadcasts it first (retry shortly)`);

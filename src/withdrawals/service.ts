@@ -11,8 +11,10 @@ import { idempotent } from '../core/idempotency.ts';
 import { jsonNumber } from '../core/json.ts';
 import { pageArgs, pageOf } from '../core/pages.ts';
 import type { RiskHook } from '../core/risk.ts';
+import { modeOfCompany } from '../core/tenants.ts';
 import type { EventType } from '../domain/event-types.ts';
 import { PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO, type PaymentCurrency } from '../domain/assets.ts';
+import type { Mode } from '../domain/modes.ts';
 import { formatPlain, Money, toMoney } from '../domain/money.ts';
 import { ConflictError, NotFoundError } from '../errors/app-error.ts';
 import type { Logger } from '../logger.ts';
@@ -43,15 +45,15 @@ export const ACCEPTED_MESSAGE = 'Withdrawal accepted and processing';
 
 /** Whether the receiver address is valid for the asset's network format (rule 4; rule 5 follows from it). */
 export const addressCheck =
-  (chains: ChainRegistry) =>
+  (chains: ChainRegistry, mode: Mode) =>
   (asset: PaymentCurrency, address: string): boolean =>
-    chains.forNetwork(PAYMENT_CURRENCY_INFO[asset].network).isValidAddress(address);
+    chains.forNetwork(PAYMENT_CURRENCY_INFO[asset].network, mode).isValidAddress(address);
 
-/** Why withdrawals in `asset` cannot be sent at all where its network runs (no signer, not supported), or null. */
+/** Why withdrawals in `asset` cannot be sent at all where its network runs in `mode` (off, no signer, not supported), or null. */
 export const sendCheck =
-  (chains: ChainRegistry) =>
+  (chains: ChainRegistry, mode: Mode) =>
   (asset: PaymentCurrency): string | null => {
-    const why = chains.forNetwork(PAYMENT_CURRENCY_INFO[asset].network).sendRefusal(asset);
+    const why = chains.forNetwork(PAYMENT_CURRENCY_INFO[asset].network, mode).sendRefusal(asset);
     return why ? `Withdrawals in ${asset} are not possible: ${why}` : null;
   };
 
@@ -164,8 +166,8 @@ export interface WithdrawResult {
 
 /** POST /api/transactions/withdraw: one result per item, in request order. */
 export async function withdraw(deps: WithdrawalDeps, company: Company, input: { items: WithdrawItem[] }, idempotencyKey?: string | null): Promise<WithdrawResult> {
-  const isValidAddress = addressCheck(deps.chains);
-  const sendProblem = sendCheck(deps.chains);
+  const isValidAddress = addressCheck(deps.chains, company.mode);
+  const sendProblem = sendCheck(deps.chains, company.mode);
   // Refused up front rather than held and retried forever.
   const problems = input.items.map((item) => itemProblem(item, isValidAddress) ?? sendProblem(item.asset));
   const candidates: Candidate[] = input.items.flatMap((item, position) =>
@@ -247,14 +249,14 @@ async function finishLocked(tx: Tx, w: Withdrawal, outcome: Outcome): Promise<Wi
 }
 
 /**
- * What the chain says of an outgoing transaction. Repeats change nothing; a report for an id that is no
- * withdrawal (a refund) is ignored. A final withdrawal never changes again.
+ * What the chain of `mode` says of an outgoing transaction. Repeats change nothing; a report for an id that is no
+ * withdrawal of that mode (a refund; another mode's) is ignored. A final withdrawal never changes again.
  */
-export async function applyOutgoingReport(deps: WithdrawalDeps, report: OutgoingReport): Promise<Withdrawal | null> {
+export async function applyOutgoingReport(deps: WithdrawalDeps, report: OutgoingReport, mode: Mode): Promise<Withdrawal | null> {
   if (!z.uuid().safeParse(report.id).success) return null;
   return commitWithEvents(deps, async (tx) => {
     const w = await lockWithdrawal(tx, report.id);
-    if (!w) return null;
+    if (!w || (await modeOfCompany(tx, w.companyId)) !== mode) return null;
     if (w.stage === 'done' || w.stage === 'rejected') {
       const same = (w.stage === 'done') === (report.outcome === 'confirmed');
       if (same) return w;
@@ -277,7 +279,7 @@ export async function applyOutgoingReport(deps: WithdrawalDeps, report: Outgoing
  */
 export async function sendWithdrawalBatch(deps: WithdrawalDeps, limit = 50): Promise<number> {
   // Each kind through the (stage, createdAt, position) index.
-  const claimed = await deps.db.$queryRaw<Withdrawal[]>`
+  const claimed = await deps.db.$queryRaw<(Withdrawal & { mode: Mode })[]>`
     WITH queued AS (
       SELECT "uid" FROM "Withdrawal" WHERE "stage" = 'queued' ORDER BY "createdAt", "position" LIMIT ${limit} FOR UPDATE SKIP LOCKED
     ), stale AS (
@@ -286,7 +288,7 @@ export async function sendWithdrawalBatch(deps: WithdrawalDeps, limit = 50): Pro
     )
     UPDATE "Withdrawal" w SET "stage" = 'sending', "sendAttempts" = w."sendAttempts" + 1, "updatedAt" = now()
     WHERE w."uid" IN (SELECT "uid" FROM queued UNION ALL SELECT "uid" FROM stale)
-    RETURNING w.*`;
+    RETURNING w.*, (SELECT c."mode" FROM "Company" c WHERE c."id" = w."companyId") AS "mode"`;
   if (claimed.length === 0) return 0;
   claimed.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a.position - b.position);
   const sent: { w: Withdrawal; txHash: string }[] = [];
@@ -303,7 +305,7 @@ export async function sendWithdrawalBatch(deps: WithdrawalDeps, limit = 50): Pro
       }
     }
     try {
-      const { txHash } = await deps.chains.forNetwork(PAYMENT_CURRENCY_INFO[w.asset as PaymentCurrency].network).send({
+      const { txHash } = await deps.chains.forNetwork(PAYMENT_CURRENCY_INFO[w.asset as PaymentCurrency].network, w.mode).send({
         id: w.uid,
         purpose: 'withdrawal',
         asset: w.asset as PaymentCurrency,

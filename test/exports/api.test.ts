@@ -353,7 +353,7 @@ describe.each(DATABASES)('exports on %s', { timeout: 120_000 }, (kind) => {
       const mine = new URL((await createLink(m.publicToken, { kind: 'LEDGER', from: flow.from, to: ALL_UNTIL })).body.data.createExportLink.link.url).pathname;
       const theirs = new URL((await createLink(flow.token, { kind: 'LEDGER', from: flow.from, to: ALL_UNTIL })).body.data.createExportLink.link.url).pathname;
       expect((await download(server, mine)).status).toBe(200);
-      await rotatePublicToken(server.app.db.prisma, { companyId: m.companyId });
+      await rotatePublicToken(server.app.db.prisma, { companyId: m.companyId, mode: 'test' });
       server.app.auth.invalidate();
       const gone = await server.request('GET', mine);
       expect(gone.status).toBe(404);

@@ -1,6 +1,7 @@
 // Two server processes on one PostgreSQL with REDIS_URL: a subscriber on instance A sees changes made through
 // instance B (graphql-ws and SSE), one process relays the event table through Redis, and when that process goes
 // away the other takes over without losing a change. And a client that loses its server resumes where it was.
+import { testMerchant, type TestMerchant } from '../support/server.ts';
 import { createClient, type Client } from 'graphql-ws';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import WebSocket from 'ws';
@@ -35,7 +36,7 @@ describe.runIf(redisUrl && DATABASES.includes('postgres'))('live updates across 
   it('a subscriber on A sees every change made on B, in order, over graphql-ws and SSE; a relay change loses nothing', async () => {
     database = await freshDatabase('postgres');
     const db = await openDatabase({ url: database.url, migrate: false, poolSize: 1 });
-    const merchant = await createCompany(db.prisma, { name: 'Two instances' });
+    const merchant = testMerchant(await createCompany(db.prisma, { name: 'Two instances' }));
     await db.close();
     const env = { DATABASE_URL: database.url, REDIS_URL: redisUrl!, EVENT_POLL_MS: '200' };
     const start = (name: string) => startServerProcess({ ...env, DATA_DIR: tempDir(`payrail-${name}-`) });
@@ -144,7 +145,7 @@ describe.runIf(DATABASES.includes('postgres'))('a client that loses its server (
   it('reconnects and resumes from its last cursor, as docs/live.md shows: the changes made while it was away, then live ones', async () => {
     database = await freshDatabase('postgres');
     const db = await openDatabase({ url: database.url, migrate: false, poolSize: 1 });
-    const merchant = await createCompany(db.prisma, { name: 'Reconnecting' });
+    const merchant = testMerchant(await createCompany(db.prisma, { name: 'Reconnecting' }));
     await db.close();
     const port = String(await freePort());
     const env = { DATABASE_URL: database.url };

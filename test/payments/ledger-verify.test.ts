@@ -1,9 +1,10 @@
 // `npm run ledger:verify` (src/cli/ledger-verify.ts) as a child process on a database no server holds: it passes on
 // the ledger the server wrote, and names the broken invariant (exit 1) once the database is tampered with.
+import { testMerchant, type TestMerchant } from '../support/server.ts';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp } from '../../src/app.ts';
-import { createCompany, type CompanyCredentials } from '../../src/companies/service.ts';
+import { createCompany } from '../../src/companies/service.ts';
 import { loadConfig } from '../../src/config.ts';
 import { openDatabase, type Db } from '../../src/db/client.ts';
 import { verifyLedger } from '../../src/ledger/verify.ts';
@@ -18,7 +19,7 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
   const databases: TestDatabase[] = [];
   let env: Record<string, string>;
   let dbUrl: string;
-  let merchant: CompanyCredentials;
+  let merchant: TestMerchant;
 
   /** The database, held open by this process between CLI runs (PGlite admits one process at a time). */
   let held: Awaited<ReturnType<typeof openDatabase>> | null = null;
@@ -60,7 +61,7 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
     dbUrl = config.databaseUrl;
     const app = await startApp(config, createLogger('silent'));
     try {
-      merchant = await createCompany(app.db.prisma, { name: 'Ledger Test' });
+      merchant = testMerchant(await createCompany(app.db.prisma, { name: 'Ledger Test' }));
       const token = merchant.publicToken;
       for (let i = 0; i < PAID_INVOICES; i++) {
         const created = await http('POST', `${app.url}/api/invoices/v1/regular`, { token, json: { invoiceCurrency: 'usd', items: [{ name: 'x', price: 100 }] } });

@@ -15,12 +15,20 @@ export interface TestServer {
   readonly databaseUrl: string;
   /** Stops the server (its jobs finish their pass) and starts it again on the same database; `between` runs while it is down. */
   restart(between?: () => Promise<void>): Promise<void>;
-  /** A new merchant with its credentials (created like the CLI does). */
-  merchant(input?: Record<string, unknown>): Promise<CompanyCredentials>;
+  /** A new merchant with its credentials (created like the CLI does); `publicToken` and `secretKey` are test mode's. */
+  merchant(input?: Record<string, unknown>): Promise<TestMerchant>;
   /** fetch against the server; JSON bodies are serialised, responses parsed, /api/ answers checked against the OpenAPI document. */
   request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
   graphql(query: string, variables?: Record<string, unknown>, token?: string): Promise<TestResponse>;
 }
+
+/** A merchant account; its test-mode credentials also at the top, since most tests run on the sandbox. */
+export interface TestMerchant extends CompanyCredentials {
+  publicToken: string;
+  secretKey: string;
+}
+
+export const testMerchant = (c: CompanyCredentials): TestMerchant => ({ ...c, publicToken: c.test.publicToken, secretKey: c.test.secretKey });
 
 export interface RequestOptions {
   token?: string;
@@ -80,7 +88,7 @@ export function useServer(kind: DbKind, env: Record<string, string> = {}, option
       await between?.();
       app = await start!();
     },
-    merchant: (input = {}) => createCompany(server.app.db.prisma, { name: 'Test Merchant', ...input }),
+    merchant: async (input = {}) => testMerchant(await createCompany(server.app.db.prisma, { name: 'Test Merchant', ...input })),
     async request(method, path, options = {}) {
       const headers: Record<string, string> = { ...options.headers };
       if (options.token) headers['authorization'] = `Bearer ${options.token}`;

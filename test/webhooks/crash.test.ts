@@ -11,11 +11,12 @@
 //      (never answers), so each lane ends with its pipeline full of held requests. kill -9 as soon as every lane
 //      has PIPELINE held (or shortly after the first, well inside WEBHOOK_TIMEOUT_MS).
 //   3. Restart: the receiver answers everything; wait until all 400 event ids have arrived.
+import { testMerchant, type TestMerchant } from '../support/server.ts';
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCompany, type CompanyCredentials } from '../../src/companies/service.ts';
+import { createCompany } from '../../src/companies/service.ts';
 import { openDatabase } from '../../src/db/client.ts';
 import { INVOICE_STATUS_MESSAGES } from '../../src/invoices/status.ts';
 import { DATABASES, type TestDatabase } from '../support/databases.ts';
@@ -122,7 +123,7 @@ describe.each(DATABASES)('webhooks survive kill -9 on %s', { timeout: 120_000 },
   const databases: TestDatabase[] = [];
   let databaseUrl: string;
   let receiver: Awaited<ReturnType<typeof startLaneReceiver>>;
-  let merchants: CompanyCredentials[];
+  let merchants: TestMerchant[];
   let env: Record<string, string>;
   let server: ServerProcess | null = null;
 
@@ -145,7 +146,7 @@ describe.each(DATABASES)('webhooks survive kill -9 on %s', { timeout: 120_000 },
     const db = await openDatabase({ url: databaseUrl, poolSize: 1, role: 'test' });
     try {
       merchants = [];
-      for (let i = 0; i < LANES; i++) merchants.push(await createCompany(db.prisma, { name: `Crash ${i}` }));
+      for (let i = 0; i < LANES; i++) merchants.push(testMerchant(await createCompany(db.prisma, { name: `Crash ${i}` })));
     } finally {
       await db.close();
     }

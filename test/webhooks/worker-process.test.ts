@@ -2,8 +2,9 @@
 // never send one delivery twice; an endpoint is served by one of them at a time (its lane lease), so its order
 // holds across processes; SIGTERM stops each cleanly and gives their lanes back. On the embedded database the
 // worker refuses to start.
+import { testMerchant, type TestMerchant } from '../support/server.ts';
 import { describe, expect, it, afterAll } from 'vitest';
-import { createCompany, type CompanyCredentials } from '../../src/companies/service.ts';
+import { createCompany } from '../../src/companies/service.ts';
 import { openDatabase } from '../../src/db/client.ts';
 import { DATABASES, freshDatabase, type TestDatabase } from '../support/databases.ts';
 import {
@@ -34,12 +35,12 @@ describe.skipIf(!DATABASES.includes('postgres'))('webhook worker processes on po
   async function withMerchants(
     count: number,
     receiverOptions: ReceiverOptions,
-    run: (ctx: { url: string; env: Record<string, string>; server: ServerProcess; merchants: CompanyCredentials[]; receivers: Receiver[] }) => Promise<void>,
+    run: (ctx: { url: string; env: Record<string, string>; server: ServerProcess; merchants: TestMerchant[]; receivers: Receiver[] }) => Promise<void>,
   ): Promise<void> {
     const database = await freshDatabase('postgres');
     databases.push(database);
     const db = await openDatabase({ url: database.url, migrate: false, poolSize: 1 });
-    const merchants = await Promise.all(Array.from({ length: count }, (_, i) => createCompany(db.prisma, { name: `Worker ${i}` })));
+    const merchants = await Promise.all(Array.from({ length: count }, (_, i) => createCompany(db.prisma, { name: `Worker ${i}` }).then(testMerchant)));
     await db.close();
     const receivers = await Promise.all(merchants.map((m) => startReceiver(() => m.secretKey, receiverOptions)));
     try {
@@ -57,7 +58,7 @@ describe.skipIf(!DATABASES.includes('postgres'))('webhook worker processes on po
   }
 
   /** Creates `perMerchant` invoices for each merchant, the merchants in parallel; answers the invoice ids per merchant. */
-  async function createInvoices(server: ServerProcess, merchants: CompanyCredentials[], perMerchant: number): Promise<string[][]> {
+  async function createInvoices(server: ServerProcess, merchants: TestMerchant[], perMerchant: number): Promise<string[][]> {
     return Promise.all(
       merchants.map(async (m) => {
         const ids: string[] = [];

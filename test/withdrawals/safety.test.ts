@@ -43,7 +43,7 @@ describe.each(DATABASES)('withdrawal safety on %s', (kind) => {
     // The crash window between broadcast and record: the chain has it, the row is still `sending`, its lease over.
     const chains = sandboxRegistry({ db: prisma });
     const row = await prisma.withdrawal.findUniqueOrThrow({ where: { uid } });
-    const { txHash } = await chains.forNetwork('tron').send({ id: uid, purpose: 'withdrawal', asset: 'trc20usdt', to: TRON, tag: null, amount: toMoney(row.amount) });
+    const { txHash } = await chains.forNetwork('tron', 'test').send({ id: uid, purpose: 'withdrawal', asset: 'trc20usdt', to: TRON, tag: null, amount: toMoney(row.amount) });
     await prisma.$executeRaw`UPDATE "Withdrawal" SET "stage" = 'sending', "sendAttempts" = 1, "updatedAt" = now() - interval '1 hour' WHERE "uid" = ${uid}::uuid`;
     // Meanwhile the receiver was put on the deny list.
     const moved = await sendWithdrawalBatch({ ...server.app.services.withdrawals, chains, risk: denyList([TRON]), sendLeaseMs: 100 });

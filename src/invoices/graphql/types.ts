@@ -4,7 +4,8 @@ import { paymentUri } from '../../chains/payment-uri.ts';
 import type { PaymentCurrency } from '../../domain/assets.ts';
 import { formatPlain } from '../../domain/money.ts';
 import { builder } from '../../graphql/builder.ts';
-import { InvoiceCurrencyEnum, MoneyType, PaymentCurrencyEnum, specEnum, TransferStateEnum, type MoneyShape } from '../../graphql/enums.ts';
+import { InvoiceCurrencyEnum, ModeEnum, MoneyType, PaymentCurrencyEnum, specEnum, TransferStateEnum, type MoneyShape } from '../../graphql/enums.ts';
+import { offeredIn } from '../../chains/offered.ts';
 import { nodeIdFormats, registerNodeType } from '../../graphql/node-ids.ts';
 import { INVOICE_ID_PATTERN } from '../ids.ts';
 import { effectivePaymentCurrency, isFilled, outstandingPayment, presentItems, presentPaymentDetails, presentTotal } from '../presenter.ts';
@@ -152,6 +153,12 @@ export const InvoiceType = builder.prismaNode('Invoice', {
   nullable: true,
   fields: (t) => ({
     status: t.field({ type: InvoiceStatusEnum, description: 'Where the invoice stands.', resolve: (i) => i.status as InvoiceStatus }),
+    mode: t.field({
+      type: ModeEnum,
+      description: 'TEST: paid on the simulated chain, no real money; LIVE: real money (docs/modes.md).',
+      select: { company: { select: { mode: true } } },
+      resolve: (i) => i.company.mode,
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the merchant created it.' }),
     company: t.relation('company', { description: 'The merchant, as the paying client sees it.' }),
     content: t.field({
@@ -201,8 +208,8 @@ export const InvoiceType = builder.prismaNode('Invoice', {
     paymentCurrencies: t.field({
       type: [PaymentCurrencyEnum],
       description: 'What the client may pay in: the merchant’s fixed currency, else every currency the merchant accepts.',
-      select: { fixedPaymentCurrency: true, company: { select: { acceptedAssets: true } } },
-      resolve: (i) => payableCurrencies(i.company.acceptedAssets, i.fixedPaymentCurrency as PaymentCurrency | null) as never,
+      select: { fixedPaymentCurrency: true, company: { select: { acceptedAssets: true, mode: true } } },
+      resolve: (i, _args, ctx) => payableCurrencies(i.company.acceptedAssets, i.fixedPaymentCurrency as PaymentCurrency | null, offeredIn(ctx.invoices.chains, i.company.mode)) as never,
     }),
     paymentUri: t.string({
       nullable: true,

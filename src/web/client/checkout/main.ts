@@ -277,7 +277,7 @@ const sameValues = (value: unknown): string =>
 /** What the page shows last, so that a poll or a message bringing nothing new changes nothing on the page. */
 let shownAs = '';
 const content = h('div', {});
-const sandboxNotice = root.dataset['sandbox'] === '1' ? h('p', { class: 'banner warning', role: 'note' }, t('sandboxNotice')) : null;
+const sandboxNotice = root.dataset['mode'] === 'test' ? h('p', { class: 'banner warning', role: 'note' }, t('sandboxNotice')) : null;
 
 /**
  * Renders the invoice. Nothing happens when nothing changed, and the form is never rebuilt under the client's
