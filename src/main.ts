@@ -44,7 +44,7 @@ const liveChains = Object.fromEntries(app.platform.chains.health().map((c) => [c
 logger.info(
   { testMode: config.sandbox, liveChains },
   config.sandbox
-    ? 'test mode is on: test-mode tokens (pk_test_…) run every network on the simulated chain; live mode runs the networks with a node (CHAINS_FILE), the others are not offered live'
+    ? 'test mode is on: test-mode tokens run every network on the simulated chain; live mode runs the networks with a node (CHAINS_FILE), the others are not offered live'
     : 'test mode is off (SANDBOX=0): test-mode tokens are refused; live mode runs the networks with a node (CHAINS_FILE)',
 );
 if (config.embedded) {

@@ -4,6 +4,7 @@
 import { parseArgs } from 'node:util';
 import { companyModeSchema, createCompany, listCompanies, rotatePublicToken, rotateSecretKey, type CreateCompanyInput } from '../companies/service.ts';
 import { parseInput } from '../core/validation.ts';
+import { isMode } from '../domain/modes.ts';
 import type { Db } from '../db/client.ts';
 import { fail, runAdminRequest, type AdminRequest } from './run.ts';
 
@@ -36,7 +37,10 @@ function plan(argv: string[]): AdminRequest {
   const [command] = positionals;
   if (values.help || !command) fail(USAGE, values.help ? 0 : 2);
   const companyId = () => values['company-id'] ?? fail(`--company-id is required\n${USAGE}`);
-  const mode = () => values.mode ?? fail(`--mode test or --mode live is required\n${USAGE}`);
+  const mode = () => {
+    const m = values.mode ?? fail(`--mode test or --mode live is required\n${USAGE}`);
+    return isMode(m) ? m : fail(`--mode must be test or live\n${USAGE}`);
+  };
   switch (command) {
     case 'create':
       return {

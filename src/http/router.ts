@@ -60,6 +60,8 @@ export interface RouteDoc {
   requestExample?: unknown;
   /** The success answers, by status. */
   responses: Record<number, ResponseDoc>;
+  /** A route without a token whose answer still names a mode in `Payrail-Mode` (the public invoice read). */
+  modeHeader?: boolean;
   /**
    * Error statuses this route answers besides those every route may: 422, 500 and 503; 401 where a token is read;
    * 400, 413 and 415 where a body is read (every method but GET).

@@ -88,9 +88,10 @@ export const invoiceRoutes: Route<Services>[] = [
     doc: {
       operationId: 'getInvoice',
       summary: 'Read an invoice',
-      description: 'Public: for the client paying it and for the merchant. Its content depends on its status; `invoiceTransactions` once a transaction exists.',
+      description: 'Public: for the client paying it and for the merchant. Its content depends on its status; `invoiceTransactions` once a transaction exists. `mode` (and the `Payrail-Mode` header) tells a test-mode invoice from a live one.',
       tag: TAG,
       params,
+      modeHeader: true,
       responses: { 200: invoiceAnswer('The invoice.') },
       errors: [404],
     },

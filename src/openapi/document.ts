@@ -46,6 +46,11 @@ const ERROR_RESPONSES: Record<number, ErrorResponse> = {
     example: { code: 'UNAUTHENTICATED', message: 'A valid `Authorization: Bearer <public token>` header is required' },
     headers: { 'WWW-Authenticate': { description: '`Bearer`', schema: { type: 'string' } } },
   },
+  403: {
+    name: 'Forbidden',
+    description: '`FORBIDDEN`: the token is valid but may not do this (e.g. a sandbox operation with a live-mode token).',
+    example: { code: 'FORBIDDEN', message: 'The sandbox takes a test-mode token (pk_test_…): a live-mode token never reaches simulated chains or the test clock' },
+  },
   404: {
     name: 'NotFound',
     description: '`NOT_FOUND`: no such object, or one of another merchant.',
@@ -99,6 +104,7 @@ export function commonErrorStatuses(route: Pick<Route<unknown>, 'method' | 'auth
 }
 
 const REQUEST_ID_HEADER = { $ref: '#/components/headers/RequestId' };
+const MODE_HEADER = { $ref: '#/components/headers/PayrailMode' };
 
 /** `/api/invoices/v1/regular/:id` as OpenAPI writes it: `/api/invoices/v1/regular/{id}`. */
 export const openApiPath = (path: string) => path.replace(/:([a-zA-Z]+)/g, '{$1}');
@@ -129,9 +135,11 @@ function headerParameters(headers: Record<string, string | HeaderDoc>) {
   return z.object(shape);
 }
 
-function successResponse(response: ResponseDoc): ResponseConfig {
+/** `withMode`: the answer carries `Payrail-Mode` (an authenticated call's, or the object's own mode). */
+function successResponse(response: ResponseDoc, withMode: boolean): ResponseConfig {
   const headers = {
     'X-Request-Id': REQUEST_ID_HEADER,
+    ...(withMode ? { 'Payrail-Mode': MODE_HEADER } : {}),
     ...Object.fromEntries(Object.entries(response.headers ?? {}).map(([name, description]) => [name, { description, schema: { type: 'string' as const } }])),
   };
   const example = response.example === undefined ? {} : { example: response.example };
@@ -157,6 +165,10 @@ export function buildOpenApiDocument(routes: readonly Route<unknown>[], options:
   registry.registerComponent('headers', 'RequestId', {
     description: 'Identifies the request in the server logs; echoes a client-sent `X-Request-Id` of 1-128 characters of `A-Za-z0-9_.:-`.',
     schema: { type: 'string' },
+  });
+  registry.registerComponent('headers', 'PayrailMode', {
+    description: '`test` or `live`: the mode of the token that called, or of the object read (docs/modes.md).',
+    schema: { type: 'string', enum: ['test', 'live'] },
   });
   for (const error of Object.values(ERROR_RESPONSES)) {
     registry.registerComponent('responses', error.name, {
@@ -211,7 +223,7 @@ export function buildOpenApiDocument(routes: readonly Route<unknown>[], options:
           : {}),
       },
       responses: {
-        ...Object.fromEntries(Object.entries(doc.responses).map(([status, response]) => [status, successResponse(response)])),
+        ...Object.fromEntries(Object.entries(doc.responses).map(([status, response]) => [status, successResponse(response, route.auth !== 'none' || doc.modeHeader === true)])),
         ...Object.fromEntries(errors.map((status) => [status, { $ref: `#/components/responses/${ERROR_RESPONSES[status]!.name}` }])),
       },
     };

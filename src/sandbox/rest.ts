@@ -17,7 +17,7 @@ import {
 } from './service.ts';
 
 const TAG = 'Sandbox';
-const SANDBOX_ONLY = 'Only in sandbox mode (404 otherwise).';
+const SANDBOX_ONLY = 'Test mode only: a live-mode token gets 403 (docs/modes.md).';
 const transferParams = { id: z.string().meta({ description: 'The sandbox transfer id.' }) };
 const transferAnswer = (description: string) => ({ description, schema: sandboxTransferAnswerSchema });
 
@@ -34,7 +34,7 @@ export const sandboxRoutes: Route<Services>[] = [
       tag: TAG,
       requestExample: { invoiceId: '7Qx3hHq1bXo9b3kQmZzJ2f', amount: '8.2', confirmations: 19 },
       responses: { 201: transferAnswer('The transfer as the chain reported it.') },
-      errors: [404, 409],
+      errors: [403, 404, 409],
     },
     handler: async (req, ctx) => ({ status: 201, body: presentSandboxTransfer(await createSandboxTransfer(ctx.sandbox, req.company!, req.body)) }),
   }),
@@ -51,7 +51,7 @@ export const sandboxRoutes: Route<Services>[] = [
       params: transferParams,
       requestExample: { confirmations: 19 },
       responses: { 200: transferAnswer('The transfer, confirmed.') },
-      errors: [404, 409],
+      errors: [403, 404, 409],
     },
     handler: async (req, ctx) => ({
       status: 200,
@@ -69,7 +69,7 @@ export const sandboxRoutes: Route<Services>[] = [
       tag: TAG,
       params: transferParams,
       responses: { 200: transferAnswer('The transfer, dropped.') },
-      errors: [404, 409],
+      errors: [403, 404, 409],
     },
     handler: async (req, ctx) => ({ status: 200, body: presentSandboxTransfer(await dropSandboxTransfer(ctx.sandbox, req.company!, req.params['id']!)) }),
   }),
@@ -85,7 +85,7 @@ export const sandboxRoutes: Route<Services>[] = [
       tag: TAG,
       requestExample: { minutes: 31 },
       responses: { 200: { description: 'The clock after the move.', schema: sandboxClockAdvanceSchema } },
-      errors: [404],
+      errors: [403, 404],
     },
     handler: async (req, ctx) => ({ status: 200, body: await advanceSandboxClock(ctx.sandbox, req.company!, req.body) }),
   }),
@@ -99,7 +99,7 @@ export const sandboxRoutes: Route<Services>[] = [
       description: SANDBOX_ONLY,
       tag: TAG,
       responses: { 200: { description: 'The clock.', schema: sandboxClockSchema } },
-      errors: [404],
+      errors: [403, 404],
     },
     handler: async (req, ctx) => ({ status: 200, body: await readSandboxClock(ctx.sandbox, req.company!) }),
   }),

@@ -15,11 +15,11 @@ const uidParam = { uid: z.string().meta({ description: 'The withdrawal uid.', ex
 const sandboxDoc = (verb: 'confirm' | 'reject') => ({
   operationId: `${verb}SandboxWithdrawal`,
   summary: verb === 'confirm' ? 'Sandbox: the chain confirms a withdrawal' : 'Sandbox: the chain fails a withdrawal',
-  description: `Only in sandbox mode (404 otherwise): reports the merchant's withdrawal as ${verb === 'confirm' ? 'confirmed on chain, so it becomes `done`' : 'failed on chain, so it becomes `rejected` and its money returns'}; 409 while it is not on chain yet.`,
+  description: `Test mode only (a live-mode token gets 403): reports the merchant's withdrawal as ${verb === 'confirm' ? 'confirmed on chain, so it becomes `done`' : 'failed on chain, so it becomes `rejected` and its money returns'}; 409 while it is not on chain yet.`,
   tag: 'Sandbox',
   params: uidParam,
   responses: { 200: { description: 'The withdrawal, now final.', schema: withdrawalSchema } },
-  errors: [404, 409],
+  errors: [403, 404, 409],
 });
 
 const autoWithdrawalsBody = (rules: Awaited<ReturnType<typeof listAutoWithdrawals>>) => new JsonText(jsonText(presentAutoWithdrawals(rules)));

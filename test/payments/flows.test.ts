@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { INVOICE_STATUS_MESSAGES } from '../../src/invoices/status.ts';
 import { verifyLedger } from '../../src/ledger/verify.ts';
 import { DATABASES } from '../support/databases.ts';
-import { useServer, type TestServer } from '../support/server.ts';
+import { sampleInvoice, useServer, type TestServer } from '../support/server.ts';
 
 const TRON_ADDRESS = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
 
@@ -308,18 +308,22 @@ describe.each(DATABASES)('payment lifecycle on %s', (kind) => {
   });
 });
 
-describe.each(DATABASES)('sandbox mode off on %s', (kind) => {
+describe.each(DATABASES)('test mode off on %s', (kind) => {
   const server = useServer(kind, { SANDBOX: '0' });
-  it('answers 404 on every sandbox endpoint', async () => {
+  it('refuses test-mode tokens with 401 saying so, and the sandbox refuses the live token with 403', async () => {
     const m = await server.merchant();
+    const test = await server.request('POST', '/api/invoices/v1/regular', { token: m.test.publicToken, json: sampleInvoice() });
+    expect(test.status).toBe(401);
+    expect(test.body.error.message).toMatch(/test mode is off/i);
     for (const [method, path] of [
       ['POST', '/api/sandbox/transfers'],
       ['POST', '/api/sandbox/transfers/00000000-0000-4000-8000-000000000000/confirm'],
       ['POST', '/api/sandbox/clock/advance'],
       ['GET', '/api/sandbox/clock'],
     ] as const) {
-      const res = await server.request(method, path, { token: m.publicToken, json: method === 'POST' ? { minutes: 5, invoiceId: 'x', amount: '1' } : undefined });
-      expect(res.status, path).toBe(404);
+      const res = await server.request(method, path, { token: m.live.publicToken, json: method === 'POST' ? { minutes: 5, invoiceId: 'x', amount: '1' } : undefined });
+      expect(res.status, path).toBe(403);
+      expect(res.body.error).toMatchObject({ code: 'FORBIDDEN', message: expect.stringMatching(/test-mode token/) });
     }
   });
 });

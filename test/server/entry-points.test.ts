@@ -16,6 +16,8 @@ describe('merchant CLI usage', { timeout: 60_000 }, () => {
       [['create', '--logo-url', 'https://acme.example/x.png'], '--name is required'],
       [['rotate-token'], '--company-id is required'],
       [['rotate-secret'], '--company-id is required'],
+      [['rotate-token', '--company-id', '00000000-0000-4000-8000-000000000000'], '--mode test or --mode live is required'],
+      [['rotate-secret', '--company-id', '00000000-0000-4000-8000-000000000000', '--mode', 'prod'], '--mode must be test or live'],
       [['list', '--bogus'], "Unknown option '--bogus'"],
     ];
     for (const [args, message] of cases) {

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { copyPgliteTemplate, DATABASES, freshDatabase, type TestDatabase } from '../support/databases.ts';
-import { parseJson, startServerProcess, stopAllChildren, stopServer, tempDir, type Credentials, type ServerProcess } from '../support/processes.ts';
+import { credentialsFrom, parseJson, startServerProcess, stopAllChildren, stopServer, tempDir, type Credentials, type ServerProcess } from '../support/processes.ts';
 import { cli, cliViaTsx, createInvoice, environment, lastLine, logLines, someMerchant, splitDemoBanner, type LogLine } from '../support/server-env.ts';
 
 afterAll(() => stopAllChildren());
@@ -33,15 +33,19 @@ describe.each(DATABASES)('server lifecycle on %s', { timeout: 120_000 }, (kind) 
     if (kind === 'pglite') {
       expect(banners).toBe(1);
       demo = printed!;
-      expect(Object.keys(demo).sort()).toEqual(['companyId', 'publicToken', 'secretKey']);
+      // Both modes' pairs; the "Try:" line uses the test-mode token.
+      expect(Object.keys(demo.test).sort()).toEqual(['publicToken', 'secretKey']);
       expect(demo.companyId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
-      expect(demo.publicToken).toMatch(/^pk_\S+$/);
-      expect(demo.secretKey).toMatch(/^sk_\S+$/);
+      expect(demo.test.publicToken).toMatch(/^pk_test_\S+$/);
+      expect(demo.test.secretKey).toMatch(/^sk_test_\S+$/);
+      expect(demo.live.publicToken).toMatch(/^pk_live_\S+$/);
+      expect(demo.live.secretKey).toMatch(/^sk_live_\S+$/);
+      expect(first.proc.stdout).toContain(`Authorization: Bearer ${demo.test.publicToken}`);
     } else {
       expect(banners).toBe(0);
       demo = await someMerchant(first, env);
     }
-    secretsSeen.push(demo.publicToken, demo.secretKey);
+    secretsSeen.push(demo.test.publicToken, demo.test.secretKey, demo.live.publicToken, demo.live.secretKey);
     const res = await createInvoice(first, demo.publicToken);
     expect(res.status, res.text).toBe(201);
     expect(res.body.status).toBe('created');
@@ -51,8 +55,7 @@ describe.each(DATABASES)('server lifecycle on %s', { timeout: 120_000 }, (kind) 
     for (const line of otherLines) {
       const parsed = parseJson(line) as LogLine | undefined;
       expect(parsed, `not a JSON log line: ${line}`).toMatchObject({ level: expect.any(Number), msg: expect.any(String), time: expect.any(String) });
-      expect(line).not.toContain(demo.publicToken);
-      expect(line).not.toContain(demo.secretKey);
+      for (const secret of [demo.test.publicToken, demo.test.secretKey, demo.live.publicToken, demo.live.secretKey]) expect(line).not.toContain(secret);
     }
     expect(first.proc.stderr).not.toContain(demo.publicToken);
     expect(logLines(first.proc.stdout).find((l) => l.msg === 'payrail listening')).toMatchObject({ database: kind });
@@ -71,11 +74,11 @@ describe.each(DATABASES)('server lifecycle on %s', { timeout: 120_000 }, (kind) 
     const created = await cliViaTsx(env, 'create', '--name', 'Acme', '--logo-url', 'https://acme.example/logo.png');
     expect(created.code, created.stderr).toBe(0);
     expect(created.stderr).toBe(`database: ${label()} (through the running server, pid ${server.proc.child.pid})\n`);
-    expect(Object.keys(created.json).sort()).toEqual(['companyId', 'publicToken', 'secretKey']);
-    acme = created.json as Credentials;
-    expect(acme.publicToken).toMatch(/^pk_/);
-    expect(acme.secretKey).toMatch(/^sk_/);
-    secretsSeen.push(acme.publicToken, acme.secretKey);
+    expect(Object.keys(created.json).sort()).toEqual(['companyId', 'live', 'test']);
+    acme = credentialsFrom(created.json);
+    expect(acme.test).toEqual({ publicToken: expect.stringMatching(/^pk_test_/), secretKey: expect.stringMatching(/^sk_test_/) });
+    expect(acme.live).toEqual({ publicToken: expect.stringMatching(/^pk_live_/), secretKey: expect.stringMatching(/^sk_live_/) });
+    secretsSeen.push(acme.test.publicToken, acme.test.secretKey, acme.live.publicToken, acme.live.secretKey);
 
     const list = await cli(env, 'list');
     expect(list.code, list.stderr).toBe(0);
@@ -86,14 +89,16 @@ describe.each(DATABASES)('server lifecycle on %s', { timeout: 120_000 }, (kind) 
       ]),
     );
     expect(JSON.stringify(list.json)).not.toMatch(/pk_|sk_/);
+    expect(list.json).toContainEqual(expect.objectContaining({ companyId: acme.companyId, modes: ['test', 'live'] }));
 
     // The new token works at once; this also puts it in the server's token cache.
     const before = await createInvoice(server, acme.publicToken);
     expect(before.status, before.text).toBe(201);
 
-    const rotated = await cli(env, 'rotate-token', '--company-id', acme.companyId);
+    expect((await cli(env, 'rotate-token', '--company-id', acme.companyId)).code, 'the mode is required').toBe(2);
+    const rotated = await cli(env, 'rotate-token', '--company-id', acme.companyId, '--mode', 'test');
     expect(rotated.code, rotated.stderr).toBe(0);
-    expect(rotated.json).toEqual({ companyId: acme.companyId, publicToken: expect.stringMatching(/^pk_/) });
+    expect(rotated.json).toEqual({ companyId: acme.companyId, mode: 'test', publicToken: expect.stringMatching(/^pk_test_/) });
     acmeToken = rotated.json.publicToken as string;
     expect(acmeToken).not.toBe(acme.publicToken);
     secretsSeen.push(acmeToken);
@@ -103,10 +108,12 @@ describe.each(DATABASES)('server lifecycle on %s', { timeout: 120_000 }, (kind) 
     expect(old.status, old.text).toBe(401);
     expect(old.body).toMatchObject({ error: { code: 'UNAUTHENTICATED', message: expect.any(String) } });
     expect((await createInvoice(server, acmeToken)).status).toBe(201);
+    // The other mode's token is untouched by a rotation of this one.
+    expect((await createInvoice(server, acme.live.publicToken)).status).toBe(201);
 
-    const secret = await cli(env, 'rotate-secret', '--company-id', acme.companyId);
+    const secret = await cli(env, 'rotate-secret', '--company-id', acme.companyId, '--mode', 'test');
     expect(secret.code, secret.stderr).toBe(0);
-    expect(secret.json).toEqual({ companyId: acme.companyId, secretKey: expect.stringMatching(/^sk_/) });
+    expect(secret.json).toEqual({ companyId: acme.companyId, mode: 'test', secretKey: expect.stringMatching(/^sk_test_/) });
     expect(secret.json.secretKey).not.toBe(acme.secretKey);
     secretsSeen.push(secret.json.secretKey as string);
     // Rotating the secret leaves the public token alone.
@@ -114,7 +121,7 @@ describe.each(DATABASES)('server lifecycle on %s', { timeout: 120_000 }, (kind) 
   });
 
   it('the merchant CLI refuses unknown companies without touching the server', async () => {
-    const missing = await cli(env, 'rotate-token', '--company-id', randomUUID());
+    const missing = await cli(env, 'rotate-token', '--company-id', randomUUID(), '--mode', 'live');
     expect(missing.code).toBe(1);
     expect(missing.stdout).toBe('');
     expect(JSON.parse(lastLine(missing.stderr))).toMatchObject({ error: { code: 'NOT_FOUND' } });
@@ -133,7 +140,7 @@ describe.each(DATABASES)('server lifecycle on %s', { timeout: 120_000 }, (kind) 
     // The merchant is in the other database only.
     expect((await cli(env, 'list')).json.map((c: { name: string }) => c.name)).not.toContain('Elsewhere');
     expect((await cli(elsewhere, 'list')).json.map((c: { name: string }) => c.name)).toEqual(['Elsewhere']);
-    expect((await createInvoice(server, created.json.publicToken as string)).status).toBe(401);
+    expect((await createInvoice(server, created.json.test.publicToken as string)).status).toBe(401);
 
     const fromAnotherDataDir = { DATA_DIR: tempDir('payrail-cli-'), ...(kind === 'postgres' ? { DATABASE_URL: env['DATABASE_URL']! } : { DATABASE_URL: label() }) };
     const direct = await cli(fromAnotherDataDir, 'create', '--name', 'Direct');
@@ -145,7 +152,7 @@ describe.each(DATABASES)('server lifecycle on %s', { timeout: 120_000 }, (kind) 
       // PostgreSQL takes many clients: the CLI writes directly, and the server sees the merchant at once.
       expect(direct.code, direct.stderr).toBe(0);
       expect(direct.stderr).toBe(`database: ${label()} (opened directly)\n`);
-      expect((await createInvoice(server, direct.json.publicToken as string)).status).toBe(201);
+      expect((await createInvoice(server, direct.json.test.publicToken as string)).status).toBe(201);
     }
   });
 
@@ -167,7 +174,7 @@ describe.each(DATABASES)('server lifecycle on %s', { timeout: 120_000 }, (kind) 
     expect(list.code, list.stderr).toBe(0);
     expect(list.stderr).toBe(`database: ${label()} (opened directly)\n`);
     expect((list.json as { companyId: string }[]).map((c) => c.companyId)).toEqual(expect.arrayContaining([demo!.companyId, acme!.companyId]));
-    const missing = await cli(env, 'rotate-secret', '--company-id', randomUUID());
+    const missing = await cli(env, 'rotate-secret', '--company-id', randomUUID(), '--mode', 'test');
     expect(missing.code).toBe(1);
     expect(JSON.parse(lastLine(missing.stderr))).toMatchObject({ error: { code: 'NOT_FOUND' } });
 

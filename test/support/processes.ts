@@ -206,10 +206,22 @@ export function http(method: string, url: string, options: { token?: string; jso
   });
 }
 
-export interface Credentials {
-  companyId: string;
+interface ModeCredentials {
   publicToken: string;
   secretKey: string;
+}
+
+/** A merchant account as the CLI and the demo banner print it, with test mode's credentials also at the top. */
+export interface Credentials extends ModeCredentials {
+  companyId: string;
+  test: ModeCredentials;
+  live: ModeCredentials;
+}
+
+/** The CLI's or the demo banner's JSON: `{companyId, test: {...}, live: {...}}`. */
+export function credentialsFrom(printed: unknown): Credentials {
+  const account = printed as Omit<Credentials, keyof ModeCredentials>;
+  return { ...account, ...account.test };
 }
 
 export interface ServerProcess {
@@ -228,7 +240,7 @@ function demoFrom(stdout: string): Credentials | null {
   const start = lines.indexOf(DEMO_BANNER);
   if (start < 0) return null;
   const end = lines.indexOf('}', start);
-  return end < 0 ? null : (JSON.parse(lines.slice(start + 1, end + 1).join('\n')) as Credentials);
+  return end < 0 ? null : credentialsFrom(JSON.parse(lines.slice(start + 1, end + 1).join('\n')));
 }
 
 /**

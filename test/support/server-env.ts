@@ -5,7 +5,7 @@ import path from 'node:path';
 import { expect } from 'vitest';
 import { checkApiExchange } from './contract.ts';
 import { copyPgliteTemplate, freshDatabase, type DbKind, type TestDatabase } from './databases.ts';
-import { http, parseJson, runCli, sleep, tempDir, type Credentials, type HttpResponse, type ServerProcess } from './processes.ts';
+import { credentialsFrom, http, parseJson, runCli, sleep, tempDir, type Credentials, type HttpResponse, type ServerProcess } from './processes.ts';
 
 export const SAMPLE_INVOICE = { invoiceCurrency: 'usd', items: [{ name: 'Coffee', price: 4.5 }] };
 export const DEMO_BANNER = 'Created a demo merchant (shown once; keep these):';
@@ -31,9 +31,9 @@ export function splitDemoBanner(stdout: string): { demo: Credentials | null; ban
   const banners = lines.filter((l) => l === DEMO_BANNER).length;
   const start = lines.indexOf(DEMO_BANNER);
   if (start < 0) return { demo: null, banners, otherLines: lines.filter((l) => l !== '') };
-  const tryAt = lines.findIndex((l, i) => i > start && l.startsWith('Try: curl'));
+  const tryAt = lines.findIndex((l, i) => i > start && l.startsWith('Try (test mode): curl'));
   expect(tryAt, 'the banner ends with a curl example').toBeGreaterThan(start);
-  const demo = JSON.parse(lines.slice(start + 1, tryAt).join('\n')) as Credentials;
+  const demo = credentialsFrom(JSON.parse(lines.slice(start + 1, tryAt).join('\n')));
   // The curl example continues on one more line.
   const otherLines = [...lines.slice(0, start), ...lines.slice(tryAt + 2)].filter((l) => l !== '');
   return { demo, banners, otherLines };
@@ -70,7 +70,7 @@ export async function someMerchant(server: ServerProcess, env: Record<string, st
   if (server.demo) return server.demo;
   const created = await cli(env, 'create', '--name', 'Shop');
   expect(created.code, created.stderr).toBe(0);
-  return created.json as Credentials;
+  return credentialsFrom(created.json);
 }
 
 export interface HeldRequest {
@@ -159,7 +159,7 @@ export async function startWithMerchant(kind: DbKind, env: Record<string, string
     const created = await runCli('src/cli/merchant.ts', ['create', '--name', name], env);
     expect(created.code, created.stderr).toBe(0);
     await start();
-    return created.json as Credentials;
+    return credentialsFrom(created.json);
   }
   const server = await start();
   return server.demo!;
