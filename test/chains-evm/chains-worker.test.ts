@@ -88,7 +88,7 @@ describe.runIf(DATABASES.includes('postgres'))('the chains worker beside a serve
   });
 
   it('the worker credits a payment, sends a withdrawal and a refund the server queued', async () => {
-    const m = await server.merchant();
+    const m = await server.liveMerchant();
     const paid = await invoice(m.publicToken, '2');
     await node.pay(paid.address, paid.amount, 0);
     await mineUntil(() => read(paid.id), (b) => b.status === 'done');

@@ -87,7 +87,7 @@ function helpers(server: TestServer, chain: { readonly node: Anvil; readonly tok
       return chain.node.call(chain.token, abi, 'transfer', [to, BigInt(whole!) * 1_000_000n + BigInt(fraction.padEnd(6, '0'))], from);
     },
     async merchant(receiver?: Receiver) {
-      const m = await server.merchant();
+      const m = await server.liveMerchant();
       if (receiver) {
         const res = await server.request('PUT', '/api/company/settings/webhook-url', { token: m.publicToken, json: { webHookUrl: receiver.url } });
         expect(res.status).toBe(200);
@@ -183,7 +183,7 @@ describe('the EVM adapter on anvil, through the server', () => {
       );
       expect(deposits).toEqual([expect.objectContaining({ hash: txHash, amount: '0.25', status: 'done', confirmations: CONFIRMATIONS })]);
       const health = await (await fetch(`${server.url}/health`)).json();
-      expect(health.chains.find((c: { network: string }) => c.network === 'ethereum')).toMatchObject({ mode: 'node', state: 'ok' });
+      expect(health.chains.find((c: { network: string }) => c.network === 'ethereum')).toMatchObject({ live: 'node', test: 'sandbox', state: 'ok' });
       expect(server.logs.filter((l) => l['msg'] === 'a chain report was refused; passed over')).toHaveLength(2);
     });
 

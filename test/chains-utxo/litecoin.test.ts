@@ -58,7 +58,7 @@ function helpers(server: TestServer, ltc: { readonly node: Litecoind }, wallet: 
       return { id: created.body.id as string, address: filled.body.address.address as string, amount: filled.body.paymentDetails.amount as string };
     },
     async merchant(receiver?: Receiver) {
-      const m = await server.merchant();
+      const m = await server.liveMerchant();
       if (receiver) {
         const res = await server.request('PUT', '/api/company/settings/webhook-url', { token: m.publicToken, json: { webHookUrl: receiver.url } });
         expect(res.status).toBe(200);

@@ -57,11 +57,11 @@ describe.each(DATABASES)('Tron, TON and Solana over their HTTP APIs, end to end 
       (b) => ['tron', 'ton', 'solana'].every((n) => b.chains.find((c: { network: string }) => c.network === n)?.state === 'ok'),
     );
     expect(health.status).toBe('ok');
-    expect(health.chains.filter((c: { mode: string }) => c.mode === 'node').map((c: { network: string }) => c.network)).toEqual(['tron', 'solana', 'ton']);
+    expect(health.chains.filter((c: { live: string }) => c.live === 'node').map((c: { network: string }) => c.network)).toEqual(['tron', 'solana', 'ton']);
   });
 
   it('trc20usdt: a derived address; paid on chain it is processing, then done after 3 confirmations', async () => {
-    const m = await server.merchant();
+    const m = await server.liveMerchant();
     const invoice = await proceeded(server, m.publicToken, 'trc20usdt');
     expect(invoice.address.tag).toBeNull();
     const derived = await server.app.db.prisma.derivedAddress.findFirstOrThrow({ where: { network: 'tron', ownerId: invoice.id } });
@@ -76,7 +76,7 @@ describe.each(DATABASES)('Tron, TON and Solana over their HTTP APIs, end to end 
   });
 
   it('trc20usdt: underpaid is wrong; a transfer dropped before its confirmations is never credited', async () => {
-    const m = await server.merchant();
+    const m = await server.liveMerchant();
     const short = await proceeded(server, m.publicToken, 'trc20usdt');
     fake.tron.addBlock([{ asset: 'usdt', to: short.address.address, units: 50_000_000n }]);
     fake.tron.advance(2);
@@ -99,7 +99,7 @@ describe.each(DATABASES)('Tron, TON and Solana over their HTTP APIs, end to end 
   });
 
   it('ton: the wallet and a fresh tag; a transfer with the tag as comment settles it at once; short is wrong', async () => {
-    const m = await server.merchant();
+    const m = await server.liveMerchant();
     const invoice = await proceeded(server, m.publicToken, 'ton');
     expect(invoice.address.address).toBe(fake.ton.wallet);
     expect(invoice.address.tag).toMatch(/^\d+$/);
@@ -114,7 +114,7 @@ describe.each(DATABASES)('Tron, TON and Solana over their HTTP APIs, end to end 
   });
 
   it('ton and sol cannot be sent from here: withdrawals, refunds and auto-withdrawals in them are refused up front, nothing held', async () => {
-    const m = await server.merchant();
+    const m = await server.liveMerchant();
     const paid = await proceeded(server, m.publicToken, 'ton');
     const short = await proceeded(server, m.publicToken, 'ton');
     fake.ton.add({ amount: paid.amount, comment: paid.address.tag });
@@ -146,7 +146,7 @@ describe.each(DATABASES)('Tron, TON and Solana over their HTTP APIs, end to end 
   });
 
   it('sol: the wallet and a reference key (in the Solana Pay URI); confirmed is processing, finalized is done', async () => {
-    const m = await server.merchant();
+    const m = await server.liveMerchant();
     const invoice = await proceeded(server, m.publicToken, 'sol');
     expect(invoice.address.address).toBe(fake.solana.wallet);
     const reference = invoice.address.tag!;
@@ -160,7 +160,7 @@ describe.each(DATABASES)('Tron, TON and Solana over their HTTP APIs, end to end 
   });
 
   it('a Tron withdrawal is signed by the hot wallet, stored, broadcast, and followed to its webhooks; a failed one is rejected', async () => {
-    const m = await server.merchant();
+    const m = await server.liveMerchant();
     secret = m.secretKey;
     expect((await server.request('PUT', '/api/company/settings/webhook-url', { token: m.publicToken, json: { webHookUrl: receiver.url } })).status).toBe(200);
     const funding = await proceeded(server, m.publicToken, 'trc20usdt');

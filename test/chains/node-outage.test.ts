@@ -24,7 +24,7 @@ describe('an optional chain node that does not answer at start', () => {
   const server = useServer('pglite', env);
 
   it('refuses its currencies with 503 and a reason, says so in /health, and takes them again once the node answers', async () => {
-    const m = await server.merchant();
+    const m = await server.liveMerchant();
     const invoice = async (paymentCurrency: string) => {
       const created = await server.request('POST', '/api/invoices/v1/regular', { token: m.publicToken, json: { invoiceCurrency: 'usd', items: [{ name: 'x', price: 10 }] } });
       return server.request('POST', `/api/invoices/v1/regular/${created.body.id}/proceed`, { json: { clientEmail: 'c@example.com', paymentCurrency } });
@@ -32,13 +32,16 @@ describe('an optional chain node that does not answer at start', () => {
     const refused = await invoice('trc20usdt');
     expect(refused.status).toBe(503);
     expect(refused.body.error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', message: 'Payments on tron are unavailable now: its node does not answer' });
-    // Other networks are not concerned (the sandbox chain here).
-    expect((await invoice('btc')).status).toBe(200);
+    // Other networks are not concerned: without a node they are not offered live (422), as before the outage.
+    const btc = await invoice('btc');
+    expect(btc.status).toBe(422);
+    expect(btc.body.error.details).toEqual([{ path: 'paymentCurrency', message: 'btc is not offered in live mode: no node runs bitcoin on this service (CHAINS_FILE)' }]);
     const health = (await server.request('GET', '/health')).body;
     expect(health.status).toBe('degraded');
     expect(health.chains.find((c: { network: string }) => c.network === 'tron')).toEqual({
       network: 'tron',
-      mode: 'node',
+      live: 'node',
+      test: 'sandbox',
       state: 'failing',
       detail: expect.stringMatching(/answered 503/),
     });

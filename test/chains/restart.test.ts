@@ -21,7 +21,7 @@ describe.each(DATABASES)('kill -9 in the middle of a Tron scan, restart on %s', 
   let merchant: Credentials;
 
   const start = async () => (server = await startServerProcess(env));
-  const api = (method: string, path: string, json?: unknown) => server.request(method, path, { json, token: merchant.publicToken });
+  const api = (method: string, path: string, json?: unknown) => server.request(method, path, { json, token: merchant.live.publicToken });
 
   beforeAll(async () => {
     fake = await startFakeChains();

@@ -17,18 +17,21 @@ export interface TestServer {
   restart(between?: () => Promise<void>): Promise<void>;
   /** A new merchant with its credentials (created like the CLI does); `publicToken` and `secretKey` are test mode's. */
   merchant(input?: Record<string, unknown>): Promise<TestMerchant>;
+  /** The same, with live mode's credentials at the top (real nodes; docs/modes.md). */
+  liveMerchant(input?: Record<string, unknown>): Promise<TestMerchant>;
   /** fetch against the server; JSON bodies are serialised, responses parsed, /api/ answers checked against the OpenAPI document. */
   request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
   graphql(query: string, variables?: Record<string, unknown>, token?: string): Promise<TestResponse>;
 }
 
-/** A merchant account; its test-mode credentials also at the top, since most tests run on the sandbox. */
+/** A merchant account; one mode's credentials also at the top (test mode's unless made by liveMerchant). */
 export interface TestMerchant extends CompanyCredentials {
   publicToken: string;
   secretKey: string;
 }
 
 export const testMerchant = (c: CompanyCredentials): TestMerchant => ({ ...c, publicToken: c.test.publicToken, secretKey: c.test.secretKey });
+export const liveMerchant = (c: CompanyCredentials): TestMerchant => ({ ...c, publicToken: c.live.publicToken, secretKey: c.live.secretKey });
 
 export interface RequestOptions {
   token?: string;
@@ -89,6 +92,7 @@ export function useServer(kind: DbKind, env: Record<string, string> = {}, option
       app = await start!();
     },
     merchant: async (input = {}) => testMerchant(await createCompany(server.app.db.prisma, { name: 'Test Merchant', ...input })),
+    liveMerchant: async (input = {}) => liveMerchant(await createCompany(server.app.db.prisma, { name: 'Live Merchant', ...input })),
     async request(method, path, options = {}) {
       const headers: Record<string, string> = { ...options.headers };
       if (options.token) headers['authorization'] = `Bearer ${options.token}`;

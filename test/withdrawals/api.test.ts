@@ -281,10 +281,11 @@ describe.each(DATABASES)('withdrawals on %s', (kind) => {
 describe('sandbox withdrawal controls with SANDBOX=0', () => {
   const server = useServer('pglite', { SANDBOX: '0' });
 
-  it('are not found', async () => {
+  it('refuse the only token that works then, a live one (403), and the test token is refused at the door (401)', async () => {
     const m = await server.merchant();
     const uid = '3f0b5f3e-8a43-4a4c-9d7e-2d2b8f0f7d11';
-    expect((await server.request('POST', `/api/sandbox/withdrawals/${uid}/confirm`, { token: m.publicToken })).status).toBe(404);
-    expect((await server.request('POST', `/api/sandbox/withdrawals/${uid}/reject`, { token: m.publicToken })).status).toBe(404);
+    expect((await server.request('POST', `/api/sandbox/withdrawals/${uid}/confirm`, { token: m.live.publicToken })).status).toBe(403);
+    expect((await server.request('POST', `/api/sandbox/withdrawals/${uid}/reject`, { token: m.live.publicToken })).status).toBe(403);
+    expect((await server.request('POST', `/api/sandbox/withdrawals/${uid}/reject`, { token: m.test.publicToken })).status).toBe(401);
   });
 });
