@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Decimal } from 'decimal.js';
 import { Prisma } from '../../generated/prisma/client.ts';
+import { v7 as uuidv7 } from 'uuid';
 import { MAX_BALANCE, Money } from '../domain/money.ts';
 import { ConflictError, LimitExceededError } from '../errors/app-error.ts';
 
@@ -92,8 +93,11 @@ function prepare(journal: Journal): { postings: Posting[]; moves: [string, Decim
 function journalCtes(journal: Journal, prepared: ReturnType<typeof prepare>, held: Map<string, Held> | null, when: Prisma.Sql): Prisma.Sql {
   const { companyId, asset } = journal;
   const journalId = randomUUID();
+  // Entry ids in the order the entries are written (uuidv7, monotonic in this process, which writes every entry of
+  // a transaction): exports and checks read (createdAt, id), and every entry of one transaction has the same
+  // createdAt, so this order is the order the balances really moved in (a credit before its fee; docs/exports.md).
   const entries = prepared.postings.map(
-    (p) => Prisma.sql`(${randomUUID()}::uuid, ${journalId}::uuid, ${companyId}::uuid, ${asset}::text, ${p.account}::text, ${p.amount.toFixed()}::numeric,
+    (p) => Prisma.sql`(${uuidv7()}::uuid, ${journalId}::uuid, ${companyId}::uuid, ${asset}::text, ${p.account}::text, ${p.amount.toFixed()}::numeric,
       ${journal.kind}::text, ${journal.invoiceId ?? null}::text, ${journal.transferId ?? null}::uuid, ${journal.refundId ?? null}::uuid,
       ${p.withdrawalId ?? journal.withdrawalId ?? null}::uuid)`,
   );
