@@ -2,7 +2,11 @@
 // overflow (500 "numeric field overflow") each answer a 4xx naming the limit, and a credit past the balance limit is
 // refused and recorded frozen instead of booked.
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import type { TransferReport } from '../../src/chains/adapter.ts';
+import { deliverReport } from '../../src/chains/watch.ts';
+import type { Logger } from '../../src/logger.ts';
+import { applyTransferReport } from '../../src/payments/processor.ts';
 import { MAX_AMOUNT, MAX_BALANCE, Money } from '../../src/domain/money.ts';
 import { PAYMENT_CURRENCY_INFO } from '../../src/domain/assets.ts';
 import { DATABASES } from '../support/databases.ts';
@@ -70,6 +74,32 @@ describe.each(DATABASES)('amount limits on %s', (kind) => {
     const frozen = await server.request('GET', `/api/deposits?addressId=${address.id}&status=frozen`, { token: m.publicToken });
     expect(frozen.body.deposits.map((d: { id: string }) => d.id)).toContain(seen.body.id);
     expect(await balanceOf(server, m.publicToken, 'trx')).toEqual(before);
+  });
+
+  it('a chain watcher that reports a deposit too large to credit records it frozen, logs it and goes on (no crash loop)', async () => {
+    const m = await server.merchant();
+    const address = await staticAddress(server, m.publicToken);
+    await bookDirectly(server, m.companyId, 'trx', MAX_BALANCE.minus(MAX_AMOUNT.div(2)).toFixed());
+    // The listener the payments feature gives the chains, called as a watcher's scan calls it.
+    const listener = (report: TransferReport) => applyTransferReport({ ...server.app.services.invoices, deposits: server.app.services.deposits }, report);
+    const logged = vi.spyOn(server.app.logger, 'error');
+    const watcherLog = { warn: vi.fn() } as unknown as Logger;
+    const report: TransferReport = {
+      network: 'tron', asset: 'trx', txHash: 'a'.repeat(64), outputIndex: 0, from: null, to: address.address, tag: null,
+      amount: new Money('2e15'), confirmations: FINAL, blockNumber: 1n, dropped: false,
+    };
+    try {
+      expect(await deliverReport(listener, watcherLog, report)).toBe(false);
+      expect(logged.mock.calls.map((c) => c[1])).toContain('a transfer too large to credit was frozen for the operator');
+    } finally {
+      logged.mockRestore();
+    }
+    expect(watcherLog.warn).toHaveBeenCalledOnce();
+    const recorded = await server.app.db.prisma.chainTransfer.findMany({ where: { addressId: address.id } });
+    expect(recorded.map((t) => [t.state, t.amount.toString()])).toEqual([['frozen', '2000000000000000']]);
+    // The next scan reports it again: nothing changes, nothing fails.
+    expect(await deliverReport(listener, watcherLog, report)).toBe(true);
+    expect((await server.app.db.prisma.chainTransfer.findMany({ where: { addressId: address.id } })).map((t) => t.state)).toEqual(['frozen']);
   });
 
   it('overpaying one invoice twice: amounts above the limit are refused; a paid total past the limit is refused and frozen', async () => {
