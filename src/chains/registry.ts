@@ -5,7 +5,7 @@
 // endpoint says so.
 import { PAYMENT_CURRENCY_INFO, NETWORKS, type Network, type PaymentCurrency } from '../domain/assets.ts';
 import type { Db } from '../db/client.ts';
-import { AppError } from '../errors/app-error.ts';
+import { AppError, ConflictError } from '../errors/app-error.ts';
 import { intervalJob, type Job } from '../core/jobs.ts';
 import type { Logger } from '../logger.ts';
 import type { AddressRequest, AllocatedAddress, ChainAdapter, OutgoingListener, OutgoingPurpose, OutgoingReport, OutgoingTransfer, TransferListener, TransferReport } from './adapter.ts';
@@ -205,8 +205,9 @@ export async function openChains(options: OpenChainsOptions): Promise<Chains> {
 
   const remote = new RemoteWatchHealth(db, logger, new Map([...nodes].map(([network, n]) => [network, n.adapter.pollMs])));
 
+  // A ConflictError, not a bare AppError: GraphQL's sandbox mutations answer it as their typed ConflictError.
   const sandboxOnly = (network: Network) => {
-    if (modes.get(network) !== 'sandbox') throw new AppError('CONFLICT', `${network} runs on a real node: sandbox transfers are only for sandbox networks`);
+    if (modes.get(network) !== 'sandbox') throw new ConflictError('CONFLICT', `${network} runs on a real node: sandbox transfers are only for sandbox networks`);
   };
 
   return {

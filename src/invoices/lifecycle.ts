@@ -247,7 +247,7 @@ export async function acceptInvoice(deps: LifecycleDeps, company: Company, invoi
  */
 export async function refundInvoice(deps: LifecycleDeps, company: Company, invoiceId: string, input: RefundInvoiceInput): Promise<Refund> {
   const { paymentCurrency } = await ownInvoice(deps, company, invoiceId);
-  if (!paymentCurrency || !isPaymentCurrency(paymentCurrency)) throw new AppError('CONFLICT', `Invoice ${invoiceId} has received no payment`);
+  if (!paymentCurrency || !isPaymentCurrency(paymentCurrency)) throw new ConflictError('CONFLICT', `Invoice ${invoiceId} has received no payment`);
   const info = PAYMENT_CURRENCY_INFO[paymentCurrency];
   if (!deps.chains.forNetwork(info.network).isValidAddress(input.address)) {
     throw new ValidationError([{ path: 'address', message: `is not a valid ${info.network} address` }]);
