@@ -176,6 +176,15 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     clientAddress: addressOf,
     logger,
   });
+  metrics.gauge({
+    name: 'payrail_live_connections',
+    help: 'Live connections open on this server, by transport: graphql_ws (WebSockets) and sse (server-sent event streams).',
+    labelNames: ['transport'],
+    collect: () => [
+      { labels: { transport: 'graphql_ws' }, value: live.connections },
+      { labels: { transport: 'sse' }, value: sseStreams.size },
+    ],
+  });
   server.requestTimeout = 30_000;
   server.headersTimeout = 15_000;
   server.keepAliveTimeout = 5_000;

@@ -77,6 +77,11 @@ export class SseStreams {
     private readonly addressOf: (req: IncomingMessage) => string,
   ) {}
 
+  /** SSE streams open now (metrics). */
+  get size(): number {
+    return this.open.size;
+  }
+
   /**
    * Counts the stream until its response closes; answers the error to send instead when the client address or
    * the merchant holds its maximum. A bad token is not refused here: the GraphQL layer answers it as usual.
