@@ -14,12 +14,16 @@ import { findInputProblem, textProblem } from '../http/input-guard.ts';
 import { stripSuggestions } from './limits.ts';
 import type { GraphQLContext } from './builder.ts';
 import { tooManySubscriptions, type LiveLimits, type LiveSlot } from './live-limits.ts';
+import type { LiveSessions } from './live-sessions.ts';
+import type { Credential } from '../core/auth.ts';
 import type { ServerContext } from './yoga.ts';
 
 export interface GraphqlWsOptions {
   path: string;
-  /** The caller behind a token; throws on a bad token (the connection is then refused with 4403). */
-  caller: (authorization: string | undefined) => Promise<{ id: string } | null>;
+  /** The caller behind a token and the credential it used; throws on a bad token (the connection is refused with 4403). */
+  authenticate: (authorization: string | undefined) => Promise<{ company: { id: string }; credential: Credential } | null>;
+  /** Follows authenticated connections, so that one whose credential stops being valid is closed (4403). */
+  sessions: LiveSessions;
   /** Shared with the SSE streams: connections per client address and per merchant, subscriptions per connection. */
   limits: LiveLimits;
   /** Milliseconds a client has to send connection_init. */
@@ -100,12 +104,23 @@ type Enveloped = ReturnType<YogaServerInstance<ServerContext, GraphQLContext>['g
 /** Closed with this code when a client address or merchant holds too many connections. */
 export const TOO_MANY_CONNECTIONS = 4429;
 
+/** Closed with this code (graphql-ws's Forbidden) when the credential the connection authenticated with stops holding. */
+export const CREDENTIAL_REVOKED = CloseCode.Forbidden;
+
 /** What one socket holds: its slot in the limits, its operations (each with its release), its idle timer. */
 interface SocketState {
   slot: LiveSlot;
   running: Map<string, () => void>;
   idle: NodeJS.Timeout | null;
+  /** Stops following its credential (set once the connection authenticated with one). */
+  untrack: (() => void) | null;
   closed: boolean;
+}
+
+/** Closes a socket; one that does not even read the close frame is cut off a second later. */
+function closeFirmly(socket: WebSocket, code: number, reason: string): void {
+  socket.close(code, reason);
+  setTimeout(() => socket.terminate(), 1_000).unref();
 }
 
 export function attachGraphqlWs(server: Server, yoga: YogaServerInstance<ServerContext, GraphQLContext>, options: GraphqlWsOptions) {
@@ -154,15 +169,26 @@ export function attachGraphqlWs(server: Server, yoga: YogaServerInstance<ServerC
       if (!state) return false;
       const authorization = authorizationOf(ctx.connectionParams);
       if (authorization !== undefined) {
-        let company: { id: string } | null;
+        const since = options.sessions.mark();
+        let found: { company: { id: string }; credential: Credential } | null;
         try {
-          company = await options.caller(authorization);
+          found = await options.authenticate(authorization);
         } catch {
           return false;
         }
-        if (company && !state.slot.forMerchant(company.id)) {
-          ctx.extra.socket.close(TOO_MANY_CONNECTIONS, 'Too many live connections for this merchant');
-          return false;
+        // The client left while its token was looked up: nothing to count or follow.
+        if (state.closed) return false;
+        if (found) {
+          if (!state.slot.forMerchant(found.company.id)) {
+            ctx.extra.socket.close(TOO_MANY_CONNECTIONS, 'Too many live connections for this merchant');
+            return false;
+          }
+          const socket = ctx.extra.socket;
+          state.untrack = options.sessions.track(
+            found.credential,
+            () => closeFirmly(socket, CREDENTIAL_REVOKED, 'Forbidden: the token of this connection was rotated or revoked'),
+            since,
+          );
         }
       }
       // Idle counts from the accepted init; before it, the init timeout applies.
@@ -242,7 +268,7 @@ export function attachGraphqlWs(server: Server, yoga: YogaServerInstance<ServerC
       socket.close(TOO_MANY_CONNECTIONS, 'Too many live connections from this address');
       return;
     }
-    const state: SocketState = { slot, running: new Map(), idle: null, closed: false };
+    const state: SocketState = { slot, running: new Map(), idle: null, untrack: null, closed: false };
     states.set(socket, state);
     connections++;
     // Keep-alive: a client that does not answer a ping before the next one is dropped.
@@ -267,11 +293,8 @@ export function attachGraphqlWs(server: Server, yoga: YogaServerInstance<ServerC
           if (socket.readyState !== socket.OPEN) return;
           batcher.hold(socket);
           socket.send(data);
-          if (socket.bufferedAmount > MAX_BUFFERED_BYTES) {
-            socket.close(1013, 'Reading too slowly: reconnect and resume with after');
-            // A client that does not even read the close frame is cut off, and its subscriptions with it.
-            setTimeout(() => socket.terminate(), 1_000).unref();
-          }
+          // A client that does not even read the close frame is cut off, and its subscriptions with it.
+          if (socket.bufferedAmount > MAX_BUFFERED_BYTES) closeFirmly(socket, 1013, 'Reading too slowly: reconnect and resume with after');
         },
         close: (code, reason) => socket.close(code, reason),
         onMessage: (handle) =>
@@ -291,6 +314,7 @@ export function attachGraphqlWs(server: Server, yoga: YogaServerInstance<ServerC
       if (state.idle) clearTimeout(state.idle);
       // Every operation's slot goes with the socket; their late completions release nothing twice.
       state.running.clear();
+      state.untrack?.();
       slot.release();
       void closed(code, String(reason));
     });
