@@ -9,10 +9,13 @@ import { verifyLedger } from '../ledger/verify.ts';
 import { companyIdSchema, createCompany, listCompanies, rotatePublicToken, rotateSecretKey, type CreateCompanyInput } from '../companies/service.ts';
 import { parseInput } from '../core/validation.ts';
 import type { TokenAuthenticator } from '../core/auth.ts';
+import type { CommitSignal } from '../core/events.ts';
 
 export interface AdminContext {
   db: Db;
   auth: TokenAuthenticator;
+  /** This process's bus, told when a change committed events. */
+  events: CommitSignal;
   /** The real chain nodes, for ledger:verify's custody check. */
   custody: CustodySource[];
 }
@@ -66,8 +69,10 @@ export const adminRoutes: Route<AdminContext>[] = [
     path: '/admin/companies/:id/rotate-token',
     auth: 'none',
     handler: async (req, ctx) => {
-      const out = await rotatePublicToken(ctx.db, parseInput(companyIdSchema, { companyId: req.params['id'] }));
-      ctx.auth.invalidate();
+      const ref = parseInput(companyIdSchema, { companyId: req.params['id'] });
+      const out = await rotatePublicToken(ctx.db, ref, ctx.events);
+      // This process's cache at once, before the answer; the others (and this one's live connections) by the bus.
+      ctx.auth.forget(ref.companyId);
       return { status: 200, body: out };
     },
   },

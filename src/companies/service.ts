@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { Db } from '../db/client.ts';
+import { transactionWithRetry, type Db } from '../db/client.ts';
 import { COMPANY_ASSETS, DEFAULT_ACCEPTED_ASSETS } from '../domain/assets.ts';
 import { NotFoundError } from '../errors/app-error.ts';
 import { httpUrl, parseInput } from '../core/validation.ts';
 import { hashToken, newPublicToken, newSecretKey } from '../core/tokens.ts';
+import { recordCredentialsChanged } from '../core/auth.ts';
+import type { CommitSignal } from '../core/events.ts';
 
 
 export interface CompanyCredentials {
@@ -65,15 +67,21 @@ export async function listCompanies(db: Db): Promise<CompanySummary[]> {
 export const companyIdSchema = z.object({ companyId: z.uuid({ message: 'must be a company id (uuid)' }) });
 type CompanyRef = z.output<typeof companyIdSchema>;
 
-/** Issues a new public token; the old one stops working at once (in this process) or within the cache TTL. */
-export async function rotatePublicToken(db: Db, { companyId }: CompanyRef): Promise<{ companyId: string; publicToken: string }> {
+/**
+ * Issues a new public token. The old one stops working at once everywhere: its rotation is an event (in the same
+ * transaction) that every instance hears, dropping its cached lookups and ending the live connections opened with
+ * it (docs/live.md). `events` is the committing process's bus, when it has one (a CLI on the database has none).
+ */
+export async function rotatePublicToken(db: Db, { companyId }: CompanyRef, events?: CommitSignal): Promise<{ companyId: string; publicToken: string }> {
   const publicToken = newPublicToken();
-  // A rotation contains a leaked token: the export download links it made end with it (docs/exports.md).
-  const [updated] = await db.$transaction([
-    db.company.updateMany({ where: { id: companyId }, data: { publicTokenHash: hashToken(publicToken) } }),
-    db.exportLink.deleteMany({ where: { companyId } }),
-  ]);
-  if (updated.count === 0) throw new NotFoundError(`No company with id ${companyId}`);
+  await transactionWithRetry(db, async (tx) => {
+    const updated = await tx.company.updateMany({ where: { id: companyId }, data: { publicTokenHash: hashToken(publicToken) } });
+    if (updated.count === 0) throw new NotFoundError(`No company with id ${companyId}`);
+    // A rotation contains a leaked token: the export download links it made end with it (docs/exports.md).
+    await tx.exportLink.deleteMany({ where: { companyId } });
+    await recordCredentialsChanged(tx, companyId, 'public_token_rotated');
+  });
+  events?.committed();
   return { companyId, publicToken };
 }
 
