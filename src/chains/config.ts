@@ -40,7 +40,7 @@ const common = {
     .string()
     .min(1)
     .max(100)
-    .regex(/^[^\p{Cc}]+$/u, 'must be printable text')
+    .regex(/^[^\p{Cc}]*$/u, 'must be printable text')
     .optional(),
   /** Headers sent with every request to the node (an API key); their values are never shown or logged. */
   headers: headers.optional(),

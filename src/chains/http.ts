@@ -59,7 +59,10 @@ export class HttpApi {
     const what = `${method} ${path || '/'} at ${this.where}`;
     const url = new URL(this.endpoint.url);
     if (path) url.pathname = `${url.pathname.replace(/\/+$/, '')}${path}`;
-    for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
+    // Appended as text: the configured query (a key) is sent exactly as written.
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
+    if (params.size) url.search = url.search ? `${url.search}&${params}` : `?${params}`;
     let res: Response;
     try {
       res = await fetch(url, {
