@@ -2,7 +2,8 @@
 // where it does not (SANDBOX=1), and nothing where neither (SANDBOX=0: those currencies are refused). Nothing above
 // src/chains/ knows which is which. Real nodes are checked at start: one that does not answer stops the start,
 // unless it is marked optional; then its currencies are refused with a clear error until it answers, and the health
-// endpoint says so.
+// endpoint says so. A node is shown by its display name only, and nothing of its configuration's secrets leaves its
+// adapter (node-endpoint.ts): errors are rewritten where they come out, log lines where its adapter writes them.
 import { PAYMENT_CURRENCY_INFO, NETWORKS, type Network, type PaymentCurrency } from '../domain/assets.ts';
 import type { Db } from '../db/client.ts';
 import { AppError, ConflictError } from '../errors/app-error.ts';
@@ -10,8 +11,9 @@ import { intervalJob, type Job } from '../core/jobs.ts';
 import type { Logger } from '../logger.ts';
 import type { AddressRequest, AllocatedAddress, ChainAdapter, OutgoingListener, OutgoingPurpose, OutgoingReport, OutgoingTransfer, TransferListener, TransferReport } from './adapter.ts';
 import type { ChainsFile } from './config.ts';
-import type { CustodySource } from './custody.ts';
+import type { AddressBalance, CustodySource } from './custody.ts';
 import { SandboxChainAdapter, type SandboxRegistry } from './sandbox.ts';
+import { nodeEndpoint, type NodeConfig, type NodeEndpoint } from './node-endpoint.ts';
 import type { Signer } from './signer.ts';
 import { Watcher, type Scanner, type WatchHealth } from './watch.ts';
 import { evmAdapter } from './evm/adapter.ts';
@@ -47,6 +49,8 @@ export interface NodeAdapter<S = unknown> extends ChainAdapter, Scanner<S>, Cust
 export interface ChainHealth {
   network: Network;
   mode: 'sandbox' | 'node' | 'off';
+  /** The node's display name (its CHAINS_FILE label, else scheme://host:port); null without a node. */
+  node: string | null;
   state: 'ok' | 'starting' | 'failing' | 'off';
   detail: string | null;
 }
@@ -124,6 +128,58 @@ export class GuardedAdapter implements ChainAdapter {
   }
 }
 
+/**
+ * A node's adapter as the rest of the service sees it: every error that comes out of it (to the watcher, the features,
+ * the start, ledger:verify) is rewritten by the node's endpoint, so whatever fetch, a library, the node's answer or the
+ * adapter put in it, it carries no URL, path, query, credentials or header value of the node.
+ */
+export class ScrubbedAdapter<S = unknown> implements NodeAdapter<S> {
+  constructor(
+    readonly inner: NodeAdapter<S>,
+    readonly endpoint: NodeEndpoint,
+  ) {}
+  get network(): Network {
+    return this.inner.network;
+  }
+  get confirmations(): number {
+    return this.inner.confirmations;
+  }
+  get pollMs(): number {
+    return this.inner.pollMs;
+  }
+  private async scrubbed<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (e) {
+      throw this.endpoint.scrubError(e);
+    }
+  }
+  connect(): Promise<void> {
+    return this.scrubbed(() => this.inner.connect());
+  }
+  initialState(): Promise<S> {
+    return this.scrubbed(() => this.inner.initialState());
+  }
+  scan(state: S): Promise<S> {
+    return this.scrubbed(() => this.inner.scan(state));
+  }
+  allocateAddress(request: AddressRequest): Promise<AllocatedAddress> {
+    return this.scrubbed(() => this.inner.allocateAddress(request));
+  }
+  send(transfer: OutgoingTransfer): Promise<{ txHash: string }> {
+    return this.scrubbed(() => this.inner.send(transfer));
+  }
+  watchedBalances(addresses: string[]): Promise<AddressBalance[]> {
+    return this.scrubbed(() => this.inner.watchedBalances(addresses));
+  }
+  isValidAddress(address: string): boolean {
+    return this.inner.isValidAddress(address);
+  }
+  sendRefusal(asset: PaymentCurrency): string | null {
+    return this.inner.sendRefusal(asset);
+  }
+}
+
 type Factory = (network: Network, config: never, context: ChainContext) => NodeAdapter;
 
 const FACTORIES: Record<Network, Factory> = {
@@ -171,7 +227,7 @@ export async function openChains(options: OpenChainsOptions): Promise<Chains> {
   const context: ChainContext = { db, logger, signer: options.signer, sendsHere: chainWork, report, reportOutgoing };
   const outage = { sendFailures: options.sandboxSendFailures ?? 0 };
   const adapters = new Map<Network, ChainAdapter>();
-  const nodes = new Map<Network, { adapter: NodeAdapter; watcher: Watcher<unknown>; guarded: GuardedAdapter }>();
+  const nodes = new Map<Network, { adapter: NodeAdapter; watcher: Watcher<unknown>; guarded: GuardedAdapter; name: string }>();
   const modes = new Map<Network, ChainHealth['mode']>();
   const optional = new Set<Network>();
 
@@ -183,7 +239,10 @@ export async function openChains(options: OpenChainsOptions): Promise<Chains> {
       adapters.set(network, mode === 'sandbox' ? new SandboxChainAdapter(network, db, outage) : new OffAdapter(network));
       continue;
     }
-    const adapter = FACTORIES[network](network, config as never, context);
+    const endpoint = nodeEndpoint(config as NodeConfig);
+    // What the adapter logs names its node and is scrubbed like its errors.
+    const nodeLogger = logger.child({ node: endpoint.name }, { formatters: { log: (fields) => endpoint.scrubLog(fields as Record<string, unknown>) } });
+    const adapter = new ScrubbedAdapter(FACTORIES[network](network, config as never, { ...context, logger: nodeLogger }), endpoint);
     if (config.optional) optional.add(network);
     let reachable = true;
     try {
@@ -191,14 +250,14 @@ export async function openChains(options: OpenChainsOptions): Promise<Chains> {
     } catch (e) {
       const why = e instanceof Error ? e.message : String(e);
       if (!config.optional) {
-        throw new Error(`${network}: the node at ${redact(rpcOf(config))} does not answer or disagrees with CHAINS_FILE: ${why} (mark it "optional": true to start without it)`);
+        throw new Error(`${network}: the node ${endpoint.name} does not answer or disagrees with CHAINS_FILE: ${why} (mark it "optional": true to start without it)`);
       }
       reachable = false;
-      logger.warn({ network, err: e }, 'an optional chain node does not answer: its currencies are refused until it does');
+      nodeLogger.warn({ network, err: e }, 'an optional chain node does not answer: its currencies are refused until it does');
     }
-    const watcher = new Watcher(adapter, { db, logger }, adapter.pollMs);
-    const guarded = new GuardedAdapter(adapter, watcher, reachable, logger);
-    nodes.set(network, { adapter, watcher, guarded });
+    const watcher = new Watcher(adapter, { db, logger: nodeLogger }, adapter.pollMs);
+    const guarded = new GuardedAdapter(adapter, watcher, reachable, nodeLogger);
+    nodes.set(network, { adapter, watcher, guarded, name: endpoint.name });
     modes.set(network, 'node');
     adapters.set(network, guarded);
   }
@@ -237,31 +296,15 @@ export async function openChains(options: OpenChainsOptions): Promise<Chains> {
     health: () =>
       NETWORKS.map((network): ChainHealth => {
         const node = nodes.get(network);
-        if (!node) return { network, mode: modes.get(network)!, state: modes.get(network) === 'off' ? 'off' : 'ok', detail: null };
+        if (!node) return { network, mode: modes.get(network)!, node: null, state: modes.get(network) === 'off' ? 'off' : 'ok', detail: null };
         const watch: WatchHealth = chainWork ? node.watcher.health : remote.health(network);
         const state = watch.state === 'starting' && !node.guarded.reachable ? 'failing' : watch.state;
-        return { network, mode: 'node', state, detail: watch.detail ?? (node.guarded.reachable ? null : 'the node did not answer at start') };
+        return { network, mode: 'node', node: node.name, state, detail: watch.detail ?? (node.guarded.reachable ? null : 'the node did not answer at start') };
       }),
     isOptional: (network) => optional.has(network),
     jobs: () => (chainWork ? [...nodes.values()].map((n) => n.watcher.job()) : nodes.size > 0 ? [remote.job()] : []),
     custodySources: () => [...nodes.values()].map((n) => n.adapter),
   };
-}
-
-const rpcOf = (config: object): string => String((config as { rpcUrl?: string; apiUrl?: string }).rpcUrl ?? (config as { apiUrl?: string }).apiUrl ?? '');
-
-/** A URL without its credentials, for messages and logs. */
-export function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.username || u.password) {
-      u.username = '***';
-      u.password = '';
-    }
-    return u.toString();
-  } catch {
-    return '(an unreadable URL)';
-  }
 }
 
 /**

@@ -24,6 +24,7 @@ import { HOT_WALLET, NO_SIGNER, signerRefusal, type Signer } from '../signer.ts'
 
 const BCH_SENDS = 'sending on bitcoin-cash is not supported yet: its signatures need SIGHASH_FORKID, which the signer does not make (docs/chains-utxo.md)';
 import { allocateIndex, derivedAmong, findSend, highestIndex, isReported, openSends, sendInputs, storeSend, updateSend, withSpendLock, type SendInput, type SendPurpose } from '../store.ts';
+import { nodeEndpoint } from '../node-endpoint.ts';
 import { chainDescriptor, importRequestFor, SCRIPT_KIND, type ImportRequest } from './descriptors.ts';
 import { incomingStep, sendStep, type KnownTransfer } from './follow.ts';
 import { addressOptions, DUST_RELAY_FEE, isUtxoNetwork, SIGNER_NETWORKS, type UtxoNetwork } from './networks.ts';
@@ -148,7 +149,7 @@ export class UtxoAdapter implements NodeAdapter<UtxoScanState> {
     this.account = parseExtendedPublicKey(config.xpub);
     this.test = config.chain !== 'main';
     this.spending = { input: SCRIPT_KIND[network], dustRelayFee: DUST_RELAY_FEE[network] };
-    this.node = new BitcoinRpc(config.rpcUrl);
+    this.node = new BitcoinRpc(nodeEndpoint(config));
     this.wallet = this.node.wallet(config.wallet);
     this.logger = context.logger.child({ network });
     this.hotAddress = deriveChainAddress(this.account, network, HOT_WALLET.chain, HOT_WALLET.index, addressOptions(config.chain));
