@@ -11,6 +11,8 @@ import { apiReference, assemble, graphqlSchema } from './features.ts';
 import { buildYoga } from './graphql/yoga.ts';
 import { attachGraphqlWs } from './graphql/ws.ts';
 import { LiveLimits, SseStreams } from './graphql/live-limits.ts';
+import { LiveSessions } from './graphql/live-sessions.ts';
+import { CREDENTIALS_CHANGED } from './domain/event-types.ts';
 import { loadWebAssets } from './web/assets.ts';
 import { createWebPages } from './web/pages.ts';
 import { clientAddress } from './http/client-address.ts';
@@ -115,7 +117,17 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     maxSubscriptionsPerConnection: config.liveMaxSubscriptionsPerConnection,
   });
   const addressOf = (req: IncomingMessage) => clientAddress(req, config.trustProxyHops);
-  const sseStreams = new SseStreams(liveLimits, caller, addressOf);
+  const session = (authorization: string | undefined) => auth.session(authorization);
+  // Live connections remember what they authenticated with: when a company's credentials change (on any instance,
+  // or a CLI on the database), the bus tells every instance, which drops the cached lookups and ends the
+  // connections whose credential no longer holds (docs/live.md, "Credentials that stop holding").
+  const liveSessions = new LiveSessions(auth, logger);
+  platform.bus.subscribe((m) => {
+    if (m.type !== CREDENTIALS_CHANGED) return;
+    auth.forget(m.companyId);
+    void liveSessions.credentialsChanged(m.companyId);
+  });
+  const sseStreams = new SseStreams(liveLimits, session, addressOf, liveSessions);
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const incoming = req.headers['x-request-id'];
@@ -138,8 +150,10 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       }
       // An SSE stream is a live connection: it counts against the same limits as a WebSocket while it is open.
       if (String(req.headers.accept ?? '').includes('text/event-stream')) {
-        const refused = await sseStreams.admit(req, res);
+        const admission = await sseStreams.admit(req, res);
+        const { refused } = admission;
         if (refused) return sendJson(res, refused.status, errorBody(refused, requestId), errorHeaders(refused));
+        return yoga(req, res, { req, requestId, liveEnded: admission.ended });
       }
       return yoga(req, res, { req, requestId });
     }
@@ -168,13 +182,23 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
   });
   const live = attachGraphqlWs(server, yoga, {
     path: '/graphql',
-    caller,
+    authenticate: session,
+    sessions: liveSessions,
     limits: liveLimits,
     idleTimeoutMs: config.liveIdleTimeoutMs,
     maxPayloadBytes: config.bodyLimitBytes,
     hideSuggestions: !config.graphqlIntrospection,
     clientAddress: addressOf,
     logger,
+  });
+  metrics.gauge({
+    name: 'payrail_live_connections',
+    help: 'Live connections open on this server, by transport: graphql_ws (WebSockets) and sse (server-sent event streams).',
+    labelNames: ['transport'],
+    collect: () => [
+      { labels: { transport: 'graphql_ws' }, value: live.connections },
+      { labels: { transport: 'sse' }, value: sseStreams.size },
+    ],
   });
   server.requestTimeout = 30_000;
   server.headersTimeout = 15_000;

@@ -9,10 +9,13 @@ import { verifyLedger } from '../ledger/verify.ts';
 import { companyModeSchema, createCompany, listCompanies, rotatePublicToken, rotateSecretKey, type CreateCompanyInput } from '../companies/service.ts';
 import { parseInput } from '../core/validation.ts';
 import type { TokenAuthenticator } from '../core/auth.ts';
+import type { CommitSignal } from '../core/events.ts';
 
 export interface AdminContext {
   db: Db;
   auth: TokenAuthenticator;
+  /** This process's bus, told when a change committed events. */
+  events: CommitSignal;
   /** The real chain nodes, for ledger:verify's custody check. */
   custody: CustodySource[];
 }
@@ -69,8 +72,10 @@ export const adminRoutes: Route<AdminContext>[] = [
     path: '/admin/companies/:id/rotate-token',
     auth: 'none',
     handler: async (req, ctx) => {
-      const out = await rotatePublicToken(ctx.db, parseInput(companyModeSchema, { companyId: req.params['id'], mode: modeOf(req.body) }));
-      ctx.auth.invalidate();
+      const ref = parseInput(companyModeSchema, { companyId: req.params['id'], mode: modeOf(req.body) });
+      const out = await rotatePublicToken(ctx.db, ref, ctx.events);
+      // This process's cache at once, before the answer; the others (and this one's live connections) by the bus.
+      ctx.auth.forget(ref.companyId);
       return { status: 200, body: out };
     },
   },

@@ -1,4 +1,6 @@
-import { base58, base64, bech32, createBase58check } from '@scure/base';
+import { decodeCashAddress, encodeCashAddress } from '@bitauth/libauth/build/lib/address/cash-address.js';
+import { base58, base64, createBase58check } from '@scure/base';
+import { Address, OutScript } from '@scure/btc-signer';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import type { Network } from '../domain/assets.ts';
@@ -37,10 +39,32 @@ const BYTE_LENGTH: Record<AddressNetwork, number> = {
   ton: 32,
 };
 
-const SEGWIT_HRP = {
-  btc: { main: 'bc', test: 'tb', regtest: 'bcrt' },
-  ltc: { main: 'ltc', test: 'tltc', regtest: 'rltc' },
-} as const;
+/** How @scure/btc-signer reads and writes a network's addresses: bech32 prefix, base58 version bytes, WIF. */
+export interface BitcoinStyleParams {
+  bech32: string;
+  pubKeyHash: number;
+  scriptHash: number;
+  wif: number;
+}
+
+const BITCOIN_TEST = { bech32: 'tb', pubKeyHash: 0x6f, scriptHash: 0xc4, wif: 0xef };
+// Litecoin writes P2SH as M (0x32) / Q (0x3a) since 2017. The older 3 (0x05) / 2 (0xc4), which Litecoin Core still
+// reads, are refused: such an address is far more likely a Bitcoin address pasted by mistake (docs/chains-utxo.md).
+const LITECOIN_TEST = { bech32: 'tltc', pubKeyHash: 0x6f, scriptHash: 0x3a, wif: 0xef };
+// Bitcoin Cash's legacy base58 addresses are Bitcoin's byte for byte; it has no bech32 ('' turns that branch off).
+const BITCOIN_CASH_LEGACY = { main: { bech32: '', pubKeyHash: 0x00, scriptHash: 0x05, wif: 0x80 }, test: { ...BITCOIN_TEST, bech32: '' } };
+
+export const UTXO_ADDRESS_PARAMS: Record<'btc' | 'ltc' | 'bch', Record<Flavour, BitcoinStyleParams>> = {
+  btc: { main: { bech32: 'bc', pubKeyHash: 0x00, scriptHash: 0x05, wif: 0x80 }, test: BITCOIN_TEST, regtest: { ...BITCOIN_TEST, bech32: 'bcrt' } },
+  ltc: { main: { bech32: 'ltc', pubKeyHash: 0x30, scriptHash: 0x32, wif: 0xb0 }, test: LITECOIN_TEST, regtest: { ...LITECOIN_TEST, bech32: 'rltc' } },
+  bch: { main: BITCOIN_CASH_LEGACY.main, test: BITCOIN_CASH_LEGACY.test, regtest: BITCOIN_CASH_LEGACY.test },
+};
+
+/**
+ * The outputs an address may name for us to pay: P2PKH, P2SH, P2WPKH, P2WSH, P2TR. Not P2A (anyone can spend it) nor
+ * witness versions without a meaning yet (anyone can spend them until a soft fork gives them one).
+ */
+const PAYABLE_OUTPUTS = new Set(['pkh', 'sh', 'wpkh', 'wsh', 'tr']);
 
 const TRON_PREFIX = 0x41;
 const base58check = createBase58check(sha256);
@@ -56,9 +80,9 @@ export function encodeAddress(network: AddressNetwork, bytes: Uint8Array, opts: 
   switch (network) {
     case 'btc':
     case 'ltc':
-      return encodeP2wpkh(SEGWIT_HRP[network][flavour], bytes);
+      return Address(UTXO_ADDRESS_PARAMS[network][flavour]).encode({ type: 'wpkh', hash: bytes });
     case 'bch':
-      return encodeCashAddr(cashAddrPrefix(flavour), bytes);
+      return encodeCashAddress({ prefix: CASHADDR_PREFIX[flavour], type: 'p2pkh', payload: bytes }).address;
     case 'evm':
       return toChecksumAddress(hex(bytes));
     case 'tron':
@@ -79,9 +103,9 @@ export function validateAddress(network: AddressNetwork, address: string, opts: 
     switch (network) {
       case 'btc':
       case 'ltc':
-        return decodeP2wpkh(SEGWIT_HRP[network][flavour], address) !== undefined;
+        return isPayableAddress(UTXO_ADDRESS_PARAMS[network][flavour], address);
       case 'bch':
-        return decodeCashAddr(cashAddrPrefix(flavour), address) !== undefined;
+        return isCashAddr(CASHADDR_PREFIX[flavour], address) || isPayableAddress(UTXO_ADDRESS_PARAMS.bch[flavour], address);
       case 'evm':
         return isEvmAddress(address);
       case 'tron': {
@@ -126,72 +150,30 @@ export function tonAccountId(address: string): string | null {
   return null;
 }
 
-// --- bech32 segwit (BIP-173), v0 P2WPKH only ---
+// --- Bitcoin-style addresses (base58check, bech32, bech32m): @scure/btc-signer ---
 
-function encodeP2wpkh(hrp: string, program: Uint8Array): string {
-  return bech32.encode(hrp, [0, ...bech32.toWords(program)]);
+/** A checksum-valid address of the network (its prefix and version bytes) naming an output we may pay. */
+function isPayableAddress(params: BitcoinStyleParams, address: string): boolean {
+  const decoded = Address(params).decode(address);
+  if (!PAYABLE_OUTPUTS.has(decoded.type)) return false;
+  // Throws for a Taproot key that is not a point of the curve: an output to it could never be spent.
+  OutScript.encode(decoded);
+  return true;
 }
 
-function decodeP2wpkh(hrp: string, address: string): Uint8Array | undefined {
-  const decoded = bech32.decodeUnsafe(address);
-  if (!decoded || decoded.prefix !== hrp) return undefined;
-  const [version, ...words] = decoded.words;
-  // v1+ must use bech32m (BIP-350), and only 20-byte v0 programs are P2WPKH.
-  if (version !== 0) return undefined;
-  const program = bech32.fromWordsUnsafe(words);
-  return program && program.length === 20 ? program : undefined;
-}
+// --- CashAddr (Bitcoin Cash): @bitauth/libauth ---
 
-// --- CashAddr (Bitcoin Cash), P2PKH with 160-bit hash ---
+const CASHADDR_PREFIX = { main: 'bitcoincash', test: 'bchtest', regtest: 'bchreg' } as const;
+/** Hash sizes a standard output of each CashAddr type has: P2PKH 20, P2SH 20 or 32 (P2SH32); token-aware alike. */
+const CASHADDR_HASH_SIZES: Record<string, number[]> = { p2pkh: [20], p2pkhWithTokens: [20], p2sh: [20, 32], p2shWithTokens: [20, 32] };
 
-const CHARSET = 'qpzry9x8gf2tvdw0s3jn54khce6mua7l';
-const CASHADDR_GENERATORS = [0x98f2bc8e61n, 0x79b76d99e2n, 0xf33e5fb3c4n, 0xae2eabe2a8n, 0x1e4f43e470n];
-// Version byte: type 0 (P2PKH) in bits 3..6, size code 0 (160-bit hash) in bits 0..2.
-const CASHADDR_P2PKH_VERSION = 0;
-
-function cashAddrPrefix(flavour: Flavour): string {
-  return { main: 'bitcoincash', test: 'bchtest', regtest: 'bchreg' }[flavour];
-}
-
-// 40-bit BCH code; BigInt because JS bitwise operators truncate to 32 bits.
-function cashAddrPolymod(values: number[]): bigint {
-  let c = 1n;
-  for (const value of values) {
-    const top = c >> 35n;
-    c = ((c & 0x07ffffffffn) << 5n) ^ BigInt(value);
-    CASHADDR_GENERATORS.forEach((g, i) => {
-      if ((top >> BigInt(i)) & 1n) c ^= g;
-    });
-  }
-  return c ^ 1n;
-}
-
-function cashAddrPrefixWords(prefix: string): number[] {
-  return [...prefix].map((ch) => ch.charCodeAt(0) & 0x1f).concat(0);
-}
-
-function encodeCashAddr(prefix: string, hash160: Uint8Array): string {
-  const payload = bech32.toWords(concat(Uint8Array.of(CASHADDR_P2PKH_VERSION), hash160));
-  const mod = cashAddrPolymod([...cashAddrPrefixWords(prefix), ...payload, 0, 0, 0, 0, 0, 0, 0, 0]);
-  const checksum = Array.from({ length: 8 }, (_, i) => Number((mod >> BigInt(5 * (7 - i))) & 0x1fn));
-  return `${prefix}:${[...payload, ...checksum].map((w) => CHARSET.charAt(w)).join('')}`;
-}
-
-function decodeCashAddr(expectedPrefix: string, address: string): Uint8Array | undefined {
+function isCashAddr(prefix: string, address: string): boolean {
   // Like bech32, either case is valid but mixing cases is not.
-  const lower = address.toLowerCase();
-  if (address !== lower && address !== address.toUpperCase()) return undefined;
-  const sep = lower.lastIndexOf(':');
+  if (address !== address.toLowerCase() && address !== address.toUpperCase()) return false;
   // The prefix may be omitted; the checksum still commits to the expected one.
-  if (sep !== -1 && lower.slice(0, sep) !== expectedPrefix) return undefined;
-  const body = lower.slice(sep + 1);
-  if (body.length !== 42) return undefined; // 34 payload words + 8 checksum words for a 160-bit hash
-  const words = [...body].map((ch) => CHARSET.indexOf(ch));
-  if (words.some((w) => w < 0)) return undefined;
-  if (cashAddrPolymod([...cashAddrPrefixWords(expectedPrefix), ...words]) !== 0n) return undefined;
-  const payload = bech32.fromWordsUnsafe(words.slice(0, -8));
-  if (!payload || payload.length !== 21 || payload[0] !== CASHADDR_P2PKH_VERSION) return undefined;
-  return payload.subarray(1);
+  const decoded = decodeCashAddress(address.includes(':') ? address : `${prefix}:${address}`);
+  if (typeof decoded === 'string' || decoded.prefix !== prefix) return false;
+  return CASHADDR_HASH_SIZES[decoded.type]?.includes(decoded.payload.length) ?? false;
 }
 
 // --- EVM (EIP-55) ---

@@ -24,7 +24,28 @@ const extendedPublicKey = z
   }, 'must be an extended public key (xpub, tpub, zpub, vpub, Ltub or Mtub) of the account, never a private one');
 const evmAddress = z.string().refine((a) => isAddress(a, { strict: true }), 'must be a 0x address (EIP-55 checksummed or single-case)');
 
+/** HTTP header names and one-line values (what a provider's API key header needs). */
+const headers = z
+  .record(z.string(), z.string().max(4_096).regex(/^[^\r\n\0]*$/, 'must be one line'))
+  .superRefine((h, ctx) => {
+    if (Object.keys(h).length > 20) ctx.addIssue({ code: 'custom', message: 'at most 20 headers' });
+    for (const name of Object.keys(h)) {
+      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'must be an HTTP header name' });
+    }
+  });
+
 const common = {
+  /** How logs, errors, /health and readiness name the node; default: scheme://host:port of its URL (never its path, query or credentials). */
+  label: z
+    .string()
+    .min(1)
+    .max(100)
+    .regex(/^[^\p{Cc}]*$/u, 'must be printable text')
+    .optional(),
+  /** Headers sent with every request to the node (an API key); their values are never shown or logged. */
+  headers: headers.optional(),
+  /** How long one request to the node may take; default: 15 s for HTTP APIs, 60 s for UTXO nodes. */
+  timeoutMs: z.number().int().min(100).max(600_000).optional(),
   /** Confirmations after which a payment counts; default: the network's (docs/payments.md). */
   confirmations: z.number().int().min(1).max(10_000).optional(),
   /** A node that does not answer at start does not stop the start: its currencies are refused until it answers. */
@@ -131,6 +152,15 @@ export const chainsFileSchema = z
   })
   .strict()
   .superRefine((file, ctx) => {
+    // user:password in the URL is sent as the Authorization header: a configured one beside it would be a second.
+    for (const network of NETWORKS) {
+      const node = file[network];
+      if (typeof node !== 'object' || !Object.keys(node.headers ?? {}).some((h) => h.toLowerCase() === 'authorization')) continue;
+      const url = new URL('rpcUrl' in node ? node.rpcUrl : node.apiUrl);
+      if (url.username || url.password) {
+        ctx.addIssue({ code: 'custom', path: [network, 'headers'], message: 'must not hold an Authorization header when the URL carries user:password (that is sent as one)' });
+      }
+    }
     // One account on both EVM chains would make each address one on both: a payment on the wrong chain would credit
     // whoever holds that index there.
     const [eth, bsc] = [file.ethereum, file.bsc];

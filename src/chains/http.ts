@@ -1,7 +1,8 @@
 // HTTP for adapters whose nodes speak JSON over HTTP (REST APIs such as TronGrid and toncenter, and JSON-RPC such
-// as Solana's): one timeout, errors that name the call (never the credentials), and numbers read exactly.
+// as Solana's): one timeout, errors that name the call and the node by its display name (never its URL, which may
+// carry a key), and numbers read exactly.
 import { parse, isSafeNumber } from 'lossless-json';
-import { redact } from './registry.ts';
+import { endpointOf, failureOf, type NodeEndpoint } from './node-endpoint.ts';
 
 const DEFAULT_TIMEOUT_MS = 15_000;
 
@@ -26,56 +27,64 @@ export function integerOf(value: unknown, what: string): bigint {
 }
 
 export interface HttpApiOptions {
-  /** Headers of every call (an API key). */
+  /** Headers of every call beyond the node's own (an adapter's API key header). */
   headers?: Record<string, string>;
   timeoutMs?: number;
 }
 
-/** A JSON API at `base`: paths are appended to it. */
+/** A JSON API at the node's URL: paths are appended to its path, query parameters to its query. */
 export class HttpApi {
-  private readonly base: string;
+  readonly endpoint: NodeEndpoint;
   constructor(
-    base: string,
+    node: string | NodeEndpoint,
     private readonly options: HttpApiOptions = {},
   ) {
-    this.base = base.replace(/\/+$/, '');
+    this.endpoint = endpointOf(node);
   }
 
-  /** Where the API is, for messages (credentials removed). */
+  /** How messages name the node (never its URL). */
   get where(): string {
-    return redact(this.base).replace(/\/+$/, '');
+    return this.endpoint.name;
   }
 
   get(path: string, query: Record<string, string | number | undefined> = {}): Promise<unknown> {
-    const params = new URLSearchParams();
-    for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
-    const search = params.size ? `?${params}` : '';
-    return this.call('GET', `${path}${search}`, undefined);
+    return this.call('GET', path, query, undefined);
   }
 
   post(path: string, body: unknown): Promise<unknown> {
-    return this.call('POST', path, JSON.stringify(body));
+    return this.call('POST', path, {}, JSON.stringify(body));
   }
 
-  private async call(method: string, path: string, body: string | undefined): Promise<unknown> {
-    const what = `${method} ${this.where}${path.replace(/\?.*/, '')}`;
+  private async call(method: string, path: string, query: Record<string, string | number | undefined>, body: string | undefined): Promise<unknown> {
+    const what = `${method} ${path || '/'} at ${this.where}`;
+    const url = new URL(this.endpoint.url);
+    if (path) url.pathname = `${url.pathname.replace(/\/+$/, '')}${path}`;
+    // Appended as text: the configured query (a key) is sent exactly as written.
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
+    if (params.size) url.search = url.search ? `${url.search}&${params}` : `?${params}`;
     let res: Response;
     try {
-      res = await fetch(`${this.base}${path}`, {
+      res = await fetch(url, {
         method,
-        headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...this.options.headers },
+        headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...this.endpoint.headers, ...this.options.headers },
         body,
-        signal: AbortSignal.timeout(this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS),
+        signal: AbortSignal.timeout(this.options.timeoutMs ?? this.endpoint.timeoutMs ?? DEFAULT_TIMEOUT_MS),
       });
     } catch (e) {
-      throw new Error(`${what} failed: ${causeOf(e)}`);
+      throw new Error(`${what} failed: ${failureOf(e)}`);
     }
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${what} answered ${res.status}: ${text.slice(0, 200)}`);
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (e) {
+      throw new Error(`${what} failed while answering: ${failureOf(e)}`);
+    }
+    if (!res.ok) throw new Error(`${what} answered ${res.status}: ${this.endpoint.quote(text)}`);
     try {
       return parseJsonExactIntegers(text);
     } catch {
-      throw new Error(`${what} answered something that is not JSON: ${text.slice(0, 200)}`);
+      throw new Error(`${what} answered something that is not JSON: ${this.endpoint.quote(text)}`);
     }
   }
 }
@@ -89,8 +98,8 @@ export interface RpcCall {
 export class JsonRpc {
   private readonly http: HttpApi;
   private nextId = 1;
-  constructor(url: string, options: HttpApiOptions = {}) {
-    this.http = new HttpApi(url, options);
+  constructor(node: string | NodeEndpoint, options: HttpApiOptions = {}) {
+    this.http = new HttpApi(node, options);
   }
 
   get where(): string {
@@ -119,9 +128,3 @@ export class JsonRpc {
     });
   }
 }
-
-const causeOf = (e: unknown): string => {
-  if (e instanceof Error && e.name === 'TimeoutError') return 'no answer in time';
-  const cause = e instanceof Error && e.cause instanceof Error ? e.cause.message : null;
-  return cause ?? (e instanceof Error ? e.message : String(e));
-};

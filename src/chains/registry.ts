@@ -2,17 +2,20 @@
 // sandbox chain (SANDBOX=1; off with SANDBOX=0); live mode runs a network on the real node CHAINS_FILE names for it, and
 // a network without one is off in live mode (its currencies are not offered). Nothing above src/chains/ knows which is
 // which. Real nodes are checked at start: one that does not answer stops the start, unless it is marked optional; then
-// its currencies are refused with a clear error until it answers, and the health endpoint says so.
+// its currencies are refused with a clear error until it answers, and the health endpoint says so. A node is shown by
+// its display name only, and nothing of its configuration's secrets leaves its adapter (node-endpoint.ts): errors are
+// rewritten where they come out, log lines where its adapter writes them.
 import { PAYMENT_CURRENCY_INFO, NETWORKS, type Network, type PaymentCurrency } from '../domain/assets.ts';
 import type { Mode } from '../domain/modes.ts';
 import type { Db } from '../db/client.ts';
-import { AppError } from '../errors/app-error.ts';
+import { AppError, ForbiddenError } from '../errors/app-error.ts';
 import { intervalJob, type Job } from '../core/jobs.ts';
 import type { Logger } from '../logger.ts';
 import type { AddressRequest, AllocatedAddress, ChainAdapter, ModeOutgoingListener, ModeTransferListener, OutgoingListener, OutgoingPurpose, OutgoingReport, OutgoingTransfer, TransferListener, TransferReport } from './adapter.ts';
 import type { ChainsFile } from './config.ts';
-import type { CustodySource } from './custody.ts';
+import type { AddressBalance, CustodySource } from './custody.ts';
 import { SandboxChain, sandboxConfirmations, type SandboxRegistry } from './sandbox.ts';
+import { nodeEndpoint, type NodeConfig, type NodeEndpoint } from './node-endpoint.ts';
 import type { Signer } from './signer.ts';
 import { Watcher, type Scanner, type WatchHealth } from './watch.ts';
 import { ADDRESS_FORMAT, validateAddress } from './address-formats.ts';
@@ -52,6 +55,8 @@ export interface ChainHealth {
   live: 'node' | 'off';
   /** What test mode runs it on: the sandbox chain, or nothing with SANDBOX=0. */
   test: 'sandbox' | 'off';
+  /** The live node's display name (its CHAINS_FILE label, else scheme://host:port); null without a node. */
+  node: string | null;
   /** The live node's state (`ok` for a network without one: there is nothing to fail). */
   state: 'ok' | 'starting' | 'failing' | 'off';
   detail: string | null;
@@ -132,6 +137,58 @@ export class GuardedAdapter implements ChainAdapter {
   }
 }
 
+/**
+ * A node's adapter as the rest of the service sees it: every error that comes out of it (to the watcher, the features,
+ * the start, ledger:verify) is rewritten by the node's endpoint, so whatever fetch, a library, the node's answer or the
+ * adapter put in it, it carries no URL, path, query, credentials or header value of the node.
+ */
+export class ScrubbedAdapter<S = unknown> implements NodeAdapter<S> {
+  constructor(
+    readonly inner: NodeAdapter<S>,
+    readonly endpoint: NodeEndpoint,
+  ) {}
+  get network(): Network {
+    return this.inner.network;
+  }
+  get confirmations(): number {
+    return this.inner.confirmations;
+  }
+  get pollMs(): number {
+    return this.inner.pollMs;
+  }
+  private async scrubbed<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (e) {
+      throw this.endpoint.scrubError(e);
+    }
+  }
+  connect(): Promise<void> {
+    return this.scrubbed(() => this.inner.connect());
+  }
+  initialState(): Promise<S> {
+    return this.scrubbed(() => this.inner.initialState());
+  }
+  scan(state: S): Promise<S> {
+    return this.scrubbed(() => this.inner.scan(state));
+  }
+  allocateAddress(request: AddressRequest): Promise<AllocatedAddress> {
+    return this.scrubbed(() => this.inner.allocateAddress(request));
+  }
+  send(transfer: OutgoingTransfer): Promise<{ txHash: string }> {
+    return this.scrubbed(() => this.inner.send(transfer));
+  }
+  watchedBalances(addresses: string[]): Promise<AddressBalance[]> {
+    return this.scrubbed(() => this.inner.watchedBalances(addresses));
+  }
+  isValidAddress(address: string): boolean {
+    return this.inner.isValidAddress(address);
+  }
+  sendRefusal(asset: PaymentCurrency): string | null {
+    return this.inner.sendRefusal(asset);
+  }
+}
+
 type Factory = (network: Network, config: never, context: ChainContext) => NodeAdapter;
 
 const FACTORIES: Record<Network, Factory> = {
@@ -181,7 +238,7 @@ export async function openChains(options: OpenChainsOptions): Promise<Chains> {
   const sandbox = options.sandbox ? new SandboxChain(db, { sendFailures: options.sandboxSendFailures ?? 0 }) : null;
   const testOff = new Map(NETWORKS.map((n) => [n, new OffAdapter(n, 'test mode is off on this server (SANDBOX=0)')]));
   const live = new Map<Network, ChainAdapter>();
-  const nodes = new Map<Network, { adapter: NodeAdapter; watcher: Watcher<unknown>; guarded: GuardedAdapter }>();
+  const nodes = new Map<Network, { adapter: NodeAdapter; watcher: Watcher<unknown>; guarded: GuardedAdapter; name: string }>();
   const optional = new Set<Network>();
 
   for (const network of NETWORKS) {
@@ -191,7 +248,10 @@ export async function openChains(options: OpenChainsOptions): Promise<Chains> {
       live.set(network, new OffAdapter(network, 'live mode runs it on a real node, and none is configured for it (CHAINS_FILE)'));
       continue;
     }
-    const adapter = FACTORIES[network](network, config as never, context);
+    const endpoint = nodeEndpoint(config as NodeConfig);
+    // What the adapter logs names its node and is scrubbed like its errors.
+    const nodeLogger = logger.child({ node: endpoint.name }, { formatters: { log: (fields) => endpoint.scrubLog(fields as Record<string, unknown>) } });
+    const adapter = new ScrubbedAdapter(FACTORIES[network](network, config as never, { ...context, logger: nodeLogger }), endpoint);
     if (config.optional) optional.add(network);
     let reachable = true;
     try {
@@ -199,19 +259,19 @@ export async function openChains(options: OpenChainsOptions): Promise<Chains> {
     } catch (e) {
       const why = e instanceof Error ? e.message : String(e);
       if (!config.optional) {
-        throw new Error(`${network}: the node at ${redact(rpcOf(config))} does not answer or disagrees with CHAINS_FILE: ${why} (mark it "optional": true to start without it)`);
+        throw new Error(`${network}: the node ${endpoint.name} does not answer or disagrees with CHAINS_FILE: ${why} (mark it "optional": true to start without it)`);
       }
       reachable = false;
-      logger.warn({ network, err: e }, 'an optional chain node does not answer: its currencies are refused until it does');
+      nodeLogger.warn({ network, err: e }, 'an optional chain node does not answer: its currencies are refused until it does');
     }
-    const watcher = new Watcher(adapter, { db, logger }, adapter.pollMs);
-    const guarded = new GuardedAdapter(adapter, watcher, reachable, logger);
-    nodes.set(network, { adapter, watcher, guarded });
+    const watcher = new Watcher(adapter, { db, logger: nodeLogger }, adapter.pollMs);
+    const guarded = new GuardedAdapter(adapter, watcher, reachable, nodeLogger);
+    nodes.set(network, { adapter, watcher, guarded, name: endpoint.name });
     live.set(network, guarded);
   }
 
   const remote = new RemoteWatchHealth(db, logger, new Map([...nodes].map(([network, n]) => [network, n.adapter.pollMs])));
-  const testModeOff = () => new AppError('FORBIDDEN', 'Test mode is off on this server (SANDBOX=0)');
+  const testModeOff = () => new ForbiddenError('Test mode is off on this server (SANDBOX=0)');
 
   return {
     sandbox: options.sandbox,
@@ -245,31 +305,15 @@ export async function openChains(options: OpenChainsOptions): Promise<Chains> {
       NETWORKS.map((network): ChainHealth => {
         const test = sandbox ? 'sandbox' : 'off';
         const node = nodes.get(network);
-        if (!node) return { network, live: 'off', test, state: 'ok', detail: null };
+        if (!node) return { network, live: 'off', test, node: null, state: 'ok', detail: null };
         const watch: WatchHealth = chainWork ? node.watcher.health : remote.health(network);
         const state = watch.state === 'starting' && !node.guarded.reachable ? 'failing' : watch.state;
-        return { network, live: 'node', test, state, detail: watch.detail ?? (node.guarded.reachable ? null : 'the node did not answer at start') };
+        return { network, live: 'node', test, node: node.name, state, detail: watch.detail ?? (node.guarded.reachable ? null : 'the node did not answer at start') };
       }),
     isOptional: (network) => optional.has(network),
     jobs: () => (chainWork ? [...nodes.values()].map((n) => n.watcher.job()) : nodes.size > 0 ? [remote.job()] : []),
     custodySources: () => [...nodes.values()].map((n) => n.adapter),
   };
-}
-
-const rpcOf = (config: object): string => String((config as { rpcUrl?: string; apiUrl?: string }).rpcUrl ?? (config as { apiUrl?: string }).apiUrl ?? '');
-
-/** A URL without its credentials, for messages and logs. */
-export function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.username || u.password) {
-      u.username = '***';
-      u.password = '';
-    }
-    return u.toString();
-  } catch {
-    return '(an unreadable URL)';
-  }
 }
 
 /**

@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Company, Prisma } from '../../generated/prisma/client.ts';
-import type { Db } from '../db/client.ts';
+import { transactionWithRetry, type Db } from '../db/client.ts';
 import { COMPANY_ASSETS, DEFAULT_ACCEPTED_ASSETS } from '../domain/assets.ts';
 import { MODES, type Mode } from '../domain/modes.ts';
 import { NotFoundError } from '../errors/app-error.ts';
 import { httpUrl, parseInput } from '../core/validation.ts';
 import { hashToken, newPublicToken, newSecretKey } from '../core/tokens.ts';
+import { recordCredentialsChanged } from '../core/auth.ts';
+import type { CommitSignal } from '../core/events.ts';
 
 export interface ModeCredentials {
   publicToken: string;
@@ -112,21 +114,27 @@ async function tenantOf(tx: Prisma.TransactionClient, { companyId, mode }: Compa
   return tx.company.create({ data });
 }
 
-/** Issues a new public token for one mode; the old one stops working at once (docs/live.md: its live connections end too). */
-export async function rotatePublicToken(db: Db, ref: CompanyModeRef): Promise<{ companyId: string; mode: Mode; publicToken: string }> {
+/**
+ * Issues a new public token for one mode. The old one stops working at once everywhere: its rotation is an event (in
+ * the same transaction) that every instance hears, dropping its cached lookups and ending the live connections opened
+ * with it (docs/live.md). `events` is the committing process's bus, when it has one (a CLI on the database has none).
+ */
+export async function rotatePublicToken(db: Db, ref: CompanyModeRef, events?: CommitSignal): Promise<{ companyId: string; mode: Mode; publicToken: string }> {
   const publicToken = newPublicToken(ref.mode);
-  await db.$transaction(async (tx) => {
+  await transactionWithRetry(db, async (tx) => {
     const tenant = await tenantOf(tx, ref);
     await tx.company.update({ where: { id: tenant.id }, data: { publicTokenHash: hashToken(publicToken) } });
     // A rotation contains a leaked token: the export download links it made end with it (docs/exports.md).
     await tx.exportLink.deleteMany({ where: { companyId: tenant.id } });
+    await recordCredentialsChanged(tx, tenant.id, 'public_token_rotated');
   });
+  events?.committed();
   return { companyId: ref.companyId, mode: ref.mode, publicToken };
 }
 
 export async function rotateSecretKey(db: Db, ref: CompanyModeRef): Promise<{ companyId: string; mode: Mode; secretKey: string }> {
   const secretKey = newSecretKey(ref.mode);
-  await db.$transaction(async (tx) => {
+  await transactionWithRetry(db, async (tx) => {
     const tenant = await tenantOf(tx, ref);
     await tx.company.update({ where: { id: tenant.id }, data: { secretKey } });
   });

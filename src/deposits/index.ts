@@ -15,7 +15,7 @@ export function depositsFeature(): Feature {
   return {
     name: 'deposits',
     services: (p, s) => ({
-      deposits: { db: p.db, events: p.commits, chains: p.chains, clock: p.clock, fees: s.invoices.fees, risk: denyList(p.config.riskDenyList), credits: p.credits },
+      deposits: { db: p.db, events: p.commits, chains: p.chains, clock: p.clock, fees: s.invoices.fees, risk: denyList(p.config.riskDenyList), credits: p.credits, logger: p.logger },
     }),
     routes: depositRoutes,
   };

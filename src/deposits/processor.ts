@@ -2,16 +2,17 @@
 // network + txHash + output), moves its state, books the ledger on confirmation and writes the spec's webhook.
 import { randomUUID } from 'node:crypto';
 import type { Decimal } from 'decimal.js';
-import type { ChainTransfer, PaymentAddress, Prisma, StaticAddress } from '../../generated/prisma/client.ts';
+import type { ChainTransfer, PaymentAddress, Prisma, StaticAddress, TransferRole } from '../../generated/prisma/client.ts';
 import type { TransferReport } from '../chains/adapter.ts';
-import { commitWithEvents, recordEvent, type NewEvent } from '../core/events.ts';
+import { commitWithEvents, recordEvent, type EventDeps, type NewEvent } from '../core/events.ts';
 import type { EventType } from '../domain/event-types.ts';
 import { PAYMENT_CURRENCY_INFO, type PaymentCurrency } from '../domain/assets.ts';
 import type { Mode } from '../domain/modes.ts';
 import { formatPlain, Money, roundUpToUnit, toMoney } from '../domain/money.ts';
-import { ConflictError, NotFoundError, ValidationError } from '../errors/app-error.ts';
+import { ConflictError, LimitExceededError, NotFoundError, ValidationError } from '../errors/app-error.ts';
 import { ACCOUNTS, postJournal } from '../ledger/ledger.ts';
 import type { FeeTable } from '../pricing/fees.ts';
+import type { Logger } from '../logger.ts';
 import { DEPOSIT_STATUS, type DepositDeps, type DepositStatus } from './service.ts';
 
 type Tx = Prisma.TransactionClient;
@@ -75,7 +76,8 @@ async function creditDeposit(tx: Tx, deps: DepositDeps, t: ChainTransfer): Promi
 /**
  * Applies a report for a static address. New outputs are recorded `seen` (webhook `processing`), or `frozen` when
  * the risk hook holds them; enough confirmations make them `confirmed` (credit, fee, webhook `done`); a drop before
- * that makes them `dropped` (webhook `failed`). Repeats change nothing.
+ * that makes them `dropped` (webhook `failed`); a credit the balance limit refuses makes them `frozen` (webhook
+ * `frozen`, freezeOverLimit) and the report is refused. Repeats change nothing.
  */
 export async function applyDepositReport(
   deps: DepositDeps,
@@ -84,11 +86,37 @@ export async function applyDepositReport(
   mode: Mode,
 ): Promise<ChainTransfer> {
   const asset = address.asset as PaymentCurrency;
-  const info = PAYMENT_CURRENCY_INFO[asset];
   if (report.asset !== asset) {
     throw new ValidationError([{ path: 'asset', message: `static address ${address.id} takes ${asset} only; ${report.asset} sent to it is not credited` }]);
   }
   const verdict = report.dropped ? { allow: true as const } : await deps.risk.review({ kind: 'deposit', companyId: address.companyId, asset, address: report.from, txHash: report.txHash });
+  const now = address.now;
+  try {
+    return await bookDepositReport(deps, report, mode, address, verdict.allow);
+  } catch (e) {
+    if (!(e instanceof LimitExceededError)) throw e;
+    await freezeOverLimit(deps, report, mode, e, {
+      companyId: address.companyId,
+      addressId: address.id,
+      invoiceId: null,
+      role: 'deposit',
+      now,
+      then: (tx, frozen) => recordEvent(tx, depositEvent(frozen, address, 'frozen')),
+    });
+    throw e;
+  }
+}
+
+/** applyDepositReport's transaction. */
+async function bookDepositReport(
+  deps: DepositDeps,
+  report: TransferReport,
+  mode: Mode,
+  address: PaymentAddress & { staticAddress: StaticAddress; now: Date },
+  allowed: boolean,
+): Promise<ChainTransfer> {
+  const info = PAYMENT_CURRENCY_INFO[address.asset as PaymentCurrency];
+  const asset = address.asset as PaymentCurrency;
   const now = address.now;
   return commitWithEvents(deps, async (tx) => {
     // The network's configured depth (CHAINS_FILE), as for invoices: a real node may ask more or fewer than the default.
@@ -98,7 +126,7 @@ export async function applyDepositReport(
       if (toMoney(report.amount).lt(info.depositDust)) {
         throw new ValidationError([{ path: 'amount', message: `below the deposit dust minimum of ${info.depositDust} ${asset}` }]);
       }
-      const state = !verdict.allow ? 'frozen' : confirmed ? 'confirmed' : 'seen';
+      const state = !allowed ? 'frozen' : confirmed ? 'confirmed' : 'seen';
       [transfer] = await tx.$queryRaw<ChainTransfer[]>`
         INSERT INTO "ChainTransfer" ("id", "mode", "network", "asset", "txHash", "outputIndex", "fromAddress", "toAddress", "tag", "amount",
           "confirmations", "blockNumber", "state", "role", "companyId", "invoiceId", "addressId", "seenAt", "confirmedAt")
@@ -145,4 +173,47 @@ export async function applyDepositReport(
     }
     return updated;
   });
+}
+
+export interface FreezeTarget {
+  companyId: string;
+  addressId: string;
+  invoiceId: string | null;
+  role: TransferRole;
+  now: Date;
+  /** Runs in the freeze's transaction when it froze the transfer (not when it was frozen or final already). */
+  then?: (tx: Tx, frozen: ChainTransfer) => Promise<unknown>;
+}
+
+/**
+ * A transfer whose credit was refused for the balance limit (LimitExceededError): real money we cannot send back by
+ * refusing a report. It is recorded `frozen` (new, or a `seen` one), not credited and not counted for its invoice, and
+ * logged at error level for the operator, who decides what becomes of it (docs/money.md, "Limits"). The report is then
+ * refused (4xx): a watcher passes over it, so the network's scans go on.
+ */
+export async function freezeOverLimit(
+  deps: EventDeps & { logger?: Logger },
+  report: TransferReport,
+  mode: Mode,
+  reason: LimitExceededError,
+  target: FreezeTarget,
+): Promise<void> {
+  const frozen = await commitWithEvents(deps, async (tx) => {
+    const [row] = await tx.$queryRaw<ChainTransfer[]>`
+      INSERT INTO "ChainTransfer" AS c ("id", "mode", "network", "asset", "txHash", "outputIndex", "fromAddress", "toAddress", "tag", "amount",
+        "confirmations", "blockNumber", "state", "role", "companyId", "invoiceId", "addressId", "seenAt", "confirmedAt")
+      VALUES (${randomUUID()}::uuid, ${mode}::"Mode", ${report.network}, ${report.asset}, ${report.txHash}, ${report.outputIndex}::int, ${report.from}::text,
+        ${report.to}, ${report.tag}::text, ${report.amount.toFixed()}::numeric, ${report.confirmations}::int, ${report.blockNumber}::bigint,
+        'frozen'::"TransferState", ${target.role}::"TransferRole", ${target.companyId}::uuid, ${target.invoiceId}, ${target.addressId},
+        ${target.now}::timestamptz, NULL)
+      ON CONFLICT ("mode", "network", "txHash", "outputIndex") DO UPDATE SET "state" = 'frozen', "confirmations" = GREATEST(c."confirmations", EXCLUDED."confirmations")
+        WHERE c."state" = 'seen'
+      RETURNING *`;
+    if (row && target.then) await target.then(tx, row);
+    return row ?? null;
+  });
+  deps.logger?.error(
+    { network: report.network, txHash: report.txHash, outputIndex: report.outputIndex, asset: report.asset, amount: report.amount.toFixed(), transferId: frozen?.id, reason: reason.message },
+    'a transfer too large to credit was frozen for the operator',
+  );
 }

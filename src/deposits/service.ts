@@ -10,6 +10,7 @@ import type { RiskHook } from '../core/risk.ts';
 import { email } from '../core/validation.ts';
 import { pageArgs, pageOf } from '../core/pages.ts';
 import type { Clock } from '../clock.ts';
+import type { Logger } from '../logger.ts';
 import { PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO } from '../domain/assets.ts';
 import { requireOffered } from '../chains/offered.ts';
 import { NotFoundError, ValidationError } from '../errors/app-error.ts';
@@ -24,6 +25,7 @@ export interface DepositDeps extends EventDeps {
   fees: FeeTable;
   risk: RiskHook;
   credits: CreditHooks;
+  logger?: Logger;
 }
 
 export const MAX_INTERNAL_USER_ID_LENGTH = 128;

@@ -19,6 +19,15 @@ export const EVENT_TYPES = [
 
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/** A company's credentials changed (a token rotated): its live connections are checked again (docs/live.md). */
+export const CREDENTIALS_CHANGED = 'company.credentials_changed';
+
+/**
+ * Events for the service's own processes (on the event bus, in the Event table), never for the merchant: no webhook,
+ * not in the events feed, not redeliverable.
+ */
+export const INTERNAL_EVENT_TYPES: readonly string[] = [CREDENTIALS_CHANGED];
+
 export const EVENT_TYPE_DESCRIPTIONS: Record<EventType, string> = {
   'invoice.created': 'An invoice was created.',
   'invoice.pending': 'The client filled the invoice and got a payment address.',

@@ -7,6 +7,19 @@ export type Money = Decimal;
 /** Digits of a `Decimal(38,18)` column: 20 before the point, 18 after. Every stored amount fits it. */
 export const AMOUNT_COLUMN = { integerDigits: 20, scale: 18 } as const;
 
+/**
+ * The largest single amount the service takes from a client: an item price, an invoice total, the amount an invoice
+ * asks for, a sandbox transfer, a withdrawal (docs/money.md, "Limits").
+ */
+export const MAX_AMOUNT = new Money('1e15');
+
+/**
+ * The largest running balance (company, asset, account) and the largest total paid to one invoice: a credit that
+ * would take one past it is refused. With single amounts at most MAX_AMOUNT, no reachable sum comes near the
+ * columns' 10^20 (docs/money.md, "Limits").
+ */
+export const MAX_BALANCE = new Money('1e18');
+
 /** Where a parsed decimal must land: digits before and after the point (a database column's shape). */
 export interface DecimalShape {
   integerDigits: number;

@@ -48,6 +48,14 @@ export class ValidationError extends AppError {
   }
 }
 
+/** An amount that would take a balance or an invoice's paid total past the service's limit (docs/money.md, "Limits"). */
+export class LimitExceededError extends ValidationError {
+  constructor(message: string, path = 'amount') {
+    super([{ path, message }], message);
+    this.name = 'LimitExceededError';
+  }
+}
+
 export class NotFoundError extends AppError {
   constructor(message: string) {
     super('NOT_FOUND', message);

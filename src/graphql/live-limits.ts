@@ -1,7 +1,9 @@
 // What one client address and one merchant may hold open on the live transports at once: graphql-ws connections
 // and SSE streams count together. Every limit applies to anonymous callers too (by address).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Credential } from '../core/auth.ts';
 import { AppError } from '../errors/app-error.ts';
+import type { LiveSessions } from './live-sessions.ts';
 
 /** Counts per key of what is open now. */
 class Counter {
@@ -67,37 +69,64 @@ export class LiveLimits {
   }
 }
 
+/** How an SSE stream was admitted: refused with an error, or admitted with the signal that ends it early. */
+export type SseAdmission = { refused: AppError } | { refused: null; ended: AbortSignal };
+
 /** SSE streams (GraphQL over `Accept: text/event-stream`) held open now, against the same limits as WebSockets. */
 export class SseStreams {
   private readonly open = new Set<ServerResponse>();
 
   constructor(
     private readonly limits: LiveLimits,
-    private readonly caller: (authorization: string | undefined) => Promise<{ id: string } | null>,
+    private readonly authenticate: (authorization: string | undefined) => Promise<{ company: { id: string }; credential: Credential } | null>,
     private readonly addressOf: (req: IncomingMessage) => string,
+    private readonly sessions: LiveSessions,
   ) {}
+
+  /** SSE streams open now (metrics). */
+  get size(): number {
+    return this.open.size;
+  }
 
   /**
    * Counts the stream until its response closes; answers the error to send instead when the client address or
-   * the merchant holds its maximum. A bad token is not refused here: the GraphQL layer answers it as usual.
+   * the merchant holds its maximum. A bad token is not refused here: the GraphQL layer answers it as usual. An
+   * authenticated stream is followed (LiveSessions): `ended` fires when its credential stops holding, and its
+   * subscription then ends (src/graphql/live.ts); a stream its client does not read is cut off a second later.
    */
-  async admit(req: IncomingMessage, res: ServerResponse): Promise<AppError | null> {
+  async admit(req: IncomingMessage, res: ServerResponse): Promise<SseAdmission> {
     const { maxConnectionsPerIp, maxConnectionsPerMerchant } = this.limits.options;
     const slot = this.limits.open(this.addressOf(req));
-    if (!slot) return tooManyConnections('address', maxConnectionsPerIp);
+    if (!slot) return { refused: tooManyConnections('address', maxConnectionsPerIp) };
+    const ending = new AbortController();
+    let untrack = () => {};
+    let closed = false;
     // Released whenever the response closes, the client leaving while its token is looked up included.
     this.open.add(res);
     res.once('close', () => {
+      closed = true;
       this.open.delete(res);
       slot.release();
+      untrack();
     });
-    const company = await this.caller(req.headers.authorization).catch(() => null);
-    if (company && !slot.forMerchant(company.id)) {
-      this.open.delete(res);
-      slot.release();
-      return tooManyConnections('merchant', maxConnectionsPerMerchant);
+    const since = this.sessions.mark();
+    const found = await this.authenticate(req.headers.authorization).catch(() => null);
+    if (found && !closed) {
+      if (!slot.forMerchant(found.company.id)) {
+        this.open.delete(res);
+        slot.release();
+        return { refused: tooManyConnections('merchant', maxConnectionsPerMerchant) };
+      }
+      untrack = this.sessions.track(
+        found.credential,
+        () => {
+          ending.abort();
+          setTimeout(() => res.destroy(), 1_000).unref();
+        },
+        since,
+      );
     }
-    return null;
+    return { refused: null, ended: ending.signal };
   }
 
   /** Ends every stream (shutdown): clients reconnect, to another instance if there is one. */

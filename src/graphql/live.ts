@@ -2,7 +2,7 @@
 // only after its transaction committed, in commit order, so a subscriber never sees a change that was rolled back.
 // Every message carries its place on the bus as `extensions.cursor`; a subscriber that reconnects passes the last
 // one as `after` and gets what it missed from the Event table, then live messages, without a gap or a repeat.
-import { createSourceEventStream, execute, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { createSourceEventStream, execute, GraphQLError, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { Prisma } from '../../generated/prisma/client.ts';
 import { countEvents, isAfter, presentPosition, readEvents, type BusCursor, type BusMessage, type EventBus } from '../core/bus.ts';
@@ -423,7 +423,8 @@ async function subscribeShared(args: ExecutionArgs) {
   const source = await createSourceEventStream(args);
   if (!(Symbol.asyncIterator in source)) return source;
   const key = executionKey(args);
-  return mapAsync(source as AsyncIterable<unknown>, (item) =>
+  const ended = (args.contextValue as { liveEnded?: AbortSignal }).liveEnded;
+  const results = mapAsync(source as AsyncIterable<unknown>, (item) =>
     sharedResult(item as object, key, async () => {
       // A context of its own: per-request caches (dataloader) must not outlive one change of a long subscription.
       const result = await execute({ ...args, rootValue: item, contextValue: { ...(args.contextValue as object) } });
@@ -431,6 +432,46 @@ async function subscribeShared(args: ExecutionArgs) {
       return cursor && result.data ? { ...result, extensions: { ...result.extensions, cursor: encodeLiveCursor(cursor) } } : result;
     }),
   );
+  return ended ? endWhen(results, ended) : results;
+}
+
+/** The last result of a subscription whose credential stopped holding (a rotated token). */
+const credentialRevoked = (): ExecutionResult => ({
+  errors: [new GraphQLError('The token of this subscription was rotated or revoked; subscribe again with a valid one', { extensions: { code: 'UNAUTHENTICATED' } })],
+});
+
+/**
+ * Ends a subscription when `signal` fires (an SSE stream whose credential stopped holding, src/graphql/live-limits.ts):
+ * a last result says why, then it completes, so the stream ends cleanly. The source lets go of the bus at once.
+ */
+function endWhen(iterator: AsyncIterableIterator<ExecutionResult>, signal: AbortSignal): AsyncIterableIterator<ExecutionResult> {
+  let finished = false;
+  const aborted = new Promise<'aborted'>((resolve) => {
+    if (signal.aborted) resolve('aborted');
+    else signal.addEventListener('abort', () => resolve('aborted'), { once: true });
+  });
+  const finish = (): IteratorResult<ExecutionResult> => {
+    if (finished) return { done: true, value: undefined };
+    finished = true;
+    void iterator.return?.();
+    return { done: false, value: credentialRevoked() };
+  };
+  return {
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+    next: async () => {
+      if (finished || signal.aborted) return finish();
+      const next = await Promise.race([iterator.next(), aborted]);
+      return next === 'aborted' ? finish() : next;
+    },
+    return: async () => {
+      finished = true;
+      await iterator.return?.();
+      return { done: true, value: undefined };
+    },
+    throw: (error: unknown) => iterator.throw?.(error) ?? Promise.reject(error),
+  };
 }
 
 export const liveExecutionPlugin: Plugin = {

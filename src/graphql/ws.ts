@@ -4,7 +4,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { YogaServerInstance } from 'graphql-yoga';
-import { CloseCode, handleProtocols, makeServer } from 'graphql-ws';
+import { CloseCode, handleProtocols, makeServer, type SubscribePayload } from 'graphql-ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Logger } from '../logger.ts';
 import { randomUUID } from 'node:crypto';
@@ -14,12 +14,16 @@ import { findInputProblem, textProblem } from '../http/input-guard.ts';
 import { stripSuggestions } from './limits.ts';
 import type { GraphQLContext } from './builder.ts';
 import { tooManySubscriptions, type LiveLimits, type LiveSlot } from './live-limits.ts';
+import type { LiveSessions } from './live-sessions.ts';
+import type { Credential } from '../core/auth.ts';
 import type { ServerContext } from './yoga.ts';
 
 export interface GraphqlWsOptions {
   path: string;
-  /** The caller behind a token; throws on a bad token (the connection is then refused with 4403). */
-  caller: (authorization: string | undefined) => Promise<{ id: string } | null>;
+  /** The caller behind a token and the credential it used; throws on a bad token (the connection is refused with 4403). */
+  authenticate: (authorization: string | undefined) => Promise<{ company: { id: string }; credential: Credential } | null>;
+  /** Follows authenticated connections, so that one whose credential stops being valid is closed (4403). */
+  sessions: LiveSessions;
   /** Shared with the SSE streams: connections per client address and per merchant, subscriptions per connection. */
   limits: LiveLimits;
   /** Milliseconds a client has to send connection_init. */
@@ -100,11 +104,23 @@ type Enveloped = ReturnType<YogaServerInstance<ServerContext, GraphQLContext>['g
 /** Closed with this code when a client address or merchant holds too many connections. */
 export const TOO_MANY_CONNECTIONS = 4429;
 
-/** What one socket holds: its slot in the limits, its running subscriptions, its idle timer. */
+/** Closed with this code (graphql-ws's Forbidden) when the credential the connection authenticated with stops holding. */
+export const CREDENTIAL_REVOKED = CloseCode.Forbidden;
+
+/** What one socket holds: its slot in the limits, its operations (each with its release), its idle timer. */
 interface SocketState {
   slot: LiveSlot;
-  running: Set<string>;
+  running: Map<string, () => void>;
   idle: NodeJS.Timeout | null;
+  /** Stops following its credential (set once the connection authenticated with one). */
+  untrack: (() => void) | null;
+  closed: boolean;
+}
+
+/** Closes a socket; one that does not even read the close frame is cut off a second later. */
+function closeFirmly(socket: WebSocket, code: number, reason: string): void {
+  socket.close(code, reason);
+  setTimeout(() => socket.terminate(), 1_000).unref();
 }
 
 export function attachGraphqlWs(server: Server, yoga: YogaServerInstance<ServerContext, GraphQLContext>, options: GraphqlWsOptions) {
@@ -118,9 +134,32 @@ export function attachGraphqlWs(server: Server, yoga: YogaServerInstance<ServerC
     return errors;
   };
   const idleFrom = (socket: WebSocket, state: SocketState) => {
+    if (state.closed) return;
     if (state.idle) clearTimeout(state.idle);
     state.idle = setTimeout(() => socket.close(1000, 'Idle: no subscription was running'), options.idleTimeoutMs);
     state.idle.unref();
+  };
+  let connections = 0;
+  /**
+   * Takes one of the connection's operation slots for `id` now, before anything is awaited, so a burst of subscribe
+   * messages cannot all pass the check; null when the connection runs its maximum. The answer releases the slot,
+   * once (completion, a refusal, the socket closing: whichever comes first).
+   */
+  const reserve = (socket: WebSocket, state: SocketState, id: string): (() => void) | null => {
+    if (state.running.size >= maxSubscriptionsPerConnection) return null;
+    const release = () => {
+      if (state.running.get(id) !== release) return;
+      state.running.delete(id);
+      // Idle again once the last running operation ends; a refused one leaves the idle timer as it was.
+      if (state.running.size === 0 && state.idle === null) idleFrom(socket, state);
+    };
+    state.running.set(id, release);
+    return release;
+  };
+  /** An operation runs: the connection is not idle. */
+  const busy = (state: SocketState) => {
+    if (state.idle) clearTimeout(state.idle);
+    state.idle = null;
   };
   const protocol = makeServer<Record<string, unknown>, { socket: WebSocket; request: IncomingMessage }>({
     connectionInitWaitTimeout: options.connectionInitWaitTimeoutMs ?? 3_000,
@@ -130,15 +169,26 @@ export function attachGraphqlWs(server: Server, yoga: YogaServerInstance<ServerC
       if (!state) return false;
       const authorization = authorizationOf(ctx.connectionParams);
       if (authorization !== undefined) {
-        let company: { id: string } | null;
+        const since = options.sessions.mark();
+        let found: { company: { id: string }; credential: Credential } | null;
         try {
-          company = await options.caller(authorization);
+          found = await options.authenticate(authorization);
         } catch {
           return false;
         }
-        if (company && !state.slot.forMerchant(company.id)) {
-          ctx.extra.socket.close(TOO_MANY_CONNECTIONS, 'Too many live connections for this merchant');
-          return false;
+        // The client left while its token was looked up: nothing to count or follow.
+        if (state.closed) return false;
+        if (found) {
+          if (!state.slot.forMerchant(found.company.id)) {
+            ctx.extra.socket.close(TOO_MANY_CONNECTIONS, 'Too many live connections for this merchant');
+            return false;
+          }
+          const socket = ctx.extra.socket;
+          state.untrack = options.sessions.track(
+            found.credential,
+            () => closeFirmly(socket, CREDENTIAL_REVOKED, 'Forbidden: the token of this connection was rotated or revoked'),
+            since,
+          );
         }
       }
       // Idle counts from the accepted init; before it, the init timeout applies.
@@ -146,52 +196,28 @@ export function attachGraphqlWs(server: Server, yoga: YogaServerInstance<ServerC
       return true;
     },
     onComplete: (ctx, id) => {
-      const state = states.get(ctx.extra.socket);
-      if (!state) return;
-      state.running.delete(id);
-      if (state.running.size === 0) idleFrom(ctx.extra.socket, state);
+      states.get(ctx.extra.socket)?.running.get(id)?.();
     },
     execute: (args) => (args.rootValue as Enveloped).execute(args),
     subscribe: (args) => (args.rootValue as Enveloped).subscribe(args),
     onSubscribe: async (ctx, id, payload) => {
       const state = states.get(ctx.extra.socket);
       if (!state) return [new GraphQLError('The connection is closing')];
-      if (state.running.size >= maxSubscriptionsPerConnection) {
+      const release = reserve(ctx.extra.socket, state, id);
+      if (!release) {
         const error = tooManySubscriptions(maxSubscriptionsPerConnection);
         return [new GraphQLError(error.message, { extensions: { code: error.code, details: [] } })];
       }
-      // The edge check HTTP requests get (NUL, unpaired surrogates, nesting), for the document and variables.
-      const textIssue = textProblem(payload.query);
-      const problem = textIssue
-        ? { path: 'query', message: textIssue }
-        : (findInputProblem(payload.variables ?? null, ['variables']) ?? findInputProblem(payload.operationName ?? null, ['operationName']));
-      if (problem) return [new GraphQLError(`${problem.path} ${problem.message}`, { extensions: { code: 'VALIDATION_FAILED', details: [problem] } })];
-      const authorization = authorizationOf(ctx.connectionParams);
-      // Yoga's context factory reads the Authorization header of a Fetch request: give it the token that way.
-      const request = new Request('http://localhost/graphql', { method: 'POST', headers: authorization ? { authorization } : {} });
-      const enveloped = yoga.getEnveloped({ request, req: ctx.extra.request, requestId: randomUUID(), params: payload } as never);
-      let args: ExecutionArgs;
+      // A refused operation gives its slot back here; graphql-ws calls onComplete only for one that ran.
       try {
-        const document = enveloped.parse(payload.query);
-        const errors = enveloped.validate(enveloped.schema, document);
-        if (errors.length) return visible([...errors]);
-        args = {
-          schema: enveloped.schema,
-          operationName: payload.operationName,
-          document,
-          variableValues: payload.variables,
-          contextValue: await enveloped.contextFactory(),
-          rootValue: enveloped,
-        };
+        const prepared = await prepare(ctx, payload);
+        if (Array.isArray(prepared)) release();
+        else busy(state);
+        return prepared;
       } catch (e) {
-        // A document that does not parse, or past the token limit, or a token revoked since the connection opened:
-        // an error for this operation, not the end of the connection and its other subscriptions.
-        return visible([operationError(e)]);
+        release();
+        throw e;
       }
-      state.running.add(id);
-      if (state.idle) clearTimeout(state.idle);
-      state.idle = null;
-      return args;
     },
     onError: (_ctx, _id, _payload, errors) => visible([...errors]),
     onNext: (_ctx, _id, _payload, _args, result) => {
@@ -199,6 +225,41 @@ export function attachGraphqlWs(server: Server, yoga: YogaServerInstance<ServerC
       return result;
     },
   });
+  /** An operation's execution arguments through Yoga's envelop, or the errors that refuse it. */
+  async function prepare(
+    ctx: { connectionParams?: Readonly<Record<string, unknown>>; extra: { request: IncomingMessage } },
+    payload: SubscribePayload,
+  ): Promise<ExecutionArgs | GraphQLError[]> {
+    // The edge check HTTP requests get (NUL, unpaired surrogates, nesting), for the document and variables.
+    const textIssue = textProblem(payload.query);
+    const problem = textIssue
+      ? { path: 'query', message: textIssue }
+      : (findInputProblem(payload.variables ?? null, ['variables']) ?? findInputProblem(payload.operationName ?? null, ['operationName']));
+    if (problem) return [new GraphQLError(`${problem.path} ${problem.message}`, { extensions: { code: 'VALIDATION_FAILED', details: [problem] } })];
+    const authorization = authorizationOf(ctx.connectionParams);
+    // Yoga's context factory reads the Authorization header of a Fetch request: give it the token that way.
+    const request = new Request('http://localhost/graphql', { method: 'POST', headers: authorization ? { authorization } : {} });
+    const enveloped = yoga.getEnveloped({ request, req: ctx.extra.request, requestId: randomUUID(), params: payload } as never);
+    let args: ExecutionArgs;
+    try {
+      const document = enveloped.parse(payload.query);
+      const errors = enveloped.validate(enveloped.schema, document);
+      if (errors.length) return visible([...errors]);
+      args = {
+        schema: enveloped.schema,
+        operationName: payload.operationName,
+        document,
+        variableValues: payload.variables,
+        contextValue: await enveloped.contextFactory(),
+        rootValue: enveloped,
+      };
+    } catch (e) {
+      // A document that does not parse, or past the token limit, or a token revoked since the connection opened:
+      // an error for this operation, not the end of the connection and its other subscriptions.
+      return visible([operationError(e)]);
+    }
+    return args;
+  }
   // Before the protocol starts: a client address over its limit is closed at once (every limit applies to
   // anonymous callers too).
   wss.on('connection', (socket, request) => {
@@ -207,8 +268,9 @@ export function attachGraphqlWs(server: Server, yoga: YogaServerInstance<ServerC
       socket.close(TOO_MANY_CONNECTIONS, 'Too many live connections from this address');
       return;
     }
-    const state: SocketState = { slot, running: new Set(), idle: null };
+    const state: SocketState = { slot, running: new Map(), idle: null, untrack: null, closed: false };
     states.set(socket, state);
+    connections++;
     // Keep-alive: a client that does not answer a ping before the next one is dropped.
     let alive = true;
     socket.on('pong', () => (alive = true));
@@ -231,11 +293,8 @@ export function attachGraphqlWs(server: Server, yoga: YogaServerInstance<ServerC
           if (socket.readyState !== socket.OPEN) return;
           batcher.hold(socket);
           socket.send(data);
-          if (socket.bufferedAmount > MAX_BUFFERED_BYTES) {
-            socket.close(1013, 'Reading too slowly: reconnect and resume with after');
-            // A client that does not even read the close frame is cut off, and its subscriptions with it.
-            setTimeout(() => socket.terminate(), 1_000).unref();
-          }
+          // A client that does not even read the close frame is cut off, and its subscriptions with it.
+          if (socket.bufferedAmount > MAX_BUFFERED_BYTES) closeFirmly(socket, 1013, 'Reading too slowly: reconnect and resume with after');
         },
         close: (code, reason) => socket.close(code, reason),
         onMessage: (handle) =>
@@ -249,13 +308,22 @@ export function attachGraphqlWs(server: Server, yoga: YogaServerInstance<ServerC
       { socket, request },
     );
     socket.once('close', (code, reason) => {
+      connections--;
+      state.closed = true;
       clearInterval(pinger);
       if (state.idle) clearTimeout(state.idle);
+      // Every operation's slot goes with the socket; their late completions release nothing twice.
+      state.running.clear();
+      state.untrack?.();
       slot.release();
       void closed(code, String(reason));
     });
   });
   return {
+    /** Open graphql-ws connections (metrics). */
+    get connections(): number {
+      return connections;
+    },
     /** Closes every socket (1001 going away) and the server. */
     async close(): Promise<void> {
       for (const client of wss.clients) client.close(1001, 'Server shutting down');

@@ -33,6 +33,8 @@ export interface YogaDeps {
 export interface ServerContext {
   req: IncomingMessage;
   requestId: string;
+  /** An SSE stream's: fires when the credential it authenticated with stops holding; its subscription then ends. */
+  liveEnded?: AbortSignal;
 }
 
 const validationRule = (rule: ValidationRule): Plugin => ({

@@ -11,8 +11,8 @@ import type { Company } from '../core/auth.ts';
 import { commitWithEvents, eventCtes, noteEvents, type EventDeps, type NewEvent } from '../core/events.ts';
 import { PAYMENT_CURRENCY_INFO, isInvoiceCurrency, isPaymentCurrency, type PaymentCurrency } from '../domain/assets.ts';
 import { requireOffered } from '../chains/offered.ts';
-import { Money, fitsColumn, toMoney } from '../domain/money.ts';
-import { AppError, ConflictError, NotFoundError, ValidationError } from '../errors/app-error.ts';
+import { MAX_AMOUNT, MAX_BALANCE, Money, toMoney } from '../domain/money.ts';
+import { AppError, ConflictError, LimitExceededError, NotFoundError, ValidationError } from '../errors/app-error.ts';
 import { ACCOUNTS, postJournal } from '../ledger/ledger.ts';
 import type { FeeTable } from '../pricing/fees.ts';
 import type { RateSource } from '../pricing/rates.ts';
@@ -118,6 +118,10 @@ export async function reevaluate(tx: Tx, invoice: Invoice, trigger: Trigger, now
   if (decision.kind === 'reject') {
     throw new ConflictError(trigger === 'proceed' ? 'INVOICE_NOT_PROCEEDABLE' : 'CONFLICT', `Invoice ${invoice.id}: ${decision.reason}`);
   }
+  // Only a payment raises the total, and the payment's credit is in this transaction: refused, it is not booked.
+  if (facts.confirmedTotal.gt(MAX_BALANCE)) {
+    throw new LimitExceededError(`The payments to invoice ${invoice.id} would total more than the limit of ${MAX_BALANCE.toFixed()} (docs/money.md, "Limits")`);
+  }
   const overpaid = Money.max(facts.confirmedTotal.minus(facts.expected), 0);
   const data: InvoiceChange = { ...fill, paidAmount: facts.confirmedTotal.toFixed(), overpaidAmount: overpaid.toFixed() };
   if (decision.kind === 'move') {
@@ -191,8 +195,11 @@ export async function proceedInvoice(
     paymentCurrency,
     isMerchantPaysFee: current.isMerchantPaysFee,
   });
-  if (!fitsColumn(quote.paymentAmount)) {
-    throw new ValidationError([{ path: 'paymentCurrency', message: `the invoice total is too large to be paid in ${paymentCurrency}` }]);
+  if (quote.paymentAmount.gt(MAX_AMOUNT)) {
+    throw new LimitExceededError(
+      `the amount to pay, ${quote.paymentAmount.toFixed()} ${paymentCurrency}, is above the limit of ${MAX_AMOUNT.toFixed()} per amount (docs/money.md, "Limits")`,
+      'paymentCurrency',
+    );
   }
   const allocated = await deps.chains.forNetwork(PAYMENT_CURRENCY_INFO[paymentCurrency].network, mode).allocateAddress({ companyId: current.companyId, ownerId: invoiceId, paymentCurrency });
   const now = await deps.clock.now(current.companyId);
@@ -243,7 +250,7 @@ export async function acceptInvoice(deps: LifecycleDeps, company: Company, invoi
  */
 export async function refundInvoice(deps: LifecycleDeps, company: Company, invoiceId: string, input: RefundInvoiceInput): Promise<Refund> {
   const { paymentCurrency } = await ownInvoice(deps, company, invoiceId);
-  if (!paymentCurrency || !isPaymentCurrency(paymentCurrency)) throw new AppError('CONFLICT', `Invoice ${invoiceId} has received no payment`);
+  if (!paymentCurrency || !isPaymentCurrency(paymentCurrency)) throw new ConflictError('CONFLICT', `Invoice ${invoiceId} has received no payment`);
   const info = PAYMENT_CURRENCY_INFO[paymentCurrency];
   if (!deps.chains.forNetwork(info.network, company.mode).isValidAddress(input.address)) {
     throw new ValidationError([{ path: 'address', message: `is not a valid ${info.network} address` }]);

@@ -9,7 +9,7 @@ import {
   type OfferedNetwork,
   type PaymentCurrency,
 } from '../domain/assets.ts';
-import { Money, roundPrice, roundUpToUnit } from '../domain/money.ts';
+import { MAX_AMOUNT, Money, roundPrice, roundUpToUnit } from '../domain/money.ts';
 import { decimal, email, httpUrl, MAX_EMAIL_LENGTH, MAX_URL_LENGTH, tag } from '../core/validation.ts';
 import type { FeeRule } from '../pricing/fees.ts';
 
@@ -18,8 +18,9 @@ export const LIMITS = {
   maxItemNameLength: 200,
   maxUrlLength: MAX_URL_LENGTH,
   maxEmailLength: MAX_EMAIL_LENGTH,
-  /** Largest absolute item price: keeps totals well inside Decimal(38,18). */
-  maxAbsPrice: new Money('1e15'),
+  /** Largest absolute item price, and largest total (docs/money.md, "Limits"). */
+  maxAbsPrice: MAX_AMOUNT,
+  maxTotal: MAX_AMOUNT,
 } as const;
 
 const enumMessage = (values: readonly string[]) => ({ message: `must be one of: ${values.join(', ')}` });
@@ -57,6 +58,10 @@ export const createInvoiceSchema = z
     const total = items.reduce((sum, item) => sum.plus(item.price), new Money(0));
     if (!total.isPositive() || total.isZero()) {
       ctx.addIssue({ code: 'custom', path: ['items'], message: 'the total of all item prices must be greater than 0' });
+      return z.NEVER;
+    }
+    if (total.gt(LIMITS.maxTotal)) {
+      ctx.addIssue({ code: 'custom', path: ['items'], message: `the total of all item prices must be at most ${LIMITS.maxTotal.toFixed()}` });
       return z.NEVER;
     }
     return {

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Decimal } from 'decimal.js';
 import { Prisma } from '../../generated/prisma/client.ts';
-import { Money } from '../domain/money.ts';
-import { ConflictError } from '../errors/app-error.ts';
+import { v7 as uuidv7 } from 'uuid';
+import { MAX_BALANCE, Money } from '../domain/money.ts';
+import { ConflictError, LimitExceededError } from '../errors/app-error.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -85,27 +86,29 @@ function prepare(journal: Journal): { postings: Posting[]; moves: [string, Decim
 }
 
 /**
- * The journal's entries and balance moves as common table expressions (`journal_*`), posted only where `when`
- * holds. The last one, `journal_moved`, returns the account and shard each move went to.
+ * The journal's entries and balance moves as common table expressions (`journal_*`), posted only where `when` holds
+ * and every move stays within the balance limit (`journal_fits`, see limitCheck). The last one, `journal_moved`,
+ * returns the account and shard each move went to.
  */
 function journalCtes(journal: Journal, prepared: ReturnType<typeof prepare>, held: Map<string, Held> | null, when: Prisma.Sql): Prisma.Sql {
   const { companyId, asset } = journal;
   const journalId = randomUUID();
+  // Entry ids in the order the entries are written (uuidv7, monotonic in this process, which writes every entry of
+  // a transaction): exports and checks read (createdAt, id), and every entry of one transaction has the same
+  // createdAt, so this order is the order the balances really moved in (a credit before its fee; docs/exports.md).
   const entries = prepared.postings.map(
-    (p) => Prisma.sql`(${randomUUID()}::uuid, ${journalId}::uuid, ${companyId}::uuid, ${asset}::text, ${p.account}::text, ${p.amount.toFixed()}::numeric,
+    (p) => Prisma.sql`(${uuidv7()}::uuid, ${journalId}::uuid, ${companyId}::uuid, ${asset}::text, ${p.account}::text, ${p.amount.toFixed()}::numeric,
       ${journal.kind}::text, ${journal.invoiceId ?? null}::text, ${journal.transferId ?? null}::uuid, ${journal.refundId ?? null}::uuid,
       ${p.withdrawalId ?? journal.withdrawalId ?? null}::uuid)`,
   );
   const values = prepared.moves.map(
     ([account, amount]) => Prisma.sql`(${account}::text, ${amount.toFixed()}::numeric, ${held?.get(balanceKey(companyId, asset, account))?.shard ?? null}::int)`,
   );
+  const posted = Prisma.sql`${when} AND (SELECT "fits" FROM journal_fits)`;
   // Per account: the shard this transaction already holds, else the first shard no other transaction is posting
   // to (a transaction-scoped advisory lock per shard, tried without waiting; it also covers shards that do not
   // exist yet, so two first credits never pick the same new row), else any shard (then it may wait).
-  return Prisma.sql`journal_entries AS (
-      INSERT INTO "LedgerEntry" ("id", "journalId", "companyId", "asset", "account", "amount", "kind", "invoiceId", "transferId", "refundId", "withdrawalId")
-      SELECT * FROM (VALUES ${Prisma.join(entries)}) AS e WHERE ${when}
-    ), journal_v ("account", "amount", "held") AS (
+  return Prisma.sql`journal_v ("account", "amount", "held") AS (
       VALUES ${Prisma.join(values)}
     ), journal_picked AS (
       SELECT v."account", v."amount", COALESCE(
@@ -114,14 +117,41 @@ function journalCtes(journal: Journal, prepared: ReturnType<typeof prepare>, hel
          WHERE pg_try_advisory_xact_lock(hashtext(${`${companyId}/${asset}/`} || v."account"), s) LIMIT 1),
         floor(random() * ${BALANCE_SHARDS}::int)::int
       ) AS "shard"
-      FROM journal_v v WHERE ${when}
+      FROM journal_v v
+    ), journal_fits AS (
+      ${limitCheck(companyId, asset)}
+    ), journal_entries AS (
+      INSERT INTO "LedgerEntry" ("id", "journalId", "companyId", "asset", "account", "amount", "kind", "invoiceId", "transferId", "refundId", "withdrawalId")
+      SELECT * FROM (VALUES ${Prisma.join(entries)}) AS e WHERE ${posted}
     ), journal_moved AS (
       INSERT INTO "Balance" AS b ("companyId", "asset", "account", "shard", "amount", "updatedAt")
-      SELECT ${companyId}::uuid, ${asset}, p."account", p."shard", p."amount", now() FROM journal_picked p
+      SELECT ${companyId}::uuid, ${asset}, p."account", p."shard", p."amount", now() FROM journal_picked p WHERE ${posted}
       ON CONFLICT ("companyId", "asset", "account", "shard") DO UPDATE SET "amount" = b."amount" + EXCLUDED."amount", "updatedAt" = now()
       RETURNING b."account", b."shard"
     )`;
 }
+
+/**
+ * Whether every move of `journal_picked` keeps its balance (the sum of its shards) and the shard it goes to within
+ * MAX_BALANCE, or at least no further from zero than they are: one row, `fits`. Read under the statement's snapshot,
+ * so credits committing meanwhile are not seen; each is at most MAX_AMOUNT, so what they can add beyond the limit is
+ * bounded by the transactions in flight, far inside the column (docs/money.md, "Limits").
+ */
+function limitCheck(companyId: string, asset: string): Prisma.Sql {
+  const within = (before: Prisma.Sql) =>
+    Prisma.sql`(abs(${before} + p."amount") <= ${MAX_BALANCE.toFixed()}::numeric OR abs(${before} + p."amount") <= abs(${before}))`;
+  return Prisma.sql`SELECT COALESCE(bool_and(${within(Prisma.sql`t."total"`)} AND ${within(Prisma.sql`t."shard"`)}), TRUE) AS "fits"
+      FROM journal_picked p CROSS JOIN LATERAL (
+        SELECT COALESCE(SUM(b."amount"), 0) AS "total", COALESCE(SUM(b."amount") FILTER (WHERE b."shard" = p."shard"), 0) AS "shard"
+        FROM "Balance" b WHERE b."companyId" = ${companyId}::uuid AND b."asset" = ${asset} AND b."account" = p."account"
+      ) t`;
+}
+
+/** The refusal of a journal that would take a balance past MAX_BALANCE. */
+const limitExceeded = (journal: Journal) =>
+  new LimitExceededError(
+    `This ${journal.kind.replaceAll('_', ' ')} of ${journal.asset} would take a balance past the limit of ${MAX_BALANCE.toFixed()} ${journal.asset} (docs/money.md, "Limits")`,
+  );
 
 /** Records, for the rest of the transaction, the shard each account posted to and what it netted. */
 function remember(held: Map<string, Held>, journal: Journal, moves: [string, Decimal][], rows: { account: string; shard: number }[]): void {
@@ -159,9 +189,11 @@ export async function postJournal(tx: Tx, journal: Journal): Promise<void> {
     if (total.plus(amount).isNegative()) throw new InsufficientFundsError(account, total, amount.neg());
   }
 
-  const rows = await tx.$queryRaw<{ account: string; shard: number }[]>`
-    WITH ${journalCtes(journal, prepared, held, Prisma.sql`TRUE`)} SELECT "account", "shard" FROM journal_moved`;
-  remember(held, journal, prepared.moves, rows);
+  const rows = await tx.$queryRaw<{ fits: boolean; account: string | null; shard: number | null }[]>`
+    WITH ${journalCtes(journal, prepared, held, Prisma.sql`TRUE`)}
+    SELECT f."fits", m."account", m."shard" FROM journal_fits f LEFT JOIN journal_moved m ON TRUE`;
+  if (!rows[0]!.fits) throw limitExceeded(journal);
+  remember(held, journal, prepared.moves, rows as { account: string; shard: number }[]);
 }
 
 /**
@@ -181,15 +213,17 @@ export async function postDebitIfCovered(
   if (!debit?.isNegative()) throw new Error(`journal ${journal.kind}: postDebitIfCovered needs a debit of ${ACCOUNTS.merchantAvailable}`);
   const held = heldByTx.get(q) ?? null;
   const covered = Prisma.sql`(SELECT "covered" FROM journal_guard)`;
-  const rows = await q.$queryRaw<{ available: string; covered: boolean; account: string | null; shard: number | null }[]>`
+  const rows = await q.$queryRaw<{ available: string; covered: boolean; fits: boolean; account: string | null; shard: number | null }[]>`
     WITH journal_guard AS (
       SELECT t."available", t."available" >= ${debit.neg().toFixed()}::numeric AS "covered"
       FROM (SELECT payrail_withdrawable(${journal.companyId}::uuid, ${journal.asset}::text) AS "available") t
     ),
     ${journalCtes(journal, prepared, held, covered)},
-    ${dependent(covered)}
-    SELECT g."available"::text AS "available", g."covered", m."account", m."shard" FROM journal_guard g LEFT JOIN journal_moved m ON TRUE`;
+    ${dependent(Prisma.sql`(${covered} AND (SELECT "fits" FROM journal_fits))`)}
+    SELECT g."available"::text AS "available", g."covered", f."fits", m."account", m."shard"
+    FROM journal_guard g CROSS JOIN journal_fits f LEFT JOIN journal_moved m ON TRUE`;
   const first = rows[0]!;
+  if (first.covered && !first.fits) throw limitExceeded(journal);
   if (first.covered && held) remember(held, journal, prepared.moves, rows as { account: string; shard: number }[]);
   return { covered: first.covered, available: new Money(first.available) };
 }

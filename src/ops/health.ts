@@ -95,7 +95,7 @@ export const chainsCheck = (chains: Chains): ReadinessCheck => ({
     const down = chains
       .health()
       .filter((c) => c.live === 'node' && !chains.isOptional(c.network) && c.state !== 'ok')
-      .map((c) => `${c.network} ${c.state}${c.detail ? ` (${c.detail})` : ''}`);
+      .map((c) => `${c.network} ${c.state}${c.node ? ` at ${c.node}` : ''}${c.detail ? ` (${c.detail})` : ''}`);
     return down.length ? down.join('; ') : null;
   },
 });

@@ -2,16 +2,16 @@
 // transfer, books the ledger and lets the invoice lifecycle move the status and write the events. Replaying a
 // report changes nothing.
 import { randomUUID } from 'node:crypto';
-import { Prisma, type ChainTransfer, type PaymentAddress } from '../../generated/prisma/client.ts';
+import { Prisma, type ChainTransfer, type PaymentAddress, type TransferRole } from '../../generated/prisma/client.ts';
 import type { TransferReport } from '../chains/adapter.ts';
 import { commitWithEvents, recordEvent } from '../core/events.ts';
 import { PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO, isPaymentCurrency } from '../domain/assets.ts';
 import type { Mode } from '../domain/modes.ts';
-import { toMoney } from '../domain/money.ts';
-import { ConflictError, NotFoundError } from '../errors/app-error.ts';
+import { fitsColumn, toMoney } from '../domain/money.ts';
+import { ConflictError, LimitExceededError, NotFoundError } from '../errors/app-error.ts';
 import { closeIfExpired, lockInvoice, reevaluate, type LifecycleDeps } from '../invoices/lifecycle.ts';
 import { ACCOUNTS, postJournal } from '../ledger/ledger.ts';
-import { applyDepositReport } from '../deposits/processor.ts';
+import { applyDepositReport, freezeOverLimit } from '../deposits/processor.ts';
 import type { DepositDeps } from '../deposits/service.ts';
 
 type Tx = Prisma.TransactionClient;
@@ -26,6 +26,11 @@ export interface PaymentDeps extends LifecycleDeps {
  * merchants are looked at, so simulated money never reaches a live invoice, nor real money a test one.
  */
 export async function applyTransferReport(deps: PaymentDeps, report: TransferReport, mode: Mode): Promise<ChainTransfer> {
+  // Not even recordable (no chain we watch moves that much of an asset): logged, and refused, which a watcher passes over.
+  if (!fitsColumn(report.amount)) {
+    deps.logger?.error({ network: report.network, txHash: report.txHash, outputIndex: report.outputIndex, amount: report.amount.toFixed() }, 'a transfer too large to record was passed over');
+    throw new LimitExceededError(`A transfer of ${report.amount.toFixed()} does not fit an amount column (docs/money.md, "Limits")`);
+  }
   // The address and its company's time in one round trip; the assets of the network let it use the
   // (asset, address, tag) index.
   const assets = PAYMENT_CURRENCIES.filter((c) => PAYMENT_CURRENCY_INFO[c].network === report.network);
@@ -42,7 +47,22 @@ export async function applyTransferReport(deps: PaymentDeps, report: TransferRep
   if (!address?.invoiceId) throw new NotFoundError(`No payment address ${report.to}${report.tag ? ` (tag ${report.tag})` : ''} on ${report.network}`);
   const invoiceId = address.invoiceId;
   const now = address.now;
+  try {
+    return await bookTransferReport(deps, report, mode, address, invoiceId, now);
+  } catch (e) {
+    if (!(e instanceof LimitExceededError)) throw e;
+    const invoice = await deps.db.invoice.findUniqueOrThrow({ where: { id: invoiceId }, select: { status: true } });
+    await freezeOverLimit(deps, report, mode, e, { companyId: address.companyId, addressId: address.id, invoiceId, role: roleOf(report, address, invoice.status), now });
+    throw e;
+  }
+}
 
+/** What a transfer to an invoice's address is: the payment, a late one, or one in an asset the invoice does not expect. */
+const roleOf = (report: TransferReport, address: PaymentAddress, status: string): TransferRole =>
+  report.asset !== address.asset ? 'wrong_asset' : status === 'closed' || status === 'refunded' ? 'late' : 'payment';
+
+/** applyTransferReport's transaction. */
+async function bookTransferReport(deps: PaymentDeps, report: TransferReport, mode: Mode, address: PaymentAddress, invoiceId: string, now: Date): Promise<ChainTransfer> {
   return commitWithEvents(deps, async (tx) => {
     // A report after the window closed: close first, then it is late.
     let invoice = await closeIfExpired(tx, await lockInvoice(tx, invoiceId), now);
@@ -53,7 +73,7 @@ export async function applyTransferReport(deps: PaymentDeps, report: TransferRep
     let becameConfirmed = false;
     if (!report.dropped) {
       const confirmed = report.confirmations >= deps.chains.requiredConfirmations(report.asset, mode);
-      const role = report.asset !== address.asset ? 'wrong_asset' : invoice.status === 'closed' || invoice.status === 'refunded' ? 'late' : 'payment';
+      const role = roleOf(report, address, invoice.status);
       [transfer] = await tx.$queryRaw<ChainTransfer[]>`
         INSERT INTO "ChainTransfer" ("id", "mode", "network", "asset", "txHash", "outputIndex", "fromAddress", "toAddress", "tag", "amount",
           "confirmations", "blockNumber", "state", "role", "companyId", "invoiceId", "addressId", "seenAt", "confirmedAt")
@@ -72,7 +92,8 @@ export async function applyTransferReport(deps: PaymentDeps, report: TransferRep
       if (existing.addressId !== address.id || existing.asset !== report.asset || !toMoney(existing.amount).eq(report.amount)) {
         throw new ConflictError('CONFLICT', `Transaction output ${report.txHash}:${report.outputIndex} was already reported with another address, asset or amount`);
       }
-      if (existing.state === 'dropped') return existing;
+      // A dropped transfer is gone; a frozen one waits for the operator: neither changes again.
+      if (existing.state === 'dropped' || existing.state === 'frozen') return existing;
       if (report.dropped) {
         if (existing.state === 'confirmed') throw new ConflictError('CONFLICT', `Transfer ${existing.id} is already final and cannot drop`);
         transfer = await tx.chainTransfer.update({ where: { id: existing.id }, data: { state: 'dropped', droppedAt: now } });

@@ -6,7 +6,7 @@ import { sandboxTxHash, type SandboxRegistry } from '../chains/sandbox.ts';
 import type { Company } from '../core/auth.ts';
 import { requireTestMode } from '../core/tenants.ts';
 import { PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO, isPaymentCurrency, type PaymentCurrency } from '../domain/assets.ts';
-import { formatPlain, toMoney } from '../domain/money.ts';
+import { formatPlain, MAX_AMOUNT, toMoney } from '../domain/money.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/app-error.ts';
 import { decimal, quantity, tag } from '../core/validation.ts';
 import { decimalString, isoInstant } from '../http/schemas.ts';
@@ -25,7 +25,7 @@ export const sandboxTransferSchema = z
     invoiceId: z.string().min(1).max(64).nullish(),
     address: z.string().min(1).max(128).nullish(),
     tag: tag.nullish(),
-    amount: decimal({ positive: true }),
+    amount: decimal({ positive: true, max: MAX_AMOUNT }),
     asset: z.enum(PAYMENT_CURRENCIES, { message: `must be one of: ${PAYMENT_CURRENCIES.join(', ')}` }).nullish(),
     confirmations: z.number().int().min(0).max(MAX_CONFIRMATIONS).nullish(),
     txHash: z.string().regex(/^[0-9A-Za-z]{8,128}$/, 'must be 8-128 letters or digits').nullish(),

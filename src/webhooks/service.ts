@@ -5,6 +5,7 @@ import { Prisma } from '../../generated/prisma/client.ts';
 import type { Company } from '../core/auth.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/client.ts';
+import { INTERNAL_EVENT_TYPES } from '../domain/event-types.ts';
 import { NotFoundError, ValidationError } from '../errors/app-error.ts';
 import { httpUrl, instant, sequenceCursor } from '../core/validation.ts';
 import { parseJsonKeepingNumbers } from '../core/json.ts';
@@ -113,7 +114,7 @@ export async function getDelivery(deps: WebhookDeps, company: Company, id: strin
 /** A fresh delivery of one event to the current URL; the receiver sees the same webhook-id as before. */
 export async function redeliverEvent(deps: WebhookDeps, company: Company, eventId: string): Promise<DeliveryRecord> {
   const event = z.uuid().safeParse(eventId).success ? await deps.db.event.findUnique({ where: { id: eventId } }) : null;
-  if (!event || event.companyId !== company.id) throw new NotFoundError(`No event with id ${eventId}`);
+  if (!event || event.companyId !== company.id || INTERNAL_EVENT_TYPES.includes(event.type)) throw new NotFoundError(`No event with id ${eventId}`);
   const { webhookUrl } = await requireEndpoint(deps, company);
   const delivery = await deps.db.webhookDelivery.create({
     data: { id: randomUUID(), eventId, companyId: company.id, url: webhookUrl, seq: event.seq, status: 'pending', nextAttemptAt: await deps.clock.now(company.id) },
@@ -168,10 +169,10 @@ export async function exactPayloads(db: Db, eventIds: string[]): Promise<Map<str
   return new Map(rows.map((r) => [r.id, parseJsonKeepingNumbers(r.payload)]));
 }
 
-/** Catch-up feed: every event of the company in order, after a cursor (exclusive). */
+/** Catch-up feed: every event of the company in order, after a cursor (exclusive); the service's internal ones left out. */
 export async function listEvents(deps: WebhookDeps, company: Company, q: z.output<typeof eventsQuerySchema>) {
   const rows = await deps.db.event.findMany({
-    where: { companyId: company.id, ...(q.after !== undefined ? { seq: { gt: q.after } } : {}) },
+    where: { companyId: company.id, type: { notIn: [...INTERNAL_EVENT_TYPES] }, ...(q.after !== undefined ? { seq: { gt: q.after } } : {}) },
     orderBy: { seq: 'asc' },
     take: q.limit,
   });

@@ -9,7 +9,7 @@ import { noteEvents } from '../core/events.ts';
 import { jsonNumber } from '../core/json.ts';
 import { decimal, tag } from '../core/validation.ts';
 import { PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO, isPaymentCurrency, type PaymentCurrency } from '../domain/assets.ts';
-import { formatPlain, toMoney } from '../domain/money.ts';
+import { formatPlain, MAX_BALANCE, toMoney } from '../domain/money.ts';
 import { ValidationError, type ErrorDetail } from '../errors/app-error.ts';
 import { withdrawableBalance } from '../ledger/ledger.ts';
 import type { Db } from '../db/client.ts';
@@ -19,7 +19,8 @@ import { addressCheck, createWithdrawals, sendCheck, type WithdrawalDeps } from 
 type Tx = Prisma.TransactionClient;
 
 const ruleSchema = z.object({
-  amount: decimal({ min: 0 }),
+  // A threshold above the largest balance could never be reached.
+  amount: decimal({ min: 0, max: MAX_BALANCE }),
   isEnabled: z.boolean(),
   withdrawalTag: z.union([z.literal(''), tag]).nullish().transform((t) => t || null),
   withdrawalAddress: z.string().trim().max(128),

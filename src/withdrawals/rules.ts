@@ -4,7 +4,7 @@
 import type { Decimal } from 'decimal.js';
 import { z } from 'zod';
 import { PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO, type PaymentCurrency } from '../domain/assets.ts';
-import { Money, toMoney } from '../domain/money.ts';
+import { MAX_AMOUNT, Money, toMoney } from '../domain/money.ts';
 import { decimal, tag } from '../core/validation.ts';
 
 /** Items per withdraw call: a bulk withdrawal is one transaction, so its size is bounded. */
@@ -12,7 +12,7 @@ export const MAX_WITHDRAWAL_ITEMS = 100;
 
 export const withdrawItemSchema = z
   .object({
-    amount: decimal({ positive: true }),
+    amount: decimal({ positive: true, max: MAX_AMOUNT }),
     // An empty tag is no tag (rule 6 accepts "" for untagged assets).
     tag: z.union([z.literal(''), tag]).nullish().transform((t) => t || null),
     to: z.string().trim().min(1, 'must not be empty').max(128),

@@ -374,17 +374,47 @@ describe('the EVM adapter on anvil, through the server', () => {
     });
 
     it('ledger:verify finds nothing wrong, the custody check included (every paid address asked of the node)', async () => {
-      await h.mineUntil(h.openSends, (open) => open === 0);
+      // Its own money on chain, so neither check runs over nothing: an eth and a usdterc20 invoice paid (both swept into
+      // the hot wallet, the token after its gas top-up), a deposit to a static address, and dust there the scan refused.
+      const m = await h.merchant();
+      await chain.node.test.setBalance({ address: hot, value: parseEther('10') });
+      const eth = await h.invoice(m.publicToken, 'eth', '1');
+      const usdt = await h.invoice(m.publicToken, 'usdterc20', '20');
+      const created = await server.request('POST', '/api/static-addresses', { token: m.publicToken, json: { asset: 'eth', internalUserId: 'carol' } });
+      expect(created.status, created.text).toBe(201);
+      const deposit = created.body as { id: string; address: Address };
+      await h.pay('eth', eth.address, eth.amount, 0);
+      await h.pay('usdterc20', usdt.address, usdt.amount, 1);
+      await h.pay('eth', deposit.address, '0.25', 2);
+      await h.pay('eth', deposit.address, '0.00000001', 3);
+      await chain.node.mine(CONFIRMATIONS);
+      await h.until(eth.id, (b) => b.status === 'done');
+      await h.until(usdt.id, (b) => b.status === 'done');
+      await eventually(
+        async () => (await server.request('GET', `/api/deposits?addressId=${deposit.id}&status=done`, { token: m.publicToken })).body.deposits as unknown[],
+        (list) => list.length === 1,
+        CHAIN_WAIT_MS,
+      );
+      const db = server.app.db.prisma;
+      // Consolidated, and final: a sweep from each of the three addresses.
+      await h.mineUntil(
+        async () => ({ open: await h.openSends(), swept: await db.chainSend.count({ where: { purpose: 'sweep', status: 'confirmed', fromAddress: { in: [eth.address, usdt.address, deposit.address] } } }) }),
+        (s) => s.open === 0 && s.swept === 3,
+      );
       await chain.node.mine(CONFIRMATIONS);
       await sleep(500);
       const custody = await h.custody();
       expect(custody.problems).toEqual([]);
-      expect(custody.addresses).toBeGreaterThanOrEqual(6);
-      // The dust refused at a static address is on chain but was never credited: a surplus, reported apart.
-      expect(custody.surpluses.map((x) => [x.asset, new Money(x.onChain).minus(x.expected).toFixed()])).toEqual([['eth', '0.00000001']]);
-      const report = await verifyLedger(server.app.db.prisma, server.app.platform.chains.custodySources());
+      expect(custody.addresses).toBeGreaterThanOrEqual(3);
+      // The dust refused at the static address is on chain but was never credited: a surplus, reported apart.
+      const surplus = custody.surpluses.filter((x) => x.address === deposit.address);
+      expect(surplus.map((x) => [x.asset, new Money(x.onChain).minus(x.expected).toFixed()])).toEqual([['eth', '0.00000001']]);
+      const report = await verifyLedger(db, server.app.platform.chains.custodySources());
       expect(report.problems).toEqual([]);
       expect(report.ok).toBe(true);
+      const journals = await db.ledgerEntry.groupBy({ by: ['journalId', 'kind'], where: { companyId: m.companyId } });
+      expect(new Set(journals.map((j) => j.kind))).toEqual(new Set(['payment', 'fee', 'deposit', 'deposit_fee']));
+      expect(report.journals).toBeGreaterThanOrEqual(journals.length);
       if (kind === 'postgres') {
         const cli = await runCli('src/cli/ledger-verify.ts', [], { DATA_DIR: tempDir(), DATABASE_URL: server.databaseUrl, CHAINS_FILE: server.env['CHAINS_FILE']!, LOG_LEVEL: 'silent' });
         expect(cli.code, cli.stderr).toBe(0);

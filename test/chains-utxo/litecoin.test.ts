@@ -1,18 +1,23 @@
 // The UTXO adapter end to end: the real server on a real `litecoind -regtest` (docs/chains-utxo.md). Payments seen,
 // confirmed and reorganised; consolidation into the hot wallet and a withdrawal paid from it, with its webhooks at a
 // real receiver; a restart with a scan repeated from an older cursor; the custody check of ledger:verify.
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { schnorr } from '@noble/curves/secp256k1.js';
+import { hex } from '@scure/base';
+import { p2tr } from '@scure/btc-signer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OutgoingTransfer, TransferReport } from '../../src/chains/adapter.ts';
 import { utxoChainSchema } from '../../src/chains/config.ts';
 import { custodyProblems } from '../../src/chains/custody.ts';
 import type { ChainContext } from '../../src/chains/registry.ts';
 import { Signer } from '../../src/chains/signer.ts';
-import { storeSend } from '../../src/chains/store.ts';
+import { sendInputs, storeSend } from '../../src/chains/store.ts';
 import { utxoAdapter, type UtxoAdapter } from '../../src/chains/utxo/adapter.ts';
 import { chainDescriptor } from '../../src/chains/utxo/descriptors.ts';
 import { deriveAddress, parseExtendedPublicKey } from '../../src/chains/hd.ts';
+import { SIGNER_NETWORKS } from '../../src/chains/utxo/networks.ts';
 import { coins } from '../../src/chains/utxo/rpc.ts';
+import { coinText, toSats } from '../../src/chains/utxo/transactions.ts';
 import { openDatabase, type Database } from '../../src/db/client.ts';
 import { toMoney } from '../../src/domain/money.ts';
 import { createLogger } from '../../src/logger.ts';
@@ -26,6 +31,8 @@ import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { useServer, type TestServer } from '../support/server.ts';
 
 const CONFIRMATIONS = 2;
+/** The servers' fee rate (sat/vB), fixed so that a send's fee tells the size it was computed for. */
+const FEE_RATE = 2n;
 /** Scans run every 200 ms; a loaded machine may still take seconds for one. */
 const CHAIN_WAIT_MS = 30_000;
 const account = parseExtendedPublicKey(testXpub('litecoin', true));
@@ -35,7 +42,16 @@ function litecoinServer(kind: DbKind, ltc: { readonly node: Litecoind }, wallet:
   const env: Record<string, string> = { WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_POLL_MS: '100', WITHDRAWAL_SEND_INTERVAL_MS: '200' };
   beforeAll(() => {
     const chains = chainsEnv({
-      litecoin: { rpcUrl: ltc.node.rpcUrl, wallet, xpub: testXpub('litecoin', true), chain: 'regtest', confirmations: CONFIRMATIONS, pollMs: 200, sweepIntervalMs: 0 },
+      litecoin: {
+        rpcUrl: ltc.node.rpcUrl,
+        wallet,
+        xpub: testXpub('litecoin', true),
+        chain: 'regtest',
+        confirmations: CONFIRMATIONS,
+        pollMs: 200,
+        sweepIntervalMs: 0,
+        feeRate: Number(FEE_RATE),
+      },
     });
     if (options.signer === false) delete chains['SIGNER_MNEMONIC'];
     Object.assign(env, chains);
@@ -260,14 +276,91 @@ describe.runIf(LITECOIND)('the UTXO adapter on litecoind -regtest', () => {
       expect(sweeps.length).toBeGreaterThan(0);
     });
 
+    it('withdrawals to every output type (P2PKH, P2SH, P2WPKH, P2TR) arrive with the script and amount asked; their fees count each output at its size', async () => {
+      const m = await h.merchant();
+      const invoice = await h.invoice(m.publicToken, '1');
+      await ltc.node.pay(invoice.address, invoice.amount);
+      await ltc.node.mine(CONFIRMATIONS);
+      await h.until(invoice.id, (b) => b.status === 'done');
+
+      // litecoind 0.21 hands out no Taproot address: one of a key of ours (BIP-86, no script path), built with btc-signer.
+      const taproot = p2tr(schnorr.getPublicKey(randomBytes(32)), undefined, SIGNER_NETWORKS.litecoin.regtest);
+      const targets: [string, string][] = [
+        ['P2PKH', await ltc.node.miner.call<string>('getnewaddress', ['', 'legacy'])],
+        ['P2SH', await ltc.node.miner.call<string>('getnewaddress', ['', 'p2sh-segwit'])],
+        ['P2WPKH', await ltc.node.miner.call<string>('getnewaddress', ['', 'bech32'])],
+        ['P2TR', taproot.address!],
+      ];
+      expect(targets.map(([, address]) => address[0] === 'r' ? address.slice(0, 6) : address[0])).toEqual([expect.stringMatching(/^[mn]$/), 'Q', 'rltc1q', 'rltc1p']);
+      const res = await server.request('POST', '/api/transactions/withdraw', {
+        token: m.publicToken,
+        json: { items: targets.map(([, to]) => ({ amount: '0.1', tag: '', to, asset: 'ltc' })) },
+      });
+      expect(res.body.map((r: { success: boolean }) => r.success), res.text).toEqual([true, true, true, true]);
+      const uids = res.body.map((r: { uid: string }) => r.uid) as string[];
+      const withdrawals = () => Promise.all(uids.map((uid) => server.request('GET', `/api/transactions/withdrawals/${uid}`, { token: m.publicToken }).then((r) => r.body)));
+      // The hot wallet spends confirmed coins only: blocks until every withdrawal is sent.
+      await eventually(
+        async () => {
+          const all = await withdrawals();
+          if (all.some((w) => !w.txHash)) await ltc.node.mine(1);
+          return all;
+        },
+        (all) => all.every((w) => Boolean(w.txHash)),
+        CHAIN_WAIT_MS,
+      );
+      await ltc.node.mine(CONFIRMATIONS);
+      const done = await eventually(withdrawals, (all) => all.every((w) => w.status === 'done'), CHAIN_WAIT_MS);
+
+      for (const [i, [type, address]] of targets.entries()) {
+        const send = await server.app.db.prisma.chainSend.findUniqueOrThrow({ where: { id: uids[i]! } });
+        expect(send.txHash).toBe(done[i].txHash);
+        // The node's own reading of the address and of the transaction we signed.
+        const { scriptPubKey } = await ltc.node.node.call<{ scriptPubKey: string }>('validateaddress', [address]);
+        if (type === 'P2TR') expect(scriptPubKey).toBe(`5120${hex.encode(taproot.tweakedPubkey)}`);
+        const tx = await ltc.node.node.call<{ vsize: number; vin: unknown[]; vout: { n: number; value: unknown; scriptPubKey: { hex: string } }[] }>('decoderawtransaction', [send.rawTx]);
+        const paid = tx.vout.filter((o) => o.scriptPubKey.hex === scriptPubKey);
+        expect(paid.map((o) => coins(o.value).toFixed()), type).toEqual(['0.1']);
+        const output = await ltc.node.node.call<{ value: unknown; confirmations: number; scriptPubKey: { hex: string } } | null>('gettxout', [send.txHash, paid[0]!.n]);
+        expect(output && { value: coins(output.value).toFixed(), script: output.scriptPubKey.hex }, type).toEqual({ value: '0.1', script: scriptPubKey });
+        expect(output!.confirmations).toBeGreaterThanOrEqual(CONFIRMATIONS);
+        // At the fixed rate the fee tells the size it was computed for: not below the signed transaction's, at most a
+        // byte per input or output above.
+        const estimated = Number(toSats(send.fee!) / FEE_RATE);
+        expect(estimated, type).toBeGreaterThanOrEqual(tx.vsize);
+        expect(estimated - tx.vsize, type).toBeLessThanOrEqual(tx.vin.length + tx.vout.length);
+      }
+    });
+
     it('ledger:verify finds nothing wrong, the custody check included (every paid address asked of the node)', async () => {
+      // Its own payment, final and swept into the hot wallet, so neither check runs over nothing.
+      const m = await h.merchant();
+      const invoice = await h.invoice(m.publicToken, '1');
+      await ltc.node.pay(invoice.address, invoice.amount);
+      await ltc.node.mine(CONFIRMATIONS);
+      await h.until(invoice.id, (b) => b.status === 'done');
+      const db = server.app.db.prisma;
+      const sweptFrom = async (address: string) =>
+        (await db.chainSend.findMany({ where: { network: 'litecoin', purpose: 'sweep', status: 'confirmed' } })).filter((s) => sendInputs(s.inputs).some((i) => i.address === address));
+      await eventually(
+        async () => {
+          const swept = await sweptFrom(invoice.address);
+          if (swept.length === 0) await ltc.node.mine(1);
+          return swept;
+        },
+        (swept) => swept.length === 1,
+        CHAIN_WAIT_MS,
+      );
       await h.settleSends();
       const custody = await h.custody();
       expect(custody.problems).toEqual([]);
-      expect(custody.addresses).toBeGreaterThanOrEqual(5);
-      const report = await verifyLedger(server.app.db.prisma, server.app.platform.chains.custodySources());
+      expect(custody.addresses).toBeGreaterThanOrEqual(1);
+      const report = await verifyLedger(db, server.app.platform.chains.custodySources());
       expect(report.problems).toEqual([]);
       expect(report.ok).toBe(true);
+      const journals = await db.ledgerEntry.groupBy({ by: ['journalId', 'kind'], where: { companyId: m.companyId } });
+      expect(journals.map((j) => j.kind).sort()).toEqual(['fee', 'payment']);
+      expect(report.journals).toBeGreaterThanOrEqual(journals.length);
       if (kind === 'postgres') {
         // `npm run ledger:verify` itself, in its own process: it opens the chains of CHAINS_FILE for the custody check.
         const cli = await runCli('src/cli/ledger-verify.ts', [], { DATA_DIR: tempDir(), DATABASE_URL: server.databaseUrl, CHAINS_FILE: server.env['CHAINS_FILE']!, LOG_LEVEL: 'silent' });
@@ -385,6 +478,9 @@ describe.runIf(LITECOIND)('the UTXO adapter on litecoind -regtest', () => {
       await expect(send({ asset: 'btc' })).rejects.toThrow(/sends only ltc/);
       await expect(send({ amount: toMoney('0.123456789') })).rejects.toThrow(/whole number of satoshis/);
       await expect(send({ amount: toMoney('0.00000100') })).rejects.toThrow(/dust/);
+      // Litecoin's dust limits are ten times Bitcoin's, and a P2PKH output's is the highest.
+      await expect(send({ amount: toMoney('0.00002939') })).rejects.toThrow(/dust/);
+      await expect(send({ to: await ltc.node.miner.call<string>('getnewaddress', ['', 'legacy']), amount: toMoney('0.00005459') })).rejects.toThrow(/dust/);
       await expect(send({ amount: toMoney('-1') })).rejects.toThrow(/positive/);
       expect(await database.prisma.chainSend.count()).toBe(0);
     });
@@ -421,6 +517,29 @@ describe.runIf(LITECOIND)('the UTXO adapter on litecoind -regtest', () => {
       const mempool = await ltc.node.node.call<string[]>('getrawmempool');
       for (const txHash of sent) expect(mempool).toContain(txHash);
       await database.prisma.chainSend.update({ where: { id: crashed.id }, data: { status: 'failed' } });
+    });
+
+    it('pays each output type exactly its dust limit, which litecoind relays (one satoshi less is refused before signing)', async () => {
+      // Another account (another hot address), and after the tests that count this signer's hot wallet's coins: a wallet
+      // created for a database holding sends rescans for the hot address.
+      const adapter = utxoAdapter('litecoin', settings({ wallet: 'adapter-dust', xpub: other.accountXpub('litecoin', true) }), context(other)) as UtxoAdapter;
+      await adapter.connect();
+      for (let i = 0; i < 4; i++) await ltc.node.pay(adapter.hotAddress, '0.01');
+      await ltc.node.mine(1);
+      const taproot = p2tr(schnorr.getPublicKey(randomBytes(32)), undefined, SIGNER_NETWORKS.litecoin.regtest).address!;
+      const limits: [string, string][] = [
+        [await ltc.node.miner.call<string>('getnewaddress', ['', 'legacy']), '0.00005460'],
+        [await ltc.node.miner.call<string>('getnewaddress', ['', 'p2sh-segwit']), '0.00005400'],
+        [await ltc.node.miner.call<string>('getnewaddress', ['', 'bech32']), '0.00002940'],
+        [taproot, '0.00003300'],
+      ];
+      const transfer = (to: string, amount: string) => ({ id: randomUUID(), purpose: 'refund' as const, asset: 'ltc' as const, to, tag: null, amount: toMoney(amount) });
+      for (const [to, limit] of limits) {
+        await expect(adapter.send(transfer(to, coinText(toSats(limit) - 1n)))).rejects.toThrow(/dust/);
+        const { txHash } = await adapter.send(transfer(to, limit));
+        const entry = await ltc.node.node.call<{ vsize: number }>('getmempoolentry', [txHash]);
+        expect(entry.vsize, to).toBeGreaterThan(0);
+      }
     });
 
     it('takes CashAddr P2PKH addresses on bitcoin-cash but refuses to send there (its signatures need SIGHASH_FORKID), before asking any node', async () => {

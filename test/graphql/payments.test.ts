@@ -75,6 +75,17 @@ describe.each(DATABASES)('GraphQL payments on %s', (kind) => {
     expect((await server.graphql(accept, { id: other }, m.publicToken)).body.data.acceptInvoice).toEqual({ __typename: 'AcceptInvoiceSuccess', invoice: { status: 'DONE' } });
     expect((await server.graphql(accept, { id: other }, m.publicToken)).body.data.acceptInvoice).toEqual({ __typename: 'ConflictError', code: 'CONFLICT' });
     expect((await server.graphql(accept, { id: other })).body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+
+    // An invoice not filled yet has received nothing to refund: the mutation's typed ConflictError, as REST's 409.
+    const unfilled = await server.request('POST', '/api/invoices/v1/regular', { token: m.publicToken, json: { invoiceCurrency: 'usd', items: [{ name: 'x', price: 1 }] } });
+    const early = await server.graphql(
+      `mutation R($input: RefundInvoiceInput!) { refundInvoice(input: $input) { __typename ... on Error { code message } } }`,
+      { input: { invoiceId: unfilled.body.id, address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t' } },
+      m.publicToken,
+    );
+    expect(early.body.errors, early.text).toBeUndefined();
+    expect(early.body.data.refundInvoice).toEqual({ __typename: 'ConflictError', code: 'CONFLICT', message: `Invoice ${unfilled.body.id} has received no payment` });
+    expect((await server.request('POST', `/api/invoices/v1/regular/${unfilled.body.id}/refund`, { token: m.publicToken, json: { address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t' } })).status).toBe(409);
   });
 
   it('advances the sandbox clock', async () => {

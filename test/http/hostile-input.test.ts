@@ -18,12 +18,17 @@ import {
 } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { apiRoutes } from '../../src/app.ts';
+import { PAYMENT_CURRENCY_INFO } from '../../src/domain/assets.ts';
+import { MAX_BALANCE, Money } from '../../src/domain/money.ts';
+import { bookDirectly } from '../support/funding.ts';
 import { checkApiExchange } from '../support/contract.ts';
 import { DATABASES } from '../support/databases.ts';
 import { useServer, type TestServer } from '../support/server.ts';
 
 const MAX_MS = 1_000;
 const TRON_ADDRESS = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
+/** Amounts tried for the largest one accepted: the column's largest value first (Decimal(38,18) at 6 places), then down. */
+const AMOUNT_CANDIDATES = ['99999999999999999999.999999', '1e19', '1e18', '1e17', '1e16', '1e15', '1e14'];
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 
 /** Values as raw JSON text, so numbers keep their exact (hostile) digits. */
@@ -422,6 +427,80 @@ describe.each(DATABASES)('hostile input on %s', { timeout: 180_000 }, (kind) => 
       }
     }
     console.info(`[hostile pages ${kind}] ${requests} requests`);
+  });
+
+  it('sums of the largest accepted amounts on one balance or invoice: a 4xx naming the limit, never a 500 (no column overflows)', async () => {
+    const m = await server.merchant();
+    const token = m.publicToken;
+    const post = async (path: string, json: unknown) => {
+      const o = await send(server, token, 'POST', path, JSON.stringify(json));
+      expectSafe(o);
+      return o;
+    };
+    // Set-up through the ordinary client (a first address allocation may be slow on a cold server); the amounts are fuzzed.
+    const created = await server.request('POST', '/api/static-addresses', { token, json: { asset: 'trx', internalUserId: 'whale' } });
+    expect(created.status, created.text).toBe(201);
+    const address = created.body as { id: string; address: string };
+    const confirmations = PAYMENT_CURRENCY_INFO.trx.confirmations;
+    // The largest amount a sandbox transfer takes, found by asking, from the column's largest value down.
+    let largest: string | null = null;
+    for (const candidate of AMOUNT_CANDIDATES) {
+      const o = await post('/api/sandbox/transfers', { address: address.address, amount: candidate });
+      if (o.status === 201) {
+        largest = candidate;
+        break;
+      }
+    }
+    expect(largest, 'some large amount is accepted').not.toBeNull();
+    const amount = new Money(largest!);
+    const limitRefusals: string[] = [];
+    const repeat = async (what: string, times: number, json: () => Record<string, unknown>) => {
+      for (let i = 0; i < times; i++) {
+        const o = await post('/api/sandbox/transfers', json());
+        if (o.status >= 400) limitRefusals.push(`${what}: ${o.body.error.message}`);
+      }
+    };
+    // Credits start where the service lets a balance be (just below its maximum) and go on past it, so that every
+    // column that sums them (balance shards, the platform's accounts, an invoice's paid and overpaid totals) is pushed.
+    const start = (room: Money) => Money.max(MAX_BALANCE.minus(room), 0);
+    await bookDirectly(server, m.companyId, 'trx', start(amount.times(2.5)).toFixed());
+    await repeat('deposits final at once', 4, () => ({ address: address.address, amount: largest, confirmations }));
+    // Seen first, each confirmed later.
+    for (let i = 0; i < 3; i++) {
+      const seen = await post('/api/sandbox/transfers', { address: address.address, amount: largest });
+      if (seen.status === 201) {
+        const confirmed = await post(`/api/sandbox/transfers/${seen.body.id}/confirm`, {});
+        if (confirmed.status >= 400) limitRefusals.push(`a deposit confirmed later: ${confirmed.body.error.message}`);
+      }
+    }
+    // One invoice paid over and over, and the invoices of a second merchant paid in full, on one balance.
+    const other = await server.merchant();
+    await bookDirectly(server, other.companyId, 'trx', start(amount.times(2.5)).toFixed());
+    for (const [merchant, times, invoices] of [[m, 5, 1], [other, 1, 5]] as const) {
+      for (let n = 0; n < invoices; n++) {
+        const invoice = await server.request('POST', '/api/invoices/v1/regular', { token: merchant.publicToken, json: { invoiceCurrency: 'usd', items: [{ name: 'x', price: 1 }] } });
+        const id = invoice.body.id as string;
+        const proceeded = await server.request('POST', `/api/invoices/v1/regular/${id}/proceed`, { json: { clientEmail: 'a@b.co', paymentCurrency: 'trx' } });
+        expect(proceeded.status, proceeded.text).toBe(200);
+        for (let i = 0; i < times; i++) {
+          const o = await send(server, merchant.publicToken, 'POST', '/api/sandbox/transfers', JSON.stringify({ invoiceId: id, amount: largest, confirmations }));
+          expectSafe(o);
+          if (o.status >= 400) limitRefusals.push(`invoice payments: ${o.body.error.message}`);
+        }
+      }
+    }
+    // A withdraw call of several of the largest items (one hold journal sums them), on the balance at its highest.
+    const items = Array.from({ length: 10 }, () => ({ amount: largest, tag: '', to: TRON_ADDRESS, asset: 'trx' }));
+    await post('/api/transactions/withdraw', { items });
+    // Nothing ever exceeds the limit, and a refusal says which limit it met.
+    for (const who of [m, other]) {
+      const balances = await send(server, who.publicToken, 'GET', '/api/company/balances');
+      for (const b of balances.body.balances as { available: string; held: string }[]) {
+        expect(new Money(b.available).plus(b.held).lte(MAX_BALANCE), JSON.stringify(b)).toBe(true);
+      }
+    }
+    expect(limitRefusals.length, 'the sums reached the limit').toBeGreaterThan(0);
+    for (const message of limitRefusals) expect(message).toContain(MAX_BALANCE.toFixed());
   });
 
   it('forged connection cursors are refused as invalid input', async () => {

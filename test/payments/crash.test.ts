@@ -21,6 +21,7 @@ const FILL = { clientEmail: 'a@b.co', paymentCurrency: 'trc20usdt' };
 const DETAILS = { rate: '1', invoiceFee: '1', amount: '101' };
 
 const txHash = () => randomBytes(32).toString('hex');
+type Prisma = Awaited<ReturnType<typeof openDatabase>>['prisma'];
 
 describe.each(DATABASES)('kill -9 and restart on %s', { timeout: 300_000 }, (kind) => {
   let env: Record<string, string>;
@@ -29,13 +30,8 @@ describe.each(DATABASES)('kill -9 and restart on %s', { timeout: 300_000 }, (kin
   let server: ServerProcess | null = null;
   let merchant: Credentials;
 
-  // Server-side record of the two invoices of the main scenario, checked in the database at the end.
-  let paid: { id: string; txHash: string; transferId: string };
-  let expiring: string;
-  let interrupted: string[] = [];
-
   /** The database as this process sees it. PGlite allows one process per directory: only with no server up. */
-  async function withDb<T>(fn: (prisma: Awaited<ReturnType<typeof openDatabase>>['prisma']) => Promise<T>): Promise<T> {
+  async function withDb<T>(fn: (prisma: Prisma) => Promise<T>): Promise<T> {
     // (The directory's lock also refuses a second process; this says which precondition the test broke.)
     if (kind === 'pglite' && server) expect(server.proc.exit, 'no server holds the PGlite directory').not.toBeNull();
     const db = await openDatabase({ url: dbUrl, migrate: false, poolSize: 1, role: 'test' });
@@ -73,6 +69,28 @@ describe.each(DATABASES)('kill -9 and restart on %s', { timeout: 300_000 }, (kin
   const report = (invoiceId: string, hash: string, confirmations = 0) =>
     api('POST', '/api/sandbox/transfers', { invoiceId, amount: '101', confirmations, txHash: hash });
   const ledgerVerify = () => runCli('src/cli/ledger-verify.ts', [], env);
+  const eventsOf = async (prisma: Prisma, invoiceId: string) =>
+    (await prisma.event.findMany({ where: { subjectId: invoiceId }, orderBy: { seq: 'asc' } })).map((e) => e.type);
+  /** A paid invoice, settled exactly once: one confirmed transfer, its one credit of 101, one fee journal, nothing else. */
+  async function settledOnce(prisma: Prisma, id: string) {
+    expect(await eventsOf(prisma, id), id).toEqual(['invoice.created', 'invoice.pending', 'invoice.processing', 'invoice.done']);
+    const transfers = await prisma.chainTransfer.findMany({ where: { invoiceId: id } });
+    expect(transfers, id).toHaveLength(1);
+    expect(transfers[0]).toMatchObject({ state: 'confirmed', role: 'payment' });
+    const entries = await prisma.ledgerEntry.findMany({ where: { invoiceId: id } });
+    const credits = entries.filter((e) => e.kind === 'payment' && e.account === 'merchant_available');
+    expect(credits, id).toHaveLength(1);
+    expect(credits[0]!.amount.toFixed()).toBe('101');
+    expect(credits[0]!.transferId).toBe(transfers[0]!.id);
+    const fees = entries.filter((e) => e.kind === 'fee');
+    expect(new Set(fees.map((e) => e.journalId)).size, id).toBe(1);
+    expect(fees.map((e) => [e.account, e.amount.toFixed()]).sort()).toEqual([
+      ['merchant_available', '-1'],
+      ['platform_fees', '1'],
+    ]);
+    // A payment journal (2 entries) and a fee journal (2 entries).
+    expect(entries).toHaveLength(4);
+  }
 
   beforeAll(async () => {
     env = await environment(kind, databases);
@@ -92,9 +110,9 @@ describe.each(DATABASES)('kill -9 and restart on %s', { timeout: 300_000 }, (kin
     const seen = await report(paidId, hash);
     expect(seen.status, seen.text).toBe(201);
     expect(seen.body).toMatchObject({ invoiceId: paidId, txHash: hash, amount: '101', confirmations: 0, requiredConfirmations: 19, state: 'seen' });
-    paid = { id: paidId, txHash: hash, transferId: seen.body.id };
+    const paid = { id: paidId, txHash: hash, transferId: seen.body.id as string };
     expect((await getInvoice(paidId)).status).toBe('processing');
-    expiring = await filledInvoice();
+    const expiring = await filledInvoice();
 
     await kill9();
     await start();
@@ -140,6 +158,23 @@ describe.each(DATABASES)('kill -9 and restart on %s', { timeout: 300_000 }, (kin
     expect(twice.body).toMatchObject({ offsetMinutes: 62, expired: 0 });
     expect((await getInvoice(expiring)).status).toBe('closed');
     expect((await getInvoice(paidId)).status).toBe('done');
+
+    // The clock survives a crash too.
+    await kill9();
+    await start();
+    const clock = await api('GET', '/api/sandbox/clock');
+    expect(clock.body.offsetMinutes).toBe(62);
+    expect((await getInvoice(expiring)).status).toBe('closed');
+
+    // Every record of the two exists exactly once (read with the server down: PGlite admits one process).
+    await kill9();
+    await withDb(async (prisma) => {
+      await settledOnce(prisma, paid.id);
+      expect(await prisma.chainTransfer.count({ where: { txHash: paid.txHash } })).toBe(1);
+      expect(await eventsOf(prisma, expiring)).toEqual(['invoice.created', 'invoice.pending', 'invoice.closed']);
+      expect(await prisma.ledgerEntry.count({ where: { invoiceId: expiring } })).toBe(0);
+    });
+    await start();
   });
 
   it('kill -9 while confirmations are in flight: retrying them after the restart settles each invoice once', async () => {
@@ -152,7 +187,6 @@ describe.each(DATABASES)('kill -9 and restart on %s', { timeout: 300_000 }, (kin
       ids.push(id);
       transfers.push(seen.body.id);
     }
-    interrupted = ids;
 
     // All confirmations at once; the server dies as soon as the first one has been answered.
     const inFlight = transfers.map((t) =>
@@ -192,63 +226,46 @@ describe.each(DATABASES)('kill -9 and restart on %s', { timeout: 300_000 }, (kin
       expect(invoice.status, id).toBe('done');
       expect(invoice.paymentDetails).toEqual({ ...DETAILS, paidAmount: '101', overpaidAmount: '0' });
     }
+    // In the database: each settled exactly once, whatever the kill cut short.
+    await kill9();
+    await withDb(async (prisma) => {
+      for (const id of ids) await settledOnce(prisma, id);
+    });
+    await start();
   });
 
-  it('ledger:verify holds through the admin API, after kill -9 directly, and every record exists exactly once', async () => {
+  it('ledger:verify holds through the admin API, and after kill -9 on the database opened directly', async () => {
+    // Its own journals to verify: a payment and its fee.
+    const id = await filledInvoice();
+    const seen = await report(id, txHash());
+    expect(seen.status, seen.text).toBe(201);
+    expect((await api('POST', `/api/sandbox/transfers/${seen.body.id}/confirm`, {})).body.state).toBe('confirmed');
+    expect((await getInvoice(id)).status).toBe('done');
+    const balances = await api('GET', '/api/company/balances');
+    const available = balances.body.balances.find((b: { asset: string }) => b.asset === 'trc20usdt').available as string;
+
     const live = await ledgerVerify();
     expect(live.code, live.stderr).toBe(0);
     expect(live.json).toMatchObject({ ok: true, problems: [] });
-
-    // The clock survives a crash too.
-    await kill9();
-    await start();
-    const clock = await api('GET', '/api/sandbox/clock');
-    expect(clock.body.offsetMinutes).toBe(62);
-    expect((await getInvoice(expiring)).status).toBe('closed');
 
     // A stale admin state file (dead pid) is ignored: the CLI opens the database itself.
     await kill9();
     const direct = await ledgerVerify();
     expect(direct.code, direct.stderr).toBe(0);
     expect(direct.json).toEqual(live.json);
-    const settled = 1 + interrupted.length;
-    // Per settled invoice: a payment journal (2 entries) and a fee journal (2 entries).
-    expect(direct.json).toMatchObject({ ok: true, journals: 2 * settled, entries: 4 * settled, problems: [] });
 
     await withDb(async (prisma) => {
-      const events = async (invoiceId: string) =>
-        (await prisma.event.findMany({ where: { subjectId: invoiceId }, orderBy: { seq: 'asc' } })).map((e) => e.type);
-      expect(await events(paid.id)).toEqual(['invoice.created', 'invoice.pending', 'invoice.processing', 'invoice.done']);
-      expect(await events(expiring)).toEqual(['invoice.created', 'invoice.pending', 'invoice.closed']);
-      for (const id of interrupted) expect(await events(id), id).toEqual(['invoice.created', 'invoice.pending', 'invoice.processing', 'invoice.done']);
-
-      for (const id of [paid.id, ...interrupted]) {
-        const transfers = await prisma.chainTransfer.findMany({ where: { invoiceId: id } });
-        expect(transfers, id).toHaveLength(1);
-        expect(transfers[0]).toMatchObject({ state: 'confirmed', role: 'payment' });
-        const entries = await prisma.ledgerEntry.findMany({ where: { invoiceId: id } });
-        const credits = entries.filter((e) => e.kind === 'payment' && e.account === 'merchant_available');
-        expect(credits, id).toHaveLength(1);
-        expect(credits[0]!.amount.toFixed()).toBe('101');
-        expect(credits[0]!.transferId).toBe(transfers[0]!.id);
-        const fees = entries.filter((e) => e.kind === 'fee');
-        expect(new Set(fees.map((e) => e.journalId)).size, id).toBe(1);
-        expect(fees.map((e) => [e.account, e.amount.toFixed()]).sort()).toEqual([
-          ['merchant_available', '-1'],
-          ['platform_fees', '1'],
-        ]);
-        expect(entries).toHaveLength(4);
-      }
-      expect(await prisma.chainTransfer.count({ where: { txHash: paid.txHash } })).toBe(1);
-      expect(await prisma.ledgerEntry.count({ where: { invoiceId: expiring } })).toBe(0);
-      expect(await prisma.event.count({ where: { type: 'invoice.done' } })).toBe(settled);
-      expect(await prisma.event.count({ where: { type: 'invoice.closed' } })).toBe(1);
-      // The balance is the sum of its shards.
-      const available = await prisma.balance.aggregate({
+      // It verified every journal there is (two entries each), this test's among them.
+      const journals = await prisma.ledgerEntry.groupBy({ by: ['journalId'] });
+      expect(direct.json).toMatchObject({ ok: true, journals: journals.length, entries: 2 * journals.length, problems: [] });
+      await settledOnce(prisma, id);
+      // The balance is the sum of its shards, as the API answered it.
+      const shards = await prisma.balance.aggregate({
         where: { companyId: merchant.companyId, asset: 'trc20usdt', account: 'merchant_available' },
         _sum: { amount: true },
       });
-      expect(available._sum.amount?.toFixed()).toBe(String(100 * settled));
+      expect(shards._sum.amount?.toFixed()).toBe(available);
     });
+    await start();
   });
 });

@@ -300,11 +300,30 @@ describe.each(DATABASES)('payment lifecycle on %s', (kind) => {
     expect(byAddress.status).toBe(201);
   });
 
-  it('keeps the ledger consistent with the chain records', async () => {
+  it('keeps the ledger consistent with the chain records: payments, fees, suspense, late payments and refunds', async () => {
+    // Its own journals of every kind an invoice books, so the check never runs over an empty ledger.
+    const paid = await filledInvoice(server);
+    const merchant = paid.merchant;
+    const h = helpers(server, merchant.publicToken);
+    await h.pay({ invoiceId: paid.id, amount: '101', confirmations: 19 });
+    const wrongAsset = await filledInvoice(server, 'eth', merchant);
+    await h.pay({ invoiceId: wrongAsset.id, amount: '30', asset: 'usdterc20', confirmations: 12 });
+    const late = await filledInvoice(server, 'trc20usdt', merchant);
+    await h.advance(31);
+    await h.pay({ invoiceId: late.id, amount: '60', confirmations: 19 });
+    expect((await server.request('POST', `/api/invoices/v1/regular/${late.id}/refund`, { token: merchant.publicToken, json: { address: TRON_ADDRESS } })).status).toBe(200);
+    expect([(await h.read(paid.id)).status, (await h.read(late.id)).status]).toEqual(['done', 'refunded']);
+
     const report = await verifyLedger(server.app.db.prisma);
     expect(report.problems).toEqual([]);
     expect(report.ok).toBe(true);
-    expect(report.journals).toBeGreaterThan(10);
+    const db = server.app.db.prisma;
+    const journals = await db.ledgerEntry.groupBy({ by: ['journalId', 'kind'], where: { companyId: merchant.companyId } });
+    expect(journals.map((j) => j.kind).sort()).toEqual(['fee', 'late_payment', 'payment', 'refund', 'unexpected_asset']);
+    expect(report.journals).toBeGreaterThanOrEqual(journals.length);
+    // The chain records it compared them with: three confirmed transfers in, one refund out.
+    expect(await db.chainTransfer.count({ where: { companyId: merchant.companyId, state: 'confirmed' } })).toBe(3);
+    expect(await db.refund.count({ where: { companyId: merchant.companyId } })).toBe(1);
   });
 });
 

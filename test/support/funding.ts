@@ -1,6 +1,7 @@
 // Gives a test merchant money through the real payment path: an invoice paid and confirmed on the sandbox chain.
 import { PAYMENT_CURRENCY_INFO, type PaymentCurrency } from '../../src/domain/assets.ts';
 import { toMoney } from '../../src/domain/money.ts';
+import { ACCOUNTS, postJournal } from '../../src/ledger/ledger.ts';
 import type { TestServer } from './server.ts';
 
 /**
@@ -37,4 +38,24 @@ export async function eventually<T>(read: () => Promise<T>, check: (value: T) =>
     if (Date.now() > until) throw new Error(`condition not met in ${timeoutMs} ms; last value: ${JSON.stringify(value)}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/**
+ * Books `amount` of `asset` straight into a merchant's available balance (a deposit journal naming no transfer), in
+ * one database transaction: how a test reaches balances near the limit that a sequence of sandbox requests would
+ * need a thousand calls for.
+ */
+export async function bookDirectly(server: TestServer, companyId: string, asset: string, amount: string): Promise<void> {
+  const value = toMoney(amount);
+  await server.app.db.prisma.$transaction((tx) =>
+    postJournal(tx, {
+      companyId,
+      asset,
+      kind: 'deposit',
+      postings: [
+        { account: ACCOUNTS.chainExternal, amount: value.neg() },
+        { account: ACCOUNTS.merchantAvailable, amount: value },
+      ],
+    }),
+  );
 }

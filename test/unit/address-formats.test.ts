@@ -1,11 +1,14 @@
 import { describe, it, expect } from 'vitest';
-import { base58, base64url, bech32, createBase58check, hex } from '@scure/base';
+import { encodeCashAddress } from '@bitauth/libauth/build/lib/address/cash-address.js';
+import { base58, base64url, bech32, bech32m, createBase58check, hex } from '@scure/base';
+import { schnorr } from '@noble/curves/secp256k1.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { encodeAddress, validateAddress, type AddressNetwork } from '../../src/chains/address-formats.ts';
 
-// Vectors come from the specs (BIP-173, EIP-55, CashAddr), from well-known on-chain addresses, or — where no
-// published vector exists (ltc, bchtest, TON variants) — from a separate stdlib-only Python reference
-// (hashlib, binascii.crc_hqx, hand-written bech32/cashaddr polymod), never from the encoder under test.
+// Vectors come from the specs (BIP-173, BIP-350, BIP-86, EIP-55, CashAddr, CashTokens), from well-known on-chain
+// addresses, from litecoind 0.21 regtest (getnewaddress, validateaddress), or — where no published vector exists
+// (ltc, bchtest, TON variants) — from a separate stdlib-only Python reference (hashlib, binascii.crc_hqx, hand-written
+// bech32/cashaddr polymod) or @scure/base's primitives with the spec's version bytes, never from the encoder under test.
 
 const NETWORKS: AddressNetwork[] = ['btc', 'ltc', 'bch', 'evm', 'tron', 'sol', 'ton'];
 const SIZE: Record<AddressNetwork, number> = { btc: 20, ltc: 20, bch: 20, evm: 20, tron: 20, sol: 32, ton: 32 };
@@ -58,6 +61,11 @@ function replaceAt(s: string, i: number, ch: string): string {
   return s.slice(0, i) + ch + s.slice(i + 1);
 }
 
+/** A base58check address: the version byte, then the hash. */
+const legacy = (version: number, hash: Uint8Array) => createBase58check(sha256).encode(Uint8Array.of(version, ...hash));
+/** BIP-350's taproot vector's key (the generator's x): a valid x-only key. */
+const TAPROOT_KEY = '79be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798';
+
 // A different character from the same alphabet, so only the checksum can catch the change.
 function substitute(network: AddressNetwork, ch: string): string {
   const next = (alphabet: string) => alphabet[(alphabet.indexOf(ch) + 1) % alphabet.length]!;
@@ -85,7 +93,7 @@ function bodyStart(address: string): number {
   return /^(bc|tb|ltc|tltc)1/.test(address) ? one + 1 : 0;
 }
 
-describe('btc (BIP-173 bech32 P2WPKH)', () => {
+describe('btc (P2PKH, P2SH, P2WPKH, P2WSH, P2TR)', () => {
   const h160 = hex.decode('751e76e8199196d454941c45d1b3a323f1433bd6');
 
   it('encodes the BIP-173 mainnet and testnet vectors', () => {
@@ -99,20 +107,53 @@ describe('btc (BIP-173 bech32 P2WPKH)', () => {
     expect(validateAddress('btc', 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx', { testnet: true })).toBe(true);
   });
 
-  it('rejects mixed case, the wrong network and non-P2WPKH programs', () => {
+  it('accepts every standard output type: P2PKH, P2SH, P2WPKH, P2WSH, P2TR', () => {
+    for (const address of [
+      '1BpEi6DfDAUFd7GtittLSdBeYJvcoaVggu', // P2PKH
+      '3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy', // P2SH
+      'bc1qrp33g0q5c5txsp9arysrx4k6zdkfs4nce4xj0gdcccefvpysxf3qccfmv3', // P2WSH, BIP-173
+      'bc1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vqzk5jj0', // P2TR, BIP-350
+      'bc1p5cyxnuxmeuwuvkwfem96lqzszd02n6xdcjrs20cac6yqjjwudpxqkedrcr', // P2TR, BIP-86's first receiving address
+    ]) {
+      expect(validateAddress('btc', address), address).toBe(true);
+    }
+    for (const address of [
+      'tb1qrp33g0q5c5txsp9arysrx4k6zdkfs4nce4xj0gdcccefvpysxf3q0sl5k7', // P2WSH, BIP-173
+      'tb1pqqqqp399et2xygdj5xreqhjjvcmzhxw4aywxecjdzew6hylgvsesf3hn0c', // P2TR, BIP-350
+      legacy(0x6f, h160), // m/n P2PKH
+      legacy(0xc4, h160), // 2 P2SH
+    ]) {
+      expect(validateAddress('btc', address, { testnet: true }), address).toBe(true);
+      // Regtest shares testnet's base58 versions but has its own bech32 prefix.
+      expect(validateAddress('btc', address, { regtest: true }), address).toBe(!address.startsWith('tb1'));
+    }
+    expect(validateAddress('btc', bech32m.encode('bcrt', [1, ...bech32m.toWords(hex.decode(TAPROOT_KEY))]), { regtest: true })).toBe(true);
+  });
+
+  it('rejects mixed case, the wrong network, the wrong checksum kind and outputs anyone could spend', () => {
     expect(validateAddress('btc', 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3T4')).toBe(false);
     expect(validateAddress('btc', 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx')).toBe(false);
     expect(validateAddress('btc', 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4', { testnet: true })).toBe(false);
-    // BIP-173 P2WSH vector: valid bitcoin, but outside this module's P2WPKH-only scope.
-    expect(validateAddress('btc', 'bc1qrp33g0q5c5txsp9arysrx4k6zdkfs4nce4xj0gdcccefvpysxf3qccfmv3')).toBe(false);
-    // Checksum-valid bech32 carrying witness version 1: only v0 may use bech32 (BIP-350).
+    expect(validateAddress('btc', '1BpEi6DfDAUFd7GtittLSdBeYJvcoaVggu', { testnet: true })).toBe(false);
+    expect(validateAddress('btc', legacy(0x6f, h160))).toBe(false);
+    // BIP-350's invalid vectors: v1+ with a bech32 checksum, v0 with a bech32m one.
+    expect(validateAddress('btc', 'bc1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vqh2y7hd')).toBe(false);
+    expect(validateAddress('btc', 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kemeawh')).toBe(false);
     expect(validateAddress('btc', bech32.encode('bc', [1, ...bech32.toWords(h160)]))).toBe(false);
-    // Legacy base58 P2PKH is likewise out of scope.
-    expect(validateAddress('btc', '1BpEi6DfDAUFd7GtittLSdBeYJvcoaVggu')).toBe(false);
+    // Witness versions and lengths without a meaning yet (BIP-350 valid vectors), and P2A: anyone can spend them.
+    expect(validateAddress('btc', 'bc1pw508d6qejxtdg4y5r3zarvary0c5xw7kw508d6qejxtdg4y5r3zarvary0c5xw7kt5nd6y')).toBe(false);
+    expect(validateAddress('btc', 'BC1SW50QGDZ25J')).toBe(false);
+    expect(validateAddress('btc', 'bc1pfeessrawgf')).toBe(false);
+    // A Taproot key that is no point of the curve: an output to it could never be spent.
+    expect(validateAddress('btc', bech32m.encode('bc', [1, ...bech32m.toWords(new Uint8Array(32).fill(0xff))]))).toBe(false);
+    // Litecoin's and Bitcoin Cash's own forms.
+    expect(validateAddress('btc', 'ltc1qw508d6qejxtdg4y5r3zarvary0c5xw7kgmn4n9')).toBe(false);
+    expect(validateAddress('btc', legacy(0x30, h160))).toBe(false);
+    expect(validateAddress('btc', 'bitcoincash:qpm2qsznhks23z7629mms6s4cwef74vcwvy22gdx6a')).toBe(false);
   });
 });
 
-describe('ltc (bech32 P2WPKH)', () => {
+describe('ltc (L, M, ltc1q, ltc1p)', () => {
   const h160 = hex.decode('751e76e8199196d454941c45d1b3a323f1433bd6');
 
   it('encodes with the ltc / tltc hrp (vectors from the Python reference)', () => {
@@ -120,13 +161,45 @@ describe('ltc (bech32 P2WPKH)', () => {
     expect(encodeAddress('ltc', h160, { testnet: true })).toBe('tltc1qw508d6qejxtdg4y5r3zarvary0c5xw7klfsuq0');
   });
 
-  it('does not accept a bitcoin address as litecoin', () => {
-    expect(validateAddress('ltc', 'ltc1qw508d6qejxtdg4y5r3zarvary0c5xw7kgmn4n9')).toBe(true);
+  it('accepts every standard output type on main: L (P2PKH), M (P2SH), ltc1q (P2WPKH, P2WSH), ltc1p (P2TR)', () => {
+    for (const address of [
+      legacy(0x30, h160),
+      legacy(0x32, h160),
+      'ltc1qw508d6qejxtdg4y5r3zarvary0c5xw7kgmn4n9',
+      bech32.encode('ltc', [0, ...bech32.toWords(new Uint8Array(32).fill(9))]),
+      bech32m.encode('ltc', [1, ...bech32m.toWords(hex.decode(TAPROOT_KEY))]),
+    ]) {
+      expect(address).toMatch(/^(L|M|ltc1q|ltc1p)/);
+      expect(validateAddress('ltc', address), address).toBe(true);
+    }
+  });
+
+  it('accepts what litecoind 0.21 regtest hands out and validates (legacy, p2sh-segwit, bech32, a Taproot output)', () => {
+    for (const address of [
+      'mzwB7wBk1NBYApmSkVkqcAhxnD9WwjUmtm',
+      'QTBnTudtaQF9J2JdYcKgkQNrjH5pzGE4HM',
+      'rltc1q0qnjg78j5gy8x2q35vm0p6vu56gzch3xpjle6w',
+      'rltc1pmfr3p9j00pfxjh0zmgp99y8zftmd3s5pmedqhyptwy6lm87hf5ssny9wka',
+    ]) {
+      expect(validateAddress('ltc', address, { regtest: true }), address).toBe(true);
+      expect(validateAddress('ltc', address), address).toBe(false);
+    }
+    expect(validateAddress('ltc', legacy(0x3a, h160), { testnet: true })).toBe(true);
+  });
+
+  it('refuses Bitcoin addresses, the old 3/2 P2SH versions among them (litecoind still reads them)', () => {
     expect(validateAddress('ltc', 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4')).toBe(false);
+    expect(validateAddress('ltc', '1BpEi6DfDAUFd7GtittLSdBeYJvcoaVggu')).toBe(false);
+    expect(validateAddress('ltc', '3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy')).toBe(false);
+    // litecoind regtest accepted this one as QMF9FvAuZHvq9URopaBNakHGU5NgotERLV (the same script).
+    expect(validateAddress('ltc', '2MstP8uJfYBsk1HfmCU9MW3qqKgvrw3ESd1', { regtest: true })).toBe(false);
+    expect(validateAddress('ltc', 'QMF9FvAuZHvq9URopaBNakHGU5NgotERLV', { regtest: true })).toBe(true);
+    // An MWEB stealth address is no output script our transactions can pay.
+    expect(validateAddress('ltc', `ltcmweb1${'q'.repeat(100)}`)).toBe(false);
   });
 });
 
-describe('bch (CashAddr P2PKH)', () => {
+describe('bch (CashAddr and legacy)', () => {
   // Spec vector; same hash160 as legacy 1BpEi6DfDAUFd7GtittLSdBeYJvcoaVggu.
   const h160 = hex.decode('76a04053bda0a88bda5177b86a15c3b29f559873');
   const main = 'bitcoincash:qpm2qsznhks23z7629mms6s4cwef74vcwvy22gdx6a';
@@ -145,11 +218,33 @@ describe('bch (CashAddr P2PKH)', () => {
     expect(validateAddress('bch', test.slice('bchtest:'.length), { testnet: true })).toBe(true);
   });
 
-  it('rejects mixed case and a prefix the checksum was not made for', () => {
+  it('accepts P2SH, P2SH32, token-aware CashAddr and legacy base58 (the spec’s conversion table)', () => {
+    for (const address of [
+      'bitcoincash:ppm2qsznhks23z7629mms6s4cwef74vcwvn0h829pq', // P2SH of 3CWFddi6m4ndiGyKqzYvsFYagqDLPVMTzC
+      'bitcoincash:qr95sy3j9xwd2ap32xkykttr4cvcu7as4y0qverfuy',
+      'bitcoincash:pr95sy3j9xwd2ap32xkykttr4cvcu7as4yc93ky28e',
+      'bitcoincash:zpm2qsznhks23z7629mms6s4cwef74vcwvrqekrq9w', // token-aware P2PKH (CashTokens' vector)
+      encodeCashAddress({ prefix: 'bitcoincash', type: 'p2sh', payload: new Uint8Array(32).fill(1) }).address, // P2SH32
+      '1BpEi6DfDAUFd7GtittLSdBeYJvcoaVggu',
+      '3CWFddi6m4ndiGyKqzYvsFYagqDLPVMTzC',
+    ]) {
+      expect(validateAddress('bch', address), address).toBe(true);
+    }
+    expect(validateAddress('bch', 'bchtest:pr6m7j9njldwwzlg9v7v53unlr4jkmx6eyvwc0uz5t', { testnet: true })).toBe(true);
+    expect(validateAddress('bch', legacy(0x6f, h160), { testnet: true })).toBe(true);
+    expect(validateAddress('bch', legacy(0xc4, h160), { regtest: true })).toBe(true);
+    expect(validateAddress('bch', encodeCashAddress({ prefix: 'bchreg', type: 'p2pkh', payload: h160 }).address, { regtest: true })).toBe(true);
+  });
+
+  it('rejects mixed case, a prefix the checksum was not made for, non-standard hash sizes and segwit', () => {
     expect(validateAddress('bch', replaceAt(main, main.length - 1, 'A'))).toBe(false);
     expect(validateAddress('bch', test)).toBe(false);
     expect(validateAddress('bch', `bchtest:${main.slice('bitcoincash:'.length)}`, { testnet: true })).toBe(false);
     expect(validateAddress('bch', main.slice('bitcoincash:'.length), { testnet: true })).toBe(false);
+    expect(validateAddress('bch', legacy(0x6f, h160))).toBe(false);
+    expect(validateAddress('bch', encodeCashAddress({ prefix: 'bitcoincash', type: 'p2pkh', payload: new Uint8Array(32).fill(1) }).address)).toBe(false);
+    expect(validateAddress('bch', 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4')).toBe(false);
+    expect(validateAddress('bch', 'bc1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vqzk5jj0')).toBe(false);
   });
 });
 
@@ -309,4 +404,62 @@ describe.each(NETWORKS)('%s: generic properties', (network) => {
       }
     });
   }
+});
+
+// Every standard output type of each UTXO network on each of its chains, built from the specs' version bytes and
+// prefixes (not the module's table): valid, and refused after any one-character substitution.
+describe('UTXO address types: generic properties', () => {
+  type Flavour = 'main' | 'test' | 'regtest';
+  const OPTIONS: Record<Flavour, { testnet?: boolean; regtest?: boolean }> = { main: {}, test: { testnet: true }, regtest: { regtest: true } };
+  const segwit = (hrp: string, version: number, program: Uint8Array) =>
+    version === 0 ? bech32.encode(hrp, [0, ...bech32.toWords(program)]) : bech32m.encode(hrp, [version, ...bech32m.toWords(program)]);
+  const cashAddr = (prefix: 'bitcoincash' | 'bchtest' | 'bchreg', type: 'p2pkh' | 'p2sh' | 'p2pkhWithTokens' | 'p2shWithTokens', payload: Uint8Array) =>
+    encodeCashAddress({ prefix, type, payload }).address;
+  /** A valid x-only key: Taproot outputs to other 32-byte strings are refused. */
+  const xOnly = (seed: Uint8Array) => schnorr.getPublicKey(sha256(seed));
+  type Build = (bytes: (n: number) => Uint8Array) => string;
+  const typesOf = (versions: { pkh: number; sh: number; hrp: string }): Record<string, Build> => ({
+    P2PKH: (r) => legacy(versions.pkh, r(20)),
+    P2SH: (r) => legacy(versions.sh, r(20)),
+    P2WPKH: (r) => segwit(versions.hrp, 0, r(20)),
+    P2WSH: (r) => segwit(versions.hrp, 0, r(32)),
+    P2TR: (r) => segwit(versions.hrp, 1, xOnly(r(32))),
+  });
+  const bchTypes = (prefix: 'bitcoincash' | 'bchtest' | 'bchreg', versions: { pkh: number; sh: number }): Record<string, Build> => ({
+    'CashAddr P2PKH': (r) => cashAddr(prefix, 'p2pkh', r(20)),
+    'CashAddr P2SH': (r) => cashAddr(prefix, 'p2sh', r(20)),
+    'CashAddr P2SH32': (r) => cashAddr(prefix, 'p2sh', r(32)),
+    'CashAddr token-aware P2PKH': (r) => cashAddr(prefix, 'p2pkhWithTokens', r(20)),
+    'CashAddr token-aware P2SH': (r) => cashAddr(prefix, 'p2shWithTokens', r(20)),
+    'legacy P2PKH': (r) => legacy(versions.pkh, r(20)),
+    'legacy P2SH': (r) => legacy(versions.sh, r(20)),
+  });
+  const CASES: Record<'btc' | 'ltc' | 'bch', Record<Flavour, Record<string, Build>>> = {
+    btc: { main: typesOf({ pkh: 0x00, sh: 0x05, hrp: 'bc' }), test: typesOf({ pkh: 0x6f, sh: 0xc4, hrp: 'tb' }), regtest: typesOf({ pkh: 0x6f, sh: 0xc4, hrp: 'bcrt' }) },
+    ltc: { main: typesOf({ pkh: 0x30, sh: 0x32, hrp: 'ltc' }), test: typesOf({ pkh: 0x6f, sh: 0x3a, hrp: 'tltc' }), regtest: typesOf({ pkh: 0x6f, sh: 0x3a, hrp: 'rltc' }) },
+    bch: { main: bchTypes('bitcoincash', { pkh: 0x00, sh: 0x05 }), test: bchTypes('bchtest', { pkh: 0x6f, sh: 0xc4 }), regtest: bchTypes('bchreg', { pkh: 0x6f, sh: 0xc4 }) },
+  };
+  const rows = Object.entries(CASES).flatMap(([network, flavours]) =>
+    Object.entries(flavours).flatMap(([flavour, types]) => Object.entries(types).map(([type, build]) => ({ network: network as 'btc' | 'ltc' | 'bch', flavour: flavour as Flavour, type, build }))),
+  );
+  // Characters before this index are a fixed prefix (hrp and separator, "bitcoincash:").
+  const start = (address: string) => (address.includes(':') ? address.indexOf(':') + 1 : /^[a-z]+1/.test(address) ? address.lastIndexOf('1') + 1 : 0);
+
+  it.each(rows.map((r) => [`${r.network} ${r.flavour} ${r.type}`, r] as const))('%s: valid on its chain only, and every substitution refused', (_, { network, flavour, type, build }) => {
+    const random = prng(0x5bd1e995 ^ rows.findIndex((r) => r.network === network && r.flavour === flavour && r.type === type));
+    for (let sample = 0; sample < 8; sample++) {
+      const address = build(random);
+      expect(validateAddress(network, address, OPTIONS[flavour]), address).toBe(true);
+      // Test networks share base58 versions; everything else belongs to one chain.
+      if (flavour === 'main') expect(validateAddress(network, address, OPTIONS.test), address).toBe(false);
+      if (flavour !== 'main') expect(validateAddress(network, address), address).toBe(false);
+      const alphabet = start(address) > 0 ? CHARSET : B58;
+      for (let i = start(address); i < address.length; i++) {
+        const ch = address[i]!;
+        const corrupted = replaceAt(address, i, alphabet[(alphabet.indexOf(ch) + 1) % alphabet.length]!);
+        expect(validateAddress(network, corrupted), `${address} -> ${corrupted}`).toBe(false);
+        expect(validateAddress(network, corrupted, OPTIONS[flavour]), `${address} -> ${corrupted}`).toBe(false);
+      }
+    }
+  });
 });

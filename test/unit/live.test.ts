@@ -48,16 +48,17 @@ describe('a slow subscriber', () => {
   it('gets every message in order up to the bound, then an error telling it to resume, and lets go of the bus', async () => {
     const bus = handBus();
     const iterator = liveEvents({ bus, db: {} as Db }, { subjectType: 'invoice', companyId: 'c1' }, null)[Symbol.asyncIterator]();
-    const first = iterator.next();
-    await new Promise((r) => setTimeout(r, 10));
     expect(bus.size).toBe(1);
-    for (let seq = 1; seq <= MAX_UNREAD + 5; seq++) bus.publish(message(seq));
+    // The first message reaching the reader says the subscription is past its start: the rest go to its buffer.
+    bus.publish(message(1));
+    const first = await iterator.next();
+    for (let seq = 2; seq <= MAX_UNREAD + 5; seq++) bus.publish(message(seq));
     // Another company's message never counts.
     bus.publish({ ...message(99_999), companyId: 'c2' });
     const received: bigint[] = [];
     let outcome: unknown = null;
     try {
-      let next = await first;
+      let next = first;
       while (!next.done) {
         received.push((next.value as { message: BusMessage }).message.seq);
         next = await iterator.next();
@@ -75,9 +76,7 @@ describe('a slow subscriber', () => {
   it('a reader that keeps up is never cut off', async () => {
     const bus = handBus();
     const iterator = liveEvents({ bus, db: {} as Db }, { subjectType: 'invoice' }, null)[Symbol.asyncIterator]();
-    const pending = iterator.next();
-    await new Promise((r) => setTimeout(r, 10));
-    let next = pending;
+    let next = iterator.next();
     for (let seq = 1; seq <= MAX_UNREAD * 3; seq++) {
       bus.publish(message(seq));
       const got = await next;
@@ -110,13 +109,25 @@ describe('a subscriber that resumes from a cursor', () => {
 
   it('stops reading the history once it leaves', async () => {
     const bus = { ...handBus(), position: () => ({ txid: 10n ** 9n, seq: 0n }) };
-    const { db, pages } = endlessHistory();
-    const iterator = liveEvents({ bus, db }, { subjectType: 'invoice', companyId: 'c1' }, { txid: 1n, seq: 0n })[Symbol.asyncIterator]();
-    expect((await iterator.next()).done).toBe(false);
-    await iterator.return?.();
-    const readWhenLeft = pages.read;
-    await new Promise((r) => setTimeout(r, 50));
-    expect(pages.read).toBe(readWhenLeft);
-    expect(pages.read).toBeLessThanOrEqual(2);
+    const subscribe = () => {
+      const { db, pages } = endlessHistory();
+      return { pages, iterator: liveEvents({ bus, db }, { subjectType: 'invoice', companyId: 'c1' }, { txid: 1n, seq: 0n })[Symbol.asyncIterator]() };
+    };
+    // Two subscribers at the same point: one leaves, the other keeps reading.
+    const leaving = subscribe();
+    const staying = subscribe();
+    expect((await leaving.iterator.next()).done).toBe(false);
+    expect((await staying.iterator.next()).done).toBe(false);
+    await leaving.iterator.return?.();
+    const readWhenLeft = leaving.pages.read;
+    expect(readWhenLeft).toBeLessThanOrEqual(2);
+    // The one that stays reads on: two more pages once it has read what it holds (the positive signal that the
+    // history reading went on for whoever still reads).
+    for (let read = 1; staying.pages.read < readWhenLeft + 2; read++) {
+      expect((await staying.iterator.next()).done).toBe(false);
+      if (read > 1_000) throw new Error('the staying subscriber stopped reading its history');
+    }
+    expect(leaving.pages.read).toBe(readWhenLeft);
+    await staying.iterator.return?.();
   });
 });

@@ -4,7 +4,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hex } from '@scure/base';
-import { p2wpkh } from '@scure/btc-signer';
+import { p2pkh, p2sh, p2tr, p2wpkh, p2wsh, RawTx } from '@scure/btc-signer';
 import { HDKey } from '@scure/bip32';
 import { mnemonicToSeedSync } from '@scure/bip39';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +12,7 @@ import { deriveChainAddress, parseExtendedPublicKey } from '../../src/chains/hd.
 import type { KeyPath } from '../../src/chains/signer.ts';
 import { chainDescriptor, descriptorChecksum, importRequestFor, withChecksum } from '../../src/chains/utxo/descriptors.ts';
 import { incomingStep, sendStep } from '../../src/chains/utxo/follow.ts';
-import { SIGNER_NETWORKS } from '../../src/chains/utxo/networks.ts';
+import { DUST_RELAY_FEE, SIGNER_NETWORKS } from '../../src/chains/utxo/networks.ts';
 import { BitcoinRpc, coins, parseNodeJson, RpcError, RpcTransportError } from '../../src/chains/utxo/rpc.ts';
 import { parseJsonExact } from '../../src/core/json.ts';
 import {
@@ -28,6 +28,7 @@ import {
   toSats,
   unsignedPsbt,
   type Coin,
+  type SpendRules,
 } from '../../src/chains/utxo/transactions.ts';
 import { Money, toMoney } from '../../src/domain/money.ts';
 import { TEST_MNEMONIC, testSigner, testXpub } from '../support/chains.ts';
@@ -80,6 +81,19 @@ function coin(key: KeyPath, value: bigint, n = 0): Coin {
 const signed = (plan: { inputs: Coin[] } & Parameters<typeof unsignedPsbt>[0]) =>
   finalizeSigned(testSigner.signPsbt('litecoin', true, unsignedPsbt(plan), plan.inputs.map((c) => c.key)));
 
+/** Litecoin's rules: our inputs are P2WPKH, its dust relay fee 30 sat/vB (ten times Bitcoin's). */
+const LTC: SpendRules = { input: 'wpkh', dustRelayFee: DUST_RELAY_FEE.litecoin };
+
+/** One address of each output type on litecoin regtest (keys and scripts from btc-signer's payment builders). */
+const key = (n: number) => HDKey.fromMasterSeed(mnemonicToSeedSync(TEST_MNEMONIC)).derive(`m/86'/1'/0'/0/${n}`).publicKey!;
+const OUTPUT_TYPES = {
+  P2PKH: { address: p2pkh(key(0), regtest).address!, bytes: 34, dust: 546n },
+  P2SH: { address: p2sh(p2wpkh(key(1), regtest), regtest).address!, bytes: 32, dust: 540n },
+  P2WPKH: { address: p2wpkh(key(2), regtest).address!, bytes: 31, dust: 294n },
+  P2WSH: { address: p2wsh(p2pkh(key(3), regtest), regtest).address!, bytes: 43, dust: 330n },
+  P2TR: { address: p2tr(key(4).subarray(1), undefined, regtest).address!, bytes: 43, dust: 330n },
+};
+
 describe('sizes and fees', () => {
   const to = outputScript(deriveChainAddress(account, 'litecoin', 0, 99, { regtest: true }), regtest);
   const change = outputScript(deriveChainAddress(account, 'litecoin', 1, 0, { regtest: true }), regtest);
@@ -87,7 +101,7 @@ describe('sizes and fees', () => {
   it('estimate at least what the signed transaction weighs, and at most a byte per input more', () => {
     for (const inputs of [1, 2, 5, 20]) {
       const coins = Array.from({ length: inputs }, (_, i) => coin({ chain: 0, index: i }, 100_000n, i));
-      const plan = planPayment(coins, 100_000n * BigInt(inputs) - 50_000n, to, change, new Money(1), 'wpkh');
+      const plan = planPayment(coins, 100_000n * BigInt(inputs) - 50_000n, to, change, new Money(1), LTC);
       if ('shortBy' in plan) throw new Error('short');
       const { vsize } = signed(plan);
       expect(plan.vsize).toBeGreaterThanOrEqual(vsize);
@@ -98,11 +112,32 @@ describe('sizes and fees', () => {
     expect(estimateVsize('pkh', 1, [25, 25])).toBe(226);
   });
 
-  it('round the fee up to a whole satoshi; dust limits are Bitcoin Core’s (294 for P2WPKH, 546 for P2PKH)', () => {
+  it.each(Object.entries(OUTPUT_TYPES))('count a %s output at its size, and the signed payment to it weighs no more than estimated', (_, type) => {
+    const script = outputScript(type.address, regtest);
+    expect(estimateVsize('wpkh', 1, [script.length]) - estimateVsize('wpkh', 1, [])).toBe(type.bytes);
+    for (const inputs of [1, 3, 8]) {
+      const coins = Array.from({ length: inputs }, (_, i) => coin({ chain: 0, index: i }, 100_000n, i));
+      const plan = planPayment(coins, 100_000n * BigInt(inputs) - 50_000n, script, change, new Money(1), LTC);
+      if ('shortBy' in plan) throw new Error('short');
+      expect(plan.outputs.map((o) => hex.encode(o.script))).toEqual([hex.encode(script), hex.encode(change)]);
+      const tx = signed(plan);
+      expect(hex.encode(RawTx.decode(hex.decode(tx.rawTx)).outputs[0]!.script)).toBe(hex.encode(script));
+      expect(plan.vsize).toBeGreaterThanOrEqual(tx.vsize);
+      // Outputs are counted exactly; only signatures may be shorter than the 72 bytes estimated (a witness byte each).
+      expect(plan.vsize - tx.vsize).toBeLessThanOrEqual(Math.ceil(inputs / 4) + 1);
+    }
+  });
+
+  it('round the fee up to a whole satoshi', () => {
     expect(feeFor(141, new Money('1.5'))).toBe(212n);
     expect(feeFor(141, new Money(2))).toBe(282n);
-    expect(dustLimit('wpkh', 22)).toBe(294n);
-    expect(dustLimit('pkh', 25)).toBe(546n);
+  });
+
+  it.each(Object.entries(OUTPUT_TYPES))('the dust limit of a %s output is the node’s: Bitcoin Core’s at 3 sat/vB, ten times that on Litecoin', (_, type) => {
+    const script = outputScript(type.address, regtest);
+    expect(dustLimit(script, DUST_RELAY_FEE.bitcoin)).toBe(type.dust);
+    // What litecoind 0.21 refuses as "amount too small" below (5460, 5400, 2940, 3300, 3300).
+    expect(dustLimit(script, DUST_RELAY_FEE.litecoin)).toBe(type.dust * 10n);
   });
 });
 
@@ -113,7 +148,7 @@ describe('what a payment spends', () => {
   const HOT = { chain: 1 as const, index: 0 };
 
   it('pays exactly the amount, the largest coins first, change back to the hot wallet', () => {
-    const plan = planPayment([coin(HOT, 30_000n, 0), coin(HOT, 500_000n, 1), coin(HOT, 200_000n, 2)], 600_000n, to, hot, rate, 'wpkh');
+    const plan = planPayment([coin(HOT, 30_000n, 0), coin(HOT, 500_000n, 1), coin(HOT, 200_000n, 2)], 600_000n, to, hot, rate, LTC);
     if ('shortBy' in plan) throw new Error('short');
     expect(plan.inputs.map((c) => c.value)).toEqual([500_000n, 200_000n]);
     expect(plan.outputs[0]).toEqual({ script: to, value: 600_000n });
@@ -125,16 +160,27 @@ describe('what a payment spends', () => {
 
   it('leaves change below the dust limit to the fee', () => {
     const alone = feeFor(estimateVsize('wpkh', 1, [22]), rate);
-    const plan = planPayment([coin(HOT, 100_000n + alone + 100n)], 100_000n, to, hot, rate, 'wpkh');
+    const plan = planPayment([coin(HOT, 100_000n + alone + 100n)], 100_000n, to, hot, rate, LTC);
     if ('shortBy' in plan) throw new Error('short');
     expect(plan.outputs).toEqual([{ script: to, value: 100_000n }]);
     expect(plan.fee).toBe(alone + 100n);
   });
 
+  it('leaves change below Litecoin’s dust limit (30 sat/vB, not Bitcoin’s 3) to the fee: litecoind would refuse it', () => {
+    const withChange = feeFor(estimateVsize('wpkh', 1, [22, 22]), rate);
+    const coins = [coin(HOT, 100_000n + withChange + 2_900n)];
+    const ltc = planPayment(coins, 100_000n, to, hot, rate, LTC);
+    if ('shortBy' in ltc) throw new Error('short');
+    expect(ltc.outputs).toEqual([{ script: to, value: 100_000n }]);
+    const btc = planPayment(coins, 100_000n, to, hot, rate, { input: 'wpkh', dustRelayFee: DUST_RELAY_FEE.bitcoin });
+    if ('shortBy' in btc) throw new Error('short');
+    expect(btc.outputs).toEqual([{ script: to, value: 100_000n }, { script: hot, value: 2_900n }]);
+  });
+
   it('says how much is missing', () => {
-    const plan = planPayment([coin(HOT, 50_000n)], 100_000n, to, hot, rate, 'wpkh');
+    const plan = planPayment([coin(HOT, 50_000n)], 100_000n, to, hot, rate, LTC);
     expect(plan).toEqual({ shortBy: 100_000n + feeFor(estimateVsize('wpkh', 1, [22, 22]), rate) - 50_000n, available: 50_000n, needed: 100_000n + 282n });
-    expect(planPayment([], 1_000n, to, hot, rate, 'wpkh')).toMatchObject({ available: 0n });
+    expect(planPayment([], 1_000n, to, hot, rate, LTC)).toMatchObject({ available: 0n });
   });
 });
 
@@ -144,13 +190,13 @@ describe('what a consolidation spends', () => {
   it('takes the deposits worth it (5 times what spending them costs), the largest first, up to the limit', () => {
     const rate = new Money(10); // an input costs 680 sat: worth it from 3,400
     const deposits = [coin({ chain: 0, index: 0 }, 3_399n, 0), coin({ chain: 0, index: 1 }, 3_400n, 1), coin({ chain: 0, index: 2 }, 1_000_000n, 2), coin({ chain: 0, index: 3 }, 50_000n, 3)];
-    const plan = planSweep(deposits, hot, rate, 'wpkh', 2)!;
+    const plan = planSweep(deposits, hot, rate, LTC, 2)!;
     expect(plan.inputs.map((c) => c.value)).toEqual([1_000_000n, 50_000n]);
     expect(plan.outputs).toEqual([{ script: hot, value: 1_050_000n - plan.fee }]);
     expect(signed(plan).vsize).toBeLessThanOrEqual(plan.vsize);
-    expect(planSweep(deposits, hot, rate, 'wpkh', 10)!.inputs).toHaveLength(3);
-    expect(planSweep([coin({ chain: 0, index: 0 }, 3_399n)], hot, rate, 'wpkh', 10)).toBeNull();
-    expect(planSweep([], hot, rate, 'wpkh', 10)).toBeNull();
+    expect(planSweep(deposits, hot, rate, LTC, 10)!.inputs).toHaveLength(3);
+    expect(planSweep([coin({ chain: 0, index: 0 }, 3_399n)], hot, rate, LTC, 10)).toBeNull();
+    expect(planSweep([], hot, rate, LTC, 10)).toBeNull();
   });
 });
 

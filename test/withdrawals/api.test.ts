@@ -9,7 +9,7 @@ import { useServer, type TestServer } from '../support/server.ts';
 const TRON = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
 const EVM = '0x52908400098527886E0F7030069857D2E4169EE7';
 const BTC = 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq';
-const LTC = 'ltc1qg82hh7zhd7a7fd3nsg6yrvpz9ca8ljgst9vzp2';
+const LTC = 'ltc1qw508d6qejxtdg4y5r3zarvary0c5xw7kgmn4n9';
 const TON = encodeAddress('ton', new Uint8Array(32).fill(7));
 const SOL = encodeAddress('sol', new Uint8Array(32).fill(9));
 const DENIED = 'TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7';

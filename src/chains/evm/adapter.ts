@@ -17,6 +17,7 @@ import { deriveAddress, deriveChainAddress, parseExtendedPublicKey } from '../hd
 import { HOT_WALLET, signerRefusal } from '../signer.ts';
 import type { ChainContext, NodeAdapter } from '../registry.ts';
 import { allocateIndex, WatchedSet } from '../store.ts';
+import { nodeEndpoint } from '../node-endpoint.ts';
 import { fromBaseUnits } from '../units.ts';
 import { EvmRpc, type RpcBlock, type RpcLog, type RpcReceipt } from './rpc.ts';
 import { EvmSender } from './sender.ts';
@@ -82,7 +83,7 @@ export class EvmAdapter implements NodeAdapter<EvmState>, BlockSource<EvmHead, E
     this.native = NATIVE_ASSET[network];
     this.confirmations = config.confirmations ?? PAYMENT_CURRENCY_INFO[this.native].confirmations;
     this.pollMs = config.pollMs;
-    this.rpc = new EvmRpc(config.rpcUrl);
+    this.rpc = new EvmRpc(nodeEndpoint(config));
     this.account = parseExtendedPublicKey(config.xpub);
     // Addresses are handed out only if the signer could spend them (a process without the signer cannot check).
     if (context.signer && !context.signer.ownsAccount(network, false, this.account)) {

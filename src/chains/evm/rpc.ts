@@ -1,7 +1,8 @@
 // The EVM JSON-RPC calls the adapter makes, typed, over the shared JSON-RPC client (http.ts: one timeout, batches,
-// messages that never carry the URL's credentials). Quantities arrive as hex and leave as bigint; nothing is a float.
+// messages that name the node, never its URL). Quantities arrive as hex and leave as bigint; nothing is a float.
 import { decodeFunctionResult, encodeFunctionData, erc20Abi, hexToBigInt, numberToHex, type Address, type Hex } from 'viem';
 import { JsonRpc, type RpcCall } from '../http.ts';
+import type { NodeEndpoint } from '../node-endpoint.ts';
 
 export interface RpcTransaction {
   hash: Hex;
@@ -51,8 +52,8 @@ const ref = (block: BlockRef) => (typeof block === 'bigint' ? numberToHex(block)
 
 export class EvmRpc {
   private readonly rpc: JsonRpc;
-  constructor(url: string, timeoutMs?: number) {
-    this.rpc = new JsonRpc(url, timeoutMs ? { timeoutMs } : {});
+  constructor(node: string | NodeEndpoint, timeoutMs?: number) {
+    this.rpc = new JsonRpc(node, timeoutMs ? { timeoutMs } : {});
   }
 
   get where(): string {

@@ -17,6 +17,7 @@ import type { SolanaChainConfig } from '../config.ts';
 import type { AddressBalance } from '../custody.ts';
 import { readHistory, type HistoryCursor, type HistoryPage } from '../history.ts';
 import { integerOf, JsonRpc } from '../http.ts';
+import { nodeEndpoint } from '../node-endpoint.ts';
 import type { ChainContext, NodeAdapter } from '../registry.ts';
 import { allocateIndex, WatchedSet } from '../store.ts';
 import { fromBaseUnits } from '../units.ts';
@@ -97,7 +98,7 @@ class SolanaAdapter implements NodeAdapter<SolanaState> {
   ) {
     this.confirmations = config.confirmations ?? PAYMENT_CURRENCY_INFO.sol.confirmations;
     this.pollMs = config.pollMs;
-    this.rpc = new JsonRpc(config.rpcUrl);
+    this.rpc = new JsonRpc(nodeEndpoint(config));
     this.watched = new WatchedSet(context.db, network);
   }
 

@@ -13,6 +13,7 @@ import type { TonChainConfig } from '../config.ts';
 import type { AddressBalance } from '../custody.ts';
 import { readHistory, type HistoryCursor, type HistoryPage } from '../history.ts';
 import { HttpApi, integerOf } from '../http.ts';
+import { nodeEndpoint } from '../node-endpoint.ts';
 import type { ChainContext, NodeAdapter } from '../registry.ts';
 import { allocateIndex, WatchedSet } from '../store.ts';
 import { fromBaseUnits } from '../units.ts';
@@ -72,7 +73,7 @@ class TonAdapter implements NodeAdapter<TonState> {
       throw new Error(`${network}: confirmations must be 1 (a TON transaction is final once the API shows it), not ${config.confirmations}`);
     }
     this.pollMs = config.pollMs;
-    this.api = new HttpApi(config.apiUrl, { headers: config.apiKey ? { 'X-API-Key': config.apiKey } : {} });
+    this.api = new HttpApi(nodeEndpoint(config), { headers: config.apiKey ? { 'X-API-Key': config.apiKey } : {} });
     this.wallet = tonAccountId(config.address)!;
     this.watched = new WatchedSet(context.db, network);
   }
@@ -171,7 +172,7 @@ class TonAdapter implements NodeAdapter<TonState> {
 
   private async call<T>(method: string, query: Record<string, string | number | undefined>): Promise<T> {
     const answer = (await this.api.get(`/${method}`, query)) as ApiAnswer<T>;
-    if (!answer.ok || answer.result === undefined) throw new Error(`${this.api.where}/${method} failed: ${answer.error ?? 'no result'}`);
+    if (!answer.ok || answer.result === undefined) throw new Error(`${this.api.where} ${method} failed: ${answer.error ?? 'no result'}`);
     return answer.result;
   }
 }

@@ -18,6 +18,7 @@ import type { TronChainConfig } from '../config.ts';
 import type { AddressBalance } from '../custody.ts';
 import { addressOfPublicKey, deriveAddress, parseExtendedPublicKey } from '../hd.ts';
 import { HttpApi, integerOf } from '../http.ts';
+import { nodeEndpoint } from '../node-endpoint.ts';
 import type { ChainContext, NodeAdapter } from '../registry.ts';
 import { HOT_WALLET, signerRefusal } from '../signer.ts';
 import { allocateIndex, findSend, isReported, openSends, replaceSend, storeSend, updateSend, WatchedSet } from '../store.ts';
@@ -122,7 +123,7 @@ class TronAdapter implements NodeAdapter<TronState> {
   ) {
     this.confirmations = config.confirmations ?? PAYMENT_CURRENCY_INFO.trx.confirmations;
     this.pollMs = config.pollMs;
-    this.api = new HttpApi(config.apiUrl, { headers: config.apiKey ? { 'TRON-PRO-API-KEY': config.apiKey } : {} });
+    this.api = new HttpApi(nodeEndpoint(config), { headers: config.apiKey ? { 'TRON-PRO-API-KEY': config.apiKey } : {} });
     this.account = parseExtendedPublicKey(config.xpub);
     // Addresses are handed out only if the signer could spend them (a process without the signer cannot check).
     if (context.signer && !context.signer.ownsAccount('tron', false, this.account)) {
@@ -352,7 +353,7 @@ class TronAdapter implements NodeAdapter<TronState> {
     } else {
       throw new AppError('SERVICE_UNAVAILABLE', `Sending ${transfer.asset} on ${this.network} is not possible: no usdtContract is configured`);
     }
-    if (!tx.txID || !tx.raw_data_hex) throw new Error(`${this.api.where} built no transaction: ${JSON.stringify(tx).slice(0, 200)}`);
+    if (!tx.txID || !tx.raw_data_hex) throw new Error(`${this.api.where} built no transaction: ${this.api.endpoint.quote(JSON.stringify(tx))}`);
     this.checkBuilt(tx, transfer, from, units);
     return { ...tx, signature: [this.sign(tx.txID)] };
   }

@@ -24,9 +24,10 @@ import { HOT_WALLET, NO_SIGNER, signerRefusal, type Signer } from '../signer.ts'
 
 const BCH_SENDS = 'sending on bitcoin-cash is not supported yet: its signatures need SIGHASH_FORKID, which the signer does not make (docs/chains-utxo.md)';
 import { allocateIndex, derivedAmong, findSend, highestIndex, isReported, openSends, sendInputs, storeSend, updateSend, withSpendLock, type SendInput, type SendPurpose } from '../store.ts';
+import { nodeEndpoint } from '../node-endpoint.ts';
 import { chainDescriptor, importRequestFor, SCRIPT_KIND, type ImportRequest } from './descriptors.ts';
 import { incomingStep, sendStep, type KnownTransfer } from './follow.ts';
-import { addressOptions, isUtxoNetwork, SIGNER_NETWORKS, type UtxoNetwork } from './networks.ts';
+import { addressOptions, DUST_RELAY_FEE, isUtxoNetwork, SIGNER_NETWORKS, type UtxoNetwork } from './networks.ts';
 import { BitcoinRpc, coins, RPC_ERROR, RpcError } from './rpc.ts';
 import {
   coinText,
@@ -39,8 +40,8 @@ import {
   toSats,
   unsignedPsbt,
   type Coin,
-  type InputKind,
   type Plan,
+  type SpendRules,
 } from './transactions.ts';
 
 /** Where a scan resumes: saved by the watcher after every scan. */
@@ -119,7 +120,7 @@ export class UtxoAdapter implements NodeAdapter<UtxoScanState> {
   private readonly asset: PaymentCurrency;
   private readonly account: HDKey;
   private readonly test: boolean;
-  private readonly kind: InputKind;
+  private readonly spending: SpendRules;
   private readonly node: BitcoinRpc;
   private readonly wallet: BitcoinRpc;
   private readonly logger: Logger;
@@ -147,8 +148,8 @@ export class UtxoAdapter implements NodeAdapter<UtxoScanState> {
     this.asset = NATIVE_ASSET[network];
     this.account = parseExtendedPublicKey(config.xpub);
     this.test = config.chain !== 'main';
-    this.kind = SCRIPT_KIND[network];
-    this.node = new BitcoinRpc(config.rpcUrl);
+    this.spending = { input: SCRIPT_KIND[network], dustRelayFee: DUST_RELAY_FEE[network] };
+    this.node = new BitcoinRpc(nodeEndpoint(config));
     this.wallet = this.node.wallet(config.wallet);
     this.logger = context.logger.child({ network });
     this.hotAddress = deriveChainAddress(this.account, network, HOT_WALLET.chain, HOT_WALLET.index, addressOptions(config.chain));
@@ -513,7 +514,7 @@ export class UtxoAdapter implements NodeAdapter<UtxoScanState> {
     const stored = await withSpendLock(this.context.db, this.network, async (tx) => {
       const again = await findSend(tx, transfer.id);
       if (again) return again;
-      const plan = planPayment(await this.hotCoins(tx), amount, to, this.hotScript(), rate, this.kind);
+      const plan = planPayment(await this.hotCoins(tx), amount, to, this.hotScript(), rate, this.spending);
       if ('shortBy' in plan) {
         this.sweepSoon = true;
         throw new Error(
@@ -533,7 +534,7 @@ export class UtxoAdapter implements NodeAdapter<UtxoScanState> {
     if (!this.isValidAddress(transfer.to)) throw new Error(`not a ${this.network} ${this.config.chain} address: ${JSON.stringify(transfer.to.slice(0, 128))}`);
     if (!transfer.amount.gt(0)) throw new Error('the amount must be positive');
     const to = outputScript(transfer.to, this.signerNetwork());
-    if (toSats(transfer.amount) < dustLimit(this.kind, to.length)) throw new Error(`${transfer.amount.toFixed()} ${this.asset} is below the network's dust limit`);
+    if (toSats(transfer.amount) < dustLimit(to, this.spending.dustRelayFee)) throw new Error(`${transfer.amount.toFixed()} ${this.asset} is below the network's dust limit`);
   }
 
   sendRefusal(): string | null {
@@ -726,7 +727,7 @@ export class UtxoAdapter implements NodeAdapter<UtxoScanState> {
         const deposits = await this.depositCoins(tx);
         const total = fromSats(deposits.reduce((s, c) => s + c.value, 0n));
         if (deposits.length === 0 || (!due && !(this.config.sweepThreshold && total.gte(this.config.sweepThreshold)))) return null;
-        const plan = planSweep(deposits, this.hotScript(), await this.feeRate(), this.kind, this.config.sweepMaxInputs);
+        const plan = planSweep(deposits, this.hotScript(), await this.feeRate(), this.spending, this.config.sweepMaxInputs);
         if (!plan) return null;
         return this.store(tx, plan, { id: (txid) => `sweep-${txid}`, purpose: 'sweep', to: this.hotAddress, amount: plan.outputs[0]!.value });
       });

@@ -4,6 +4,7 @@
 // answers HTTP 500 "work queue depth exceeded" beyond; many calls go as JSON-RPC batches instead.
 import { DecimalLiteral, parseJsonExact } from '../../core/json.ts';
 import { toMoney, type Money } from '../../domain/money.ts';
+import { endpointOf, failureOf, type NodeEndpoint } from '../node-endpoint.ts';
 
 /** Error codes of Bitcoin Core's RPC (rpc/protocol.h) the adapter tells apart. */
 export const RPC_ERROR = {
@@ -78,31 +79,28 @@ export interface RpcOptions {
 }
 
 export class BitcoinRpc {
-  private readonly endpoint: string;
-  private readonly authorization: string | null;
+  private readonly endpoint: NodeEndpoint;
+  private readonly url: string;
   private readonly gate: RequestGate;
   private readonly timeoutMs: number;
   private nextId = 1;
 
-  /** `rpcUrl` carries the credentials (http://user:password@host:port); fetch wants them in a header instead. */
-  constructor(
-    private readonly rpcUrl: string,
-    options: RpcOptions = {},
-  ) {
-    const url = new URL(rpcUrl);
-    this.authorization =
-      url.username || url.password ? `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}` : null;
-    url.username = '';
-    url.password = '';
-    url.pathname = options.wallet ? `/wallet/${encodeURIComponent(options.wallet)}` : '/';
-    this.endpoint = url.toString();
+  /**
+   * `node`: the node's URL (http://user:password@host:port, a path and query of a provider kept) or its endpoint; the
+   * credentials go in the Authorization header, the node's wallet endpoint (/wallet/<name>) after its path.
+   */
+  constructor(node: string | NodeEndpoint, options: RpcOptions = {}) {
+    this.endpoint = endpointOf(node);
+    const url = new URL(this.endpoint.url);
+    url.pathname = `${url.pathname.replace(/\/+$/, '')}${options.wallet ? `/wallet/${encodeURIComponent(options.wallet)}` : '/'}`;
+    this.url = url.toString();
     this.gate = options.gate ?? new RequestGate(MAX_IN_FLIGHT);
-    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.timeoutMs = options.timeoutMs ?? this.endpoint.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   }
 
   /** The same node through a wallet's endpoint, sharing this client's cap on requests in flight. */
   wallet(name: string): BitcoinRpc {
-    return new BitcoinRpc(this.rpcUrl, { wallet: name, gate: this.gate, timeoutMs: this.timeoutMs });
+    return new BitcoinRpc(this.endpoint, { wallet: name, gate: this.gate, timeoutMs: this.timeoutMs });
   }
 
   /** One call; throws RpcError when the node refuses it. */
@@ -155,14 +153,14 @@ export class BitcoinRpc {
     return this.gate.run(async () => {
       let res: Response;
       try {
-        res = await fetch(this.endpoint, {
+        res = await fetch(this.url, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', ...(this.authorization ? { authorization: this.authorization } : {}) },
+          headers: { 'content-type': 'application/json', ...this.endpoint.headers },
           body: text,
           signal: AbortSignal.timeout(timeoutMs),
         });
       } catch (e) {
-        throw new RpcTransportError(`${what}: the node does not answer (${(e as Error).message})`, { cause: e });
+        throw new RpcTransportError(`${what}: the node ${this.endpoint.name} does not answer (${failureOf(e)})`);
       }
       return { status: res.status, answer: await res.text().catch(() => '') };
     });
@@ -172,7 +170,7 @@ export class BitcoinRpc {
     const text = JSON.stringify(body);
     for (let attempt = 1; ; attempt++) {
       const { status, answer } = await this.exchange(text, what, timeoutMs);
-      if (status === 401 || status === 403) throw new RpcTransportError(`${what}: the node refused our credentials (HTTP ${status})`);
+      if (status === 401 || status === 403) throw new RpcTransportError(`${what}: the node ${this.endpoint.name} refused our credentials (HTTP ${status})`);
       // Bitcoin Core answers call errors with 404/500 and a JSON body; anything else not JSON means it is busy or gone.
       let parsed: unknown;
       try {
@@ -182,7 +180,7 @@ export class BitcoinRpc {
           await new Promise((r) => setTimeout(r, 100 * attempt));
           continue;
         }
-        throw new RpcTransportError(`${what}: HTTP ${status} ${answer.slice(0, 200)}`);
+        throw new RpcTransportError(`${what}: the node ${this.endpoint.name} answered HTTP ${status} ${this.endpoint.quote(answer)}`);
       }
       return parsed;
     }

@@ -56,14 +56,27 @@ export const inputVsize = (kind: InputKind) => Math.ceil(INPUT_WEIGHT[kind] / 4)
 /** The fee of `vsize` virtual bytes at `rate` satoshis per virtual byte, rounded up to a whole satoshi. */
 export const feeFor = (vsize: number, rate: Decimal): bigint => BigInt(rate.times(vsize).ceil().toFixed(0));
 
+/** How a network's transactions are made: the kind of our inputs and the node's dust relay fee (sat/vB). */
+export interface SpendRules {
+  input: InputKind;
+  dustRelayFee: bigint;
+}
+
+/** A witness program: a version (OP_0, OP_1..OP_16) and one push of 2 to 40 bytes (P2WPKH, P2WSH, P2TR). */
+function isWitnessProgram(script: Uint8Array): boolean {
+  const version = script[0]!;
+  return script.length >= 4 && script.length <= 42 && (version === 0 || (version >= 0x51 && version <= 0x60)) && script[1] === script.length - 2;
+}
+
 /**
- * The smallest output the network relays (Bitcoin Core's dust rule at its default 3 sat/vB dust relay fee: what
- * creating and later spending it costs). Change below it is left to the fee instead.
+ * The smallest output to `script` the network relays (Bitcoin Core's GetDustThreshold: what creating and later
+ * spending it costs at the dust relay fee): 546 sat for P2PKH, 540 P2SH, 294 P2WPKH, 330 P2WSH and P2TR at Bitcoin's
+ * 3 sat/vB; ten times that on Litecoin. An amount below it is refused; change below it is left to the fee instead.
  */
-export function dustLimit(kind: InputKind, scriptLength: number): bigint {
-  // Bitcoin Core's GetDustThreshold: a witness spend counts 107 witness bytes as 26 (integer division by 4).
-  const spend = kind === 'wpkh' ? 32 + 4 + 1 + 26 + 4 : 148;
-  return BigInt((8 + 1 + scriptLength + spend) * 3);
+export function dustLimit(script: Uint8Array, dustRelayFee: bigint): bigint {
+  // A witness spend counts its 107 witness bytes as 26 (integer division by 4); any other spends 148 bytes.
+  const spend = isWitnessProgram(script) ? 32 + 4 + 1 + 26 + 4 : 32 + 4 + 1 + 107 + 4;
+  return BigInt(8 + 1 + script.length + spend) * dustRelayFee;
 }
 
 // --- choosing what to spend ---
@@ -99,7 +112,8 @@ export type PaymentPlan = Plan | { shortBy: bigint; available: bigint; needed: b
  * fee comes from the coins. Change smaller than the dust limit goes to the fee. Answers what is missing when the
  * coins do not cover amount and fee.
  */
-export function planPayment(coins: Coin[], amount: bigint, to: Uint8Array, change: Uint8Array, rate: Decimal, kind: InputKind): PaymentPlan {
+export function planPayment(coins: Coin[], amount: bigint, to: Uint8Array, change: Uint8Array, rate: Decimal, rules: SpendRules): PaymentPlan {
+  const kind = rules.input;
   const sorted = [...coins].sort((a, b) => (a.value > b.value ? -1 : a.value < b.value ? 1 : 0));
   const inputs: Coin[] = [];
   let total = 0n;
@@ -109,7 +123,7 @@ export function planPayment(coins: Coin[], amount: bigint, to: Uint8Array, chang
     const withChange = estimateVsize(kind, inputs.length, [to.length, change.length]);
     const feeWithChange = feeFor(withChange, rate);
     const rest = total - amount - feeWithChange;
-    if (rest >= dustLimit(kind, change.length)) {
+    if (rest >= dustLimit(change, rules.dustRelayFee)) {
       return { inputs, outputs: [{ script: to, value: amount }, { script: change, value: rest }], fee: feeWithChange, vsize: withChange };
     }
     const alone = estimateVsize(kind, inputs.length, [to.length]);
@@ -124,7 +138,8 @@ export function planPayment(coins: Coin[], amount: bigint, to: Uint8Array, chang
  * least `WORTH_SPENDING` times what spending them costs (smaller ones wait for lower fees). Nothing when no coin is
  * worth it or what would arrive is dust.
  */
-export function planSweep(coins: Coin[], to: Uint8Array, rate: Decimal, kind: InputKind, maxInputs: number): Plan | null {
+export function planSweep(coins: Coin[], to: Uint8Array, rate: Decimal, rules: SpendRules, maxInputs: number): Plan | null {
+  const kind = rules.input;
   const cost = feeFor(inputVsize(kind), rate);
   const worth = coins.filter((c) => c.value >= cost * WORTH_SPENDING).sort((a, b) => (a.value > b.value ? -1 : a.value < b.value ? 1 : 0));
   const inputs = worth.slice(0, maxInputs);
@@ -132,7 +147,7 @@ export function planSweep(coins: Coin[], to: Uint8Array, rate: Decimal, kind: In
   const vsize = estimateVsize(kind, inputs.length, [to.length]);
   const fee = feeFor(vsize, rate);
   const value = inputs.reduce((s, c) => s + c.value, 0n) - fee;
-  if (value < dustLimit(kind, to.length)) return null;
+  if (value < dustLimit(to, rules.dustRelayFee)) return null;
   return { inputs, outputs: [{ script: to, value }], fee, vsize };
 }
 
@@ -141,7 +156,10 @@ export const WORTH_SPENDING = 5n;
 
 // --- building ---
 
-/** The output script paying `address` (a segwit network's address: bech32, base58 P2PKH or P2SH). */
+/**
+ * The output script paying `address` (a segwit network's address: base58 P2PKH or P2SH, bech32 P2WPKH or P2WSH,
+ * bech32m P2TR). Its length is what the output adds to the size: 34 bytes P2PKH, 32 P2SH, 31 P2WPKH, 43 P2WSH/P2TR.
+ */
 export const outputScript = (address: string, network: SignerNetwork): Uint8Array => OutScript.encode(Address(network).decode(address));
 
 /** The unsigned transaction of a plan, as a PSBT (each input carries the output it spends, for segwit signing). */
