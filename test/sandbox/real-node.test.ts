@@ -1,8 +1,8 @@
-// Sandbox controls stop where a real node starts (docs/chains.md, "Which network runs where"): with ethereum on a
-// real node (anvil) and the other networks on the sandbox chain, every sandbox transfer, confirmation, drop and
-// withdrawal outcome on ethereum is refused with 409 CONFLICT, over REST and GraphQL alike, and nothing is recorded
-// or credited: a merchant cannot invent money that never arrived, settle a payment the node has not confirmed, or
-// release the money of a withdrawal that is on its way. A sandbox network on the same server still takes them.
+// Sandbox controls never reach live money (docs/modes.md): with ethereum on a real node (anvil), every sandbox
+// transfer, confirmation, drop and withdrawal outcome is refused to the live token (403 FORBIDDEN) and, aimed at a
+// live object with the same merchant's test token, finds nothing (404), over REST and GraphQL alike; nothing is
+// recorded or credited: a merchant cannot invent money that never arrived, settle a payment the node has not
+// confirmed, or release the money of a withdrawal that is on its way. Test mode meanwhile runs ethereum on the sandbox.
 import type { Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HOT_WALLET } from '../../src/chains/signer.ts';
@@ -16,7 +16,7 @@ import { useServer, type TestServer } from '../support/server.ts';
 const CONFIRMATIONS = 3;
 /** Scans run every 100 ms; a loaded machine may still take seconds for one. */
 const CHAIN_WAIT_MS = 30_000;
-const REFUSED = { code: 'CONFLICT', message: 'ethereum runs on a real node: sandbox transfers are only for sandbox networks' };
+const FORBIDDEN = { code: 'FORBIDDEN', message: 'The sandbox takes a test-mode token (pk_test_…): a live-mode token never reaches simulated chains or the test clock' };
 const hot = testSigner.evmAccount('ethereum', HOT_WALLET).address;
 
 const ERROR_FIELDS = '... on Error { code message }';
@@ -28,21 +28,28 @@ const gql = {
   rejectWithdrawal: `mutation($i: SandboxWithdrawalInput!) { rejectSandboxWithdrawal(input: $i) { __typename ${ERROR_FIELDS} } }`,
 };
 
-function merchantCalls(server: TestServer, token: string) {
+function merchantCalls(server: TestServer, token: string, testToken: string) {
   const call = (method: string, path: string, json?: unknown) => server.request(method, path, { token, json });
   return {
     call,
-    /** A REST call the sandbox must refuse: 409 CONFLICT in the one error shape, naming the network. */
+    /**
+     * A sandbox call on a live object: refused to the live token (403 FORBIDDEN in the one error shape); the same
+     * merchant's test token does not see the object (404).
+     */
     async refusedRest(method: string, path: string, json?: unknown) {
       const res = await call(method, path, json);
-      expect(res.status, `${method} ${path}: ${res.text}`).toBe(409);
-      expect(res.body.error).toMatchObject(REFUSED);
+      expect(res.status, `${method} ${path}: ${res.text}`).toBe(403);
+      expect(res.body.error).toMatchObject(FORBIDDEN);
+      const asTest = await server.request(method, path, { token: testToken, json });
+      expect(asTest.status, `${method} ${path} with the test token: ${asTest.text}`).toBe(404);
     },
-    /** The same over GraphQL: the mutation's ConflictError. */
+    /** The same over GraphQL: the mutation's ForbiddenError, and NotFoundError for the test token. */
     async refusedGraphql(document: string, input: Record<string, unknown>, field: string) {
       const res = await server.graphql(document, { i: input }, token);
       expect(res.body.errors, res.text).toBeUndefined();
-      expect(res.body.data[field]).toEqual({ __typename: 'ConflictError', ...REFUSED });
+      expect(res.body.data[field]).toEqual({ __typename: 'ForbiddenError', ...FORBIDDEN });
+      const asTest = await server.graphql(document, { i: input }, testToken);
+      expect(asTest.body.data[field], asTest.text).toMatchObject({ __typename: 'NotFoundError', code: 'NOT_FOUND' });
     },
     async invoice(paymentCurrency: string, price: string, invoiceCurrency = paymentCurrency === 'eth' ? 'eth' : 'usd') {
       const created = await call('POST', '/api/invoices/v1/regular', { invoiceCurrency, items: [{ name: 'Order', price }] });
@@ -70,10 +77,10 @@ describe.each(DATABASES)('sandbox controls on a network that runs on a real node
   const server = useServer(kind, env);
   const prisma = () => server.app.db.prisma;
 
-  it('a sandbox transfer to an invoice or an address on it is refused and records nothing; a sandbox network still takes one', async () => {
-    expect(server.app.platform.chains.health().find((c) => c.network === 'ethereum')).toMatchObject({ mode: 'node' });
-    const m = await server.merchant();
-    const h = merchantCalls(server, m.publicToken);
+  it('a sandbox transfer to a live invoice or address is refused and records nothing; test mode takes one on ethereum too', async () => {
+    expect(server.app.platform.chains.health().find((c) => c.network === 'ethereum')).toMatchObject({ live: 'node', test: 'sandbox' });
+    const m = await server.liveMerchant();
+    const h = merchantCalls(server, m.publicToken, m.test.publicToken);
     const invoice = await h.invoice('eth', '1');
     const deposit = await h.call('POST', '/api/static-addresses', { asset: 'eth', internalUserId: 'player-1' });
     expect(deposit.status, deposit.text).toBe(201);
@@ -88,25 +95,32 @@ describe.each(DATABASES)('sandbox controls on a network that runs on a real node
     await h.refusedGraphql(gql.create, { address: deposit.body.address, amount: '5', confirmations: 12 }, 'createSandboxTransfer');
 
     expect((await h.read(invoice.id)).status).toBe('pending');
-    expect(await prisma().chainTransfer.count({ where: { companyId: m.companyId } })).toBe(0);
-    expect(await prisma().ledgerEntry.count({ where: { companyId: m.companyId } })).toBe(0);
+    expect(await prisma().chainTransfer.count()).toBe(0);
+    expect(await prisma().ledgerEntry.count()).toBe(0);
     expect(await h.balances()).toEqual([]);
 
-    // The same merchant on a sandbox network (tron): taken, final, credited.
-    const usdt = await h.invoice('trc20usdt', '100');
-    const paid = await h.call('POST', '/api/sandbox/transfers', { invoiceId: usdt.id, amount: usdt.amount, confirmations: 19 });
+    // The same merchant in test mode: ethereum runs on the sandbox chain there; taken, final, credited to test mode only.
+    const t = merchantCalls(server, m.test.publicToken, m.test.publicToken);
+    const testEth = await t.invoice('eth', '1');
+    expect(testEth.address).not.toBe(invoice.address);
+    const paid = await t.call('POST', '/api/sandbox/transfers', { invoiceId: testEth.id, amount: testEth.amount, confirmations: 12 });
     expect(paid.status, paid.text).toBe(201);
-    expect(paid.body).toMatchObject({ invoiceId: usdt.id, state: 'confirmed' });
-    const viaGraphql = await server.graphql(gql.create, { i: { invoiceId: (await h.invoice('trc20usdt', '100')).id, amount: '101', confirmations: 19 } }, m.publicToken);
+    expect(paid.body).toMatchObject({ invoiceId: testEth.id, state: 'confirmed' });
+    const viaGraphql = await server.graphql(gql.create, { i: { invoiceId: (await t.invoice('trc20usdt', '100')).id, amount: '101', confirmations: 19 } }, m.test.publicToken);
     expect(viaGraphql.body.data.createSandboxTransfer.__typename).toBe('CreateSandboxTransferSuccess');
-    expect((await h.read(usdt.id)).status).toBe('done');
-    expect(await h.balances()).toEqual([{ asset: 'trc20usdt', available: '200', held: '0', pending: '0', suspense: '0' }]);
-    expect(await prisma().chainTransfer.count({ where: { companyId: m.companyId, network: 'ethereum' } })).toBe(0);
+    expect((await t.read(testEth.id)).status).toBe('done');
+    expect(await t.balances()).toEqual([
+      { asset: 'eth', available: '1', held: '0', pending: '0', suspense: '0' },
+      { asset: 'trc20usdt', available: '100', held: '0', pending: '0', suspense: '0' },
+    ]);
+    expect(await h.balances()).toEqual([]);
+    expect((await h.read(invoice.id)).status).toBe('pending');
+    expect(await prisma().chainTransfer.count({ where: { mode: 'live' } })).toBe(0);
   });
 
   it("the sandbox cannot confirm or drop a payment the node reported: it stays as deep as the node says, uncredited", async () => {
-    const m = await server.merchant();
-    const h = merchantCalls(server, m.publicToken);
+    const m = await server.liveMerchant();
+    const h = merchantCalls(server, m.publicToken, m.test.publicToken);
     const invoice = await h.invoice('eth', '1');
     await node!.pay(invoice.address, invoice.amount);
     await node!.mine(1);
@@ -126,12 +140,12 @@ describe.each(DATABASES)('sandbox controls on a network that runs on a real node
     expect(after.status).toBe('processing');
     expect(after.invoiceTransactions).toEqual([expect.objectContaining({ id: transferId, confirmations: 1, status: 'seen' })]);
     expect(await h.balances()).toEqual([{ asset: 'eth', available: '0', held: '0', pending: invoice.amount, suspense: '0' }]);
-    expect(await prisma().ledgerEntry.count({ where: { companyId: m.companyId } })).toBe(0);
+    expect(await prisma().ledgerEntry.count({ where: { invoiceId: invoice.id } })).toBe(0);
   });
 
   it('the sandbox cannot confirm or fail a withdrawal sent on the node: it stays processing, its money held', async () => {
-    const m = await server.merchant();
-    const h = merchantCalls(server, m.publicToken);
+    const m = await server.liveMerchant();
+    const h = merchantCalls(server, m.publicToken, m.test.publicToken);
     // 1 eth for the merchant (1.01 paid, 0.01 fee), final on the node; ether in the hot wallet to pay out of.
     const invoice = await h.invoice('eth', '1');
     await node!.pay(invoice.address, invoice.amount);
@@ -157,7 +171,8 @@ describe.each(DATABASES)('sandbox controls on a network that runs on a real node
     expect(after).toMatchObject({ uid, status: 'processing', txHash: sent.txHash });
     // 0.5 plus the 0.0005 network fee stay held; nothing went back to available, nothing was booked as sent.
     expect(await h.balances()).toEqual([{ asset: 'eth', available: '0.4995', held: '0.5005', pending: '0', suspense: '0' }]);
-    const kinds = await prisma().ledgerEntry.groupBy({ by: ['kind'], where: { companyId: m.companyId }, _count: true });
+    const live = await prisma().company.findUniqueOrThrow({ where: { accountId_mode: { accountId: m.companyId, mode: 'live' } } });
+    const kinds = await prisma().ledgerEntry.groupBy({ by: ['kind'], where: { companyId: live.id }, _count: true });
     expect(kinds.map((k) => k.kind).sort()).toEqual(['fee', 'payment', 'withdrawal_hold']);
   });
 });
