@@ -1,7 +1,8 @@
 // The checkout page in real headless Chromium against the running server: the client fills the invoice, sees the
 // address, tag and QR code (decoded from its pixels), pays through the sandbox and watches the page turn to done
 // without a reload, then is sent back to the shop; the wrong, closed and 404 views; a 360 px phone; German; the
-// fallback to polling when no WebSocket gets through; labels, keyboard, copy buttons and no console errors.
+// fallback to polling when no WebSocket gets through; labels, keyboard, copy buttons and no console errors; the test
+// banner on test-mode invoices only.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +10,7 @@ import { paymentUri } from '../../src/chains/payment-uri.ts';
 import { Money } from '../../src/domain/money.ts';
 import { CHROMIUM, readQr, screenshot, unlabelledControls, useBrowser } from '../support/browser.ts';
 import { DATABASES } from '../support/databases.ts';
-import { useServer, type TestServer } from '../support/server.ts';
+import { useServer, type TestMerchant, type TestServer } from '../support/server.ts';
 
 /** The shop the client returns to after paying. */
 async function startShop(): Promise<{ url: string; server: Server }> {
@@ -31,9 +32,11 @@ describe.runIf(CHROMIUM)('the checkout page in Chromium', () => {
     const browser = useBrowser();
     let shop: { url: string; server: Server };
     let token = '';
+    let merchant: TestMerchant;
     beforeAll(async () => {
       shop = await startShop();
-      token = (await server.merchant({ name: 'Corner Café' })).publicToken;
+      merchant = await server.merchant({ name: 'Corner Café' });
+      token = merchant.publicToken;
     });
     afterAll(() => new Promise<void>((resolve) => shop?.server.close(() => resolve())));
 
@@ -60,7 +63,7 @@ describe.runIf(CHROMIUM)('the checkout page in Chromium', () => {
       // The new status is read out and takes the focus.
       expect(await page.evaluate(() => document.activeElement?.outerHTML.slice(0, 120))).toContain('data-status-text');
       expect(await page.locator('main > [role="status"]').first().textContent()).toBe('Waiting for your payment.');
-      // The service runs a simulated chain: the page says so.
+      // A test-mode invoice: the page says the payment is simulated.
       expect(await page.getByText('Test mode: this payment is simulated.', { exact: false }).count()).toBe(1);
       await page.evaluate(() => ((window as unknown as { sameDocument: boolean }).sameDocument = true));
       const rest = (await server.request('GET', `/api/invoices/v1/regular/${id}`)).body;
@@ -91,6 +94,39 @@ describe.runIf(CHROMIUM)('the checkout page in Chromium', () => {
       await screenshot(page, `checkout-done-${kind}`);
       await page.waitForURL(shop.url, { timeout: 10_000 });
       expect(await page.locator('h1').textContent()).toBe('Back at the shop');
+      expect(problems).toEqual([]);
+    });
+
+    it('the test banner: on every view of a test-mode invoice, on none of a live-mode one', async () => {
+      const notice = 'Test mode: this payment is simulated. Do not send real funds to this address.';
+      const { page, problems } = await browser.open();
+      // Test mode: the form, then (after the fill, without a reload) the payment panel, both with the banner.
+      const testId = await invoiceFor(server, token);
+      await page.goto(`${server.url}/pay/${testId}`);
+      await page.getByLabel('Your e-mail').waitFor();
+      expect(await page.locator('main').getAttribute('data-mode')).toBe('test');
+      expect(await page.getByText(notice).count()).toBe(1);
+      await page.getByLabel('Your e-mail').fill('client@example.com');
+      await page.getByLabel('Pay in').selectOption('BTC');
+      await page.getByRole('button', { name: 'Continue to payment' }).click();
+      await page.locator('[data-address]').waitFor();
+      expect(await page.getByText(notice).count()).toBe(1);
+      // And in German.
+      await page.goto(`${server.url}/pay/${testId}?lang=de`);
+      await page.locator('[data-address]').waitFor();
+      expect(await page.getByText('Testmodus: Diese Zahlung ist simuliert.', { exact: false }).count()).toBe(1);
+
+      // Live mode, on the same server (which runs the simulated chain for test mode): real money, no test banner.
+      const liveId = await invoiceFor(server, merchant.live.publicToken);
+      for (const lang of ['en', 'de']) {
+        await page.goto(`${server.url}/pay/${liveId}?lang=${lang}`);
+        await expect.poll(() => page.locator('h1').textContent()).toBe('Corner Café');
+        await page.locator('.order .total').waitFor();
+        expect(await page.locator('main').getAttribute('data-mode')).toBe('live');
+        expect(await page.locator('.banner.warning').count()).toBe(0);
+        expect(await page.locator('main').textContent()).not.toMatch(/Test mode|Testmodus|simulated|simuliert/);
+      }
+      await screenshot(page, `checkout-live-${kind}`);
       expect(problems).toEqual([]);
     });
 
