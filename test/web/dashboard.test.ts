@@ -1,11 +1,29 @@
 // The merchant dashboard in real headless Chromium against the running server: sign in with the public token, a new
 // invoice appears live without a reload, its detail shows transactions and webhook deliveries, redeliver sends the
 // event again (the receiver sees the same webhook-id twice), the webhook test, balances and withdrawals; sign-out
-// forgets the token.
+// forgets the token. Test and live mode: the switch, the test banner, one token per mode, each mode's data only,
+// keyboard use and axe-core's checks in both modes.
+import { AxeBuilder } from '@axe-core/playwright';
+import type { Page, WebSocket } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { CHROMIUM, screenshot, unlabelledControls, useBrowser } from '../support/browser.ts';
+import { DATABASES } from '../support/databases.ts';
 import { startReceiver } from '../support/receiver.ts';
-import { useServer } from '../support/server.ts';
+import { useServer, type TestServer } from '../support/server.ts';
+
+/** axe-core's serious and critical findings on the page as it is now (WCAG 2.x A and AA rules and best practices). */
+async function seriousViolations(page: Page): Promise<string[]> {
+  const { violations } = await new AxeBuilder({ page }).analyze();
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
+
+const createInvoice = async (server: TestServer, token: string, name: string) => {
+  const created = await server.request('POST', '/api/invoices/v1/regular', { token, json: { invoiceCurrency: 'usd', items: [{ name, price: 12 }] } });
+  expect(created.status, created.text).toBe(201);
+  return created;
+};
 
 describe.runIf(CHROMIUM)('the dashboard in Chromium', () => {
   const server = useServer('pglite', { WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_POLL_MS: '100' });
@@ -28,7 +46,7 @@ describe.runIf(CHROMIUM)('the dashboard in Chromium', () => {
       await page.getByLabel('Public token').fill(token);
       await page.getByRole('button', { name: 'Sign in' }).click();
       await page.getByText('Signed in as Corner Café').waitFor();
-      expect(await page.evaluate(() => sessionStorage.getItem('payrail.publicToken'))).toBe(token);
+      expect(await page.evaluate(() => sessionStorage.getItem('payrail.token.test'))).toBe(token);
       expect(await page.evaluate(() => localStorage.length)).toBe(0);
       expect(await unlabelledControls(page)).toEqual([]);
       await page.evaluate(() => ((window as unknown as { sameDocument: boolean }).sameDocument = true));
@@ -103,5 +121,129 @@ describe.runIf(CHROMIUM)('the dashboard in Chromium', () => {
     } finally {
       await receiver.close();
     }
+  });
+});
+
+describe.runIf(CHROMIUM)('the dashboard in test and live mode', () => {
+  describe.each(DATABASES)('on %s', (kind) => {
+    const server = useServer(kind);
+    const browser = useBrowser();
+
+    it('test mode is marked; the switch asks for the live token, refuses a test one, shows each mode’s data only, and comes back without asking again', { timeout: 120_000 }, async () => {
+      const merchant = await server.merchant({ name: 'Corner Café' });
+      const testToken = merchant.test.publicToken;
+      const liveToken = merchant.live.publicToken;
+      const testInvoice = (await createInvoice(server, testToken, 'Test tea')).body.id as string;
+      const { page, problems } = await browser.open({ width: 1280, height: 1000 });
+      const sockets: WebSocket[] = [];
+      page.on('websocket', (ws) => sockets.push(ws));
+      const testRow = page.locator(`tr[data-invoice="${testInvoice}"]`);
+      const banner = page.locator('[data-test-banner]');
+      const testSwitch = page.getByRole('radio', { name: 'Test mode' });
+      const liveSwitch = page.getByRole('radio', { name: 'Live mode' });
+
+      // Signed in with the test token: test mode is chosen on the switch and marked by the banner; test data shows.
+      await page.goto(`${server.url}/dashboard`);
+      await page.getByLabel('Public token').fill(testToken);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await testRow.waitFor();
+      expect(await testRow.getAttribute('data-mode')).toBe('test');
+      expect(await banner.isVisible()).toBe(true);
+      expect(await banner.textContent()).toBe('Test mode: payments here are simulated and no real money moves. Switch to live mode for real payments.');
+      expect(await testSwitch.isChecked()).toBe(true);
+      expect(await liveSwitch.isChecked()).toBe(false);
+      expect(await page.title()).toBe('Test mode · Payrail dashboard');
+      expect(await page.evaluate(() => sessionStorage.getItem('payrail.token.test'))).toBe(testToken);
+      // The test mode's live connection is up (the page subscribes to invoices and withdrawals).
+      await expect.poll(() => sockets.length).toBeGreaterThan(0);
+      expect(await seriousViolations(page)).toEqual([]);
+      await screenshot(page, `dashboard-test-mode-${kind}`);
+
+      // To live mode: its token is not known yet, so the page asks for it; nothing of test mode stays.
+      await page.locator('label', { hasText: 'Live mode' }).click();
+      const liveForm = page.getByRole('form', { name: 'Sign in to live mode' });
+      await liveForm.waitFor();
+      expect(await liveSwitch.isChecked()).toBe(true);
+      expect(await testRow.count()).toBe(0);
+      expect(await page.locator('#invoices').count()).toBe(0);
+      expect(await banner.isVisible()).toBe(false);
+      expect(await page.getByText('Signed in as').count()).toBe(0);
+      // Test mode's subscriptions are ended with its connection.
+      await expect.poll(() => sockets.every((ws) => ws.isClosed())).toBe(true);
+      const socketsOfTestMode = sockets.length;
+
+      // The test token is refused there, with the reason on the field.
+      const liveField = page.getByLabel('Live-mode public token');
+      await liveField.fill(testToken);
+      await liveField.press('Enter');
+      await page.getByText('That is a test-mode token. Enter the live-mode token (pk_live_…) here.').waitFor();
+      expect(await liveField.getAttribute('aria-invalid')).toBe('true');
+      expect(await page.evaluate(() => sessionStorage.getItem('payrail.token.live'))).toBeNull();
+      expect(await testRow.count()).toBe(0);
+      expect(await seriousViolations(page)).toEqual([]);
+
+      // The live token is taken: live data, no test banner, no test invoice; a live invoice made now appears live.
+      await liveField.fill(liveToken);
+      await liveField.press('Enter');
+      await page.getByText('Signed in as Corner Café').waitFor();
+      await page.locator('#invoices').waitFor();
+      expect(await banner.isVisible()).toBe(false);
+      expect(await page.title()).toBe('Live mode · Payrail dashboard');
+      expect(await page.evaluate(() => sessionStorage.getItem('payrail.token.live'))).toBe(liveToken);
+      await expect.poll(() => sockets.length).toBeGreaterThan(socketsOfTestMode);
+      const created = await createInvoice(server, liveToken, 'Live tea');
+      expect(created.headers.get('payrail-mode')).toBe('live');
+      expect(created.body.mode).toBe('live');
+      const liveRow = page.locator(`tr[data-invoice="${created.body.id}"]`);
+      await liveRow.waitFor();
+      expect(await liveRow.getAttribute('data-mode')).toBe('live');
+      expect(await testRow.count()).toBe(0);
+      expect(await page.locator('tr[data-invoice]').count()).toBe(1);
+      expect(await seriousViolations(page)).toEqual([]);
+      await screenshot(page, `dashboard-live-mode-${kind}`);
+
+      // Back to test mode: its token is still known, so its data comes back at once; live data is gone.
+      await page.locator('label', { hasText: 'Test mode' }).click();
+      await testRow.waitFor();
+      expect(await liveRow.count()).toBe(0);
+      expect(await banner.isVisible()).toBe(true);
+      expect(await page.getByRole('form', { name: 'Sign in to test mode' }).count()).toBe(0);
+
+      // Keyboard only, after a reload (the tab keeps both tokens and the mode): Tab reaches the switch, the arrow keys
+      // change the mode and the focus stays on the switch.
+      await page.reload();
+      await testRow.waitFor();
+      await page.keyboard.press('Tab');
+      expect(await testSwitch.evaluate((el) => el === document.activeElement)).toBe(true);
+      await page.keyboard.press('ArrowRight');
+      await liveRow.waitFor();
+      expect(await liveSwitch.isChecked()).toBe(true);
+      expect(await liveSwitch.evaluate((el) => el === document.activeElement)).toBe(true);
+      expect(await testRow.count()).toBe(0);
+      expect(await banner.isVisible()).toBe(false);
+      await page.keyboard.press('ArrowLeft');
+      await testRow.waitFor();
+      expect(await testSwitch.isChecked()).toBe(true);
+      expect(await testSwitch.evaluate((el) => el === document.activeElement)).toBe(true);
+      expect(await liveRow.count()).toBe(0);
+      // Space on the chosen mode keeps it (no reload of the data: the row stays the same element).
+      await testRow.evaluate((el) => el.setAttribute('data-seen', ''));
+      await page.keyboard.press('Space');
+      expect(await testSwitch.isChecked()).toBe(true);
+      expect(await page.locator('tr[data-seen]').count()).toBe(1);
+
+      // German: the switch and the banner.
+      await page.goto(`${server.url}/dashboard?lang=de`);
+      await testRow.waitFor();
+      expect(await page.getByRole('radio', { name: 'Testmodus' }).isChecked()).toBe(true);
+      expect(await page.getByRole('radio', { name: 'Live-Modus' }).count()).toBe(1);
+      expect(await banner.textContent()).toBe('Testmodus: Zahlungen sind hier simuliert, es fließt kein echtes Geld. Für echte Zahlungen wechseln Sie in den Live-Modus.');
+
+      // Sign-out forgets both tokens.
+      await page.getByRole('button', { name: 'Abmelden' }).click();
+      await page.getByLabel('Öffentlicher Token').waitFor();
+      expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+      expect(problems).toEqual([]);
+    });
   });
 });

@@ -1,6 +1,9 @@
-// The merchant dashboard: sign in with the public token (kept in this tab's sessionStorage only), then the invoices
-// live (invoiceEvents), an invoice's transactions, refund and webhook deliveries (redeliver), balances, the webhook
-// URL and its test, withdrawals live (withdrawalEvents) and the auto-withdrawal rules. Only the public GraphQL API.
+// The merchant dashboard: sign in with a public token, then the invoices live (invoiceEvents), an invoice's
+// transactions, refund and webhook deliveries (redeliver), balances, the webhook URL and its test, withdrawals live
+// (withdrawalEvents) and the auto-withdrawal rules. Only the public GraphQL API.
+// Modes: a merchant has a test and a live side, each with its own token that sees only its mode's data. The tab keeps
+// one token per mode (sessionStorage only) and shows one mode at a time; the switch in the header ends everything the
+// old mode runs (subscriptions, polls, timers, pending answers) before the other mode's data loads.
 import {
   DashboardAutoWithdrawalsDocument,
   DashboardUpdateAutoWithdrawalsDocument,
@@ -17,43 +20,119 @@ import {
   DashboardWithdrawalsDocument,
   type DashboardAutoWithdrawalRuleFragment,
   type DashboardInvoiceRowFragment,
+  type DashboardViewerQuery,
   type DashboardWithdrawalRowFragment,
   type InvoiceStatus,
+  type Mode as ApiMode,
+  type TypedDocumentString,
 } from '../../../../generated/gql-web/graphql.ts';
 import { h, replaceChildren, uid } from '../shared/dom.ts';
 import { closeLive, GraphqlError, live, request } from '../shared/graphql.ts';
 import { isLanguage, statusName, text, unitOf, type TextKey } from '../shared/i18n.ts';
 
-const TOKEN_KEY = 'payrail.publicToken';
+type Mode = 'test' | 'live';
+const MODES: Mode[] = ['test', 'live'];
+const MODE_KEY = 'payrail.mode';
+const tokenKey = (mode: Mode) => `payrail.token.${mode}`;
+const isMode = (value: string | null): value is Mode => value === 'test' || value === 'live';
+const modeOf = (mode: ApiMode): Mode => (mode === 'LIVE' ? 'live' : 'test');
+const apiMode = (mode: Mode): ApiMode => (mode === 'live' ? 'LIVE' : 'TEST');
 const STATUSES: InvoiceStatus[] = ['CREATED', 'PENDING', 'PROCESSING', 'DONE', 'WRONG', 'CLOSED', 'REFUNDED'];
 const PAGE = 50;
 const POLL_MS = 10_000;
 
 type Row = DashboardInvoiceRowFragment;
 type Withdrawal = DashboardWithdrawalRowFragment;
+type Viewer = DashboardViewerQuery['viewer'];
 
 const root = document.getElementById('app')!;
 const language = isLanguage(document.documentElement.lang) ? document.documentElement.lang : 'en';
 const t = (key: TextKey, values?: Record<string, string | number>) => text(language, key, values);
 const time = (iso: string) => new Date(iso).toLocaleString(language);
 const money = (amount: string, currency: string) => `${amount} ${unitOf(currency)}`;
+const modeName = (mode: Mode) => t(mode === 'test' ? 'modeTest' : 'modeLive');
 
-const stops: (() => void)[] = [];
+/** An answer that arrived after its mode was left: dropped, never shown. */
+class Superseded extends Error {}
+
 /** Where failures of the dashboard's own requests are read out. */
 const problems = h('p', { class: 'error', role: 'alert' });
-const report = (e: unknown) => void (problems.textContent = e instanceof Error ? e.message : t('errorGeneric'));
-/** Called every few seconds when no live connection gets through: the lists read themselves again. */
-const reloads: (() => void)[] = [];
-let polling: number | undefined;
-const liveNotice = h('p', { class: 'muted', role: 'status' });
-const unavailable = () => {
-  if (polling !== undefined) return;
-  liveNotice.textContent = t('liveUnavailableDashboard');
-  polling = window.setInterval(() => reloads.forEach((reload) => reload()), POLL_MS);
+const report = (e: unknown) => {
+  if (e instanceof Superseded) return;
+  problems.textContent = e instanceof Error ? e.message : t('errorGeneric');
 };
-const token = () => sessionStorage.getItem(TOKEN_KEY);
-const gql = <R, V>(document: Parameters<typeof request<R, V>>[0], variables: V) => request(document, variables, token());
+const liveNotice = h('p', { class: 'muted', role: 'status' });
+/** Says which mode is shown after a switch (the switch keeps the focus, so the change is read out here). */
+const modeNotice = h('p', { class: 'visually-hidden', role: 'status' });
 
+/**
+ * What one mode's view runs, with that mode's token: requests, live subscriptions, the polling fallback and timers.
+ * end() stops all of it; an answer that comes after is dropped (Superseded), so nothing of one mode shows in the other.
+ */
+class ModeView {
+  /** Called when the view ends: subscriptions and timers. */
+  readonly stops: (() => void)[] = [];
+  /** Called every few seconds when no live connection gets through: the lists read themselves again. */
+  readonly reloads: (() => void)[] = [];
+  /** Money moves with invoices and withdrawals: their live events refresh the balances. */
+  refreshBalances = () => {};
+  private polling: number | undefined;
+  private ended = false;
+
+  constructor(
+    readonly mode: Mode,
+    readonly token: string,
+  ) {}
+
+  gql<R, V>(document: TypedDocumentString<R, V>, variables: V): Promise<R> {
+    return request(document, variables, this.token).then(
+      (answer) => (this.ended ? Promise.reject(new Superseded()) : answer),
+      (e: unknown) => Promise.reject(this.ended ? new Superseded() : e),
+    );
+  }
+
+  live<R, V extends { after?: string | null }>(document: TypedDocumentString<R, V>, variables: V, onData: (data: R) => void): void {
+    this.stops.push(
+      live(document, variables, {
+        token: this.token,
+        onData: (data) => this.ended || onData(data),
+        onUnavailable: () => this.unavailable(),
+        onError: (e) => this.ended || report(e),
+      }),
+    );
+  }
+
+  private unavailable(): void {
+    if (this.ended || this.polling !== undefined) return;
+    liveNotice.textContent = t('liveUnavailableDashboard');
+    this.polling = window.setInterval(() => this.reloads.forEach((reload) => reload()), POLL_MS);
+  }
+
+  end(): void {
+    this.ended = true;
+    for (const stop of this.stops.splice(0)) stop();
+    window.clearInterval(this.polling);
+    this.reloads.length = 0;
+    this.refreshBalances = () => {};
+  }
+}
+
+/** The page after sign-in: the header with the mode switch stays; the mode's banner and content change with it. */
+interface Frame {
+  signedInAs: HTMLElement;
+  switches: Record<Mode, HTMLInputElement>;
+  banner: HTMLElement;
+  content: HTMLElement;
+}
+
+let frame: Frame | null = null;
+let view: ModeView | null = null;
+/** Counts mode changes: an answer to an older one (a slow sign-in check) is dropped. */
+let generation = 0;
+
+const savedToken = (mode: Mode) => sessionStorage.getItem(tokenKey(mode));
+
+/** The first sign-in: a token of either mode; its mode comes from the API (viewer.mode). */
 function signInView(problem = ''): void {
   const id = uid('token');
   const input = h('input', { id, type: 'password', name: 'token', required: true, autocomplete: 'off', spellcheck: 'false', 'aria-describedby': `${id}-hint ${id}-error` });
@@ -65,13 +144,18 @@ function signInView(problem = ''): void {
     h('div', { class: 'field' }, h('label', { for: id }, t('token')), input, h('p', { class: 'hint', id: `${id}-hint` }, t('tokenHint')), error),
     h('button', { type: 'submit', class: 'primary' }, t('signIn')),
   );
+  const my = generation;
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const value = input.value.trim();
     request(DashboardViewerDocument, {}, value)
       .then(({ viewer }) => {
-        sessionStorage.setItem(TOKEN_KEY, value);
-        mainView(viewer.name);
+        if (my !== generation) return;
+        const mode = modeOf(viewer.mode);
+        sessionStorage.setItem(tokenKey(mode), value);
+        buildFrame();
+        openMode(mode, value, viewer);
+        frame!.switches[mode].focus();
       })
       .catch(() => {
         input.setAttribute('aria-invalid', 'true');
@@ -83,15 +167,145 @@ function signInView(problem = ''): void {
   input.focus();
 }
 
-function signOut(): void {
-  sessionStorage.removeItem(TOKEN_KEY);
-  for (const stop of stops.splice(0)) stop();
+/** Asks for the token of `mode` (the switch went to a mode whose token this tab does not know); refuses the other mode's. */
+function modeSignIn(mode: Mode, problem = ''): void {
+  const id = uid(`token-${mode}`);
+  const headingId = uid('sign-in-heading');
+  const input = h('input', { id, type: 'password', name: 'token', required: true, autocomplete: 'off', spellcheck: 'false', 'aria-describedby': `${id}-hint ${id}-error` });
+  const error = h('p', { class: 'field-error', id: `${id}-error`, role: 'alert' }, problem);
+  if (problem) input.setAttribute('aria-invalid', 'true');
+  const form = h(
+    'form',
+    { class: 'sign-in mode-sign-in', 'aria-labelledby': headingId, 'data-sign-in': mode },
+    h('h2', { id: headingId }, t(mode === 'test' ? 'signInTest' : 'signInLive')),
+    h('div', { class: 'field' }, h('label', { for: id }, t(mode === 'test' ? 'tokenTest' : 'tokenLive')), input, h('p', { class: 'hint', id: `${id}-hint` }, t(mode === 'test' ? 'tokenHintTest' : 'tokenHintLive')), error),
+    h('button', { type: 'submit', class: 'primary' }, t('signIn')),
+  );
+  const my = generation;
+  const refuse = (message: string) => {
+    input.setAttribute('aria-invalid', 'true');
+    error.textContent = message;
+    input.focus();
+  };
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const value = input.value.trim();
+    request(DashboardViewerDocument, {}, value)
+      .then(({ viewer }) => {
+        if (my !== generation) return;
+        // A token of the other mode would show that mode's data under this mode's name: refused, and said why.
+        if (modeOf(viewer.mode) !== mode) return refuse(t(mode === 'test' ? 'tokenNotTest' : 'tokenNotLive'));
+        sessionStorage.setItem(tokenKey(mode), value);
+        openMode(mode, value, viewer);
+        frame!.switches[mode].focus();
+      })
+      .catch(() => my === generation && refuse(t('tokenInvalid')));
+  });
+  replaceChildren(frame!.content, form);
+  modeNotice.textContent = t('modeNeedsToken', { mode: modeName(mode) });
+}
+
+/** Ends the shown mode's view: its subscriptions, polls and timers stop, its answers still on the way are dropped. */
+function endView(): void {
+  generation++;
+  view?.end();
+  view = null;
   closeLive();
-  window.clearInterval(polling);
-  polling = undefined;
-  reloads.length = 0;
   problems.textContent = liveNotice.textContent = '';
+}
+
+function signOut(): void {
+  endView();
+  for (const mode of MODES) sessionStorage.removeItem(tokenKey(mode));
+  sessionStorage.removeItem(MODE_KEY);
+  frame = null;
+  delete root.dataset['mode'];
+  document.title = t('dashboardTitle');
   signInView();
+}
+
+/** Marks the page for `mode`: the switch, the test banner (test mode only), the colour band and the title. */
+function markMode(mode: Mode): void {
+  const f = frame!;
+  f.switches[mode].checked = true;
+  root.dataset['mode'] = mode;
+  f.banner.hidden = mode !== 'test';
+  document.title = `${modeName(mode)} · ${t('dashboardTitle')}`;
+  sessionStorage.setItem(MODE_KEY, mode);
+}
+
+/** Shows `mode`: its data with its known token (checked first), else the form asking for that token. */
+async function showMode(mode: Mode, problem = ''): Promise<void> {
+  endView();
+  const my = generation;
+  markMode(mode);
+  frame!.signedInAs.textContent = '';
+  // Nothing of the old mode stays on the page while the new one loads.
+  replaceChildren(frame!.content);
+  const token = savedToken(mode);
+  if (!token) return modeSignIn(mode, problem);
+  let viewer: Viewer;
+  try {
+    ({ viewer } = await request(DashboardViewerDocument, {}, token));
+  } catch (e) {
+    if (my !== generation) return;
+    // Only a refused token is forgotten; a network failure keeps it for the next attempt (reload).
+    if (e instanceof GraphqlError && e.code === 'UNAUTHENTICATED') {
+      sessionStorage.removeItem(tokenKey(mode));
+      return modeSignIn(mode, t('tokenInvalid'));
+    }
+    problems.textContent = t('errorGeneric');
+    return;
+  }
+  if (my !== generation) return;
+  if (modeOf(viewer.mode) !== mode) {
+    sessionStorage.removeItem(tokenKey(mode));
+    return modeSignIn(mode, t(mode === 'test' ? 'tokenNotTest' : 'tokenNotLive'));
+  }
+  openMode(mode, token, viewer);
+}
+
+/** The data of `mode`, read with its token. */
+function openMode(mode: Mode, token: string, viewer: Viewer): void {
+  endView();
+  markMode(mode);
+  const v = (view = new ModeView(mode, token));
+  frame!.signedInAs.textContent = t('signedInAs', { name: viewer.name });
+  replaceChildren(frame!.content, invoicesSection(v), balancesSection(v), webhooksSection(v), withdrawalsSection(v));
+  modeNotice.textContent = t('modeShown', { mode: modeName(mode) });
+}
+
+/** The header (title, who is signed in, the mode switch, sign-out), the test banner and the place for a mode's content. */
+function buildFrame(): void {
+  const switches = {} as Record<Mode, HTMLInputElement>;
+  const options = MODES.map((mode) => {
+    const id = uid(`mode-${mode}`);
+    const input = h('input', { type: 'radio', name: 'mode', value: mode, id, class: 'visually-hidden' });
+    // Arrow keys move the choice within the group (native radio buttons), Space picks the focused one.
+    input.addEventListener('change', () => input.checked && void showMode(mode));
+    switches[mode] = input;
+    return [input, h('label', { for: id, 'data-mode': mode }, modeName(mode))];
+  });
+  const signedInAs = h('p', { class: 'muted' });
+  const banner = h('p', { class: 'test-banner', 'data-test-banner': '' }, t('testModeBanner'));
+  const content = h('div', { class: 'mode-content' });
+  frame = { signedInAs, switches, banner, content };
+  replaceChildren(
+    root,
+    h(
+      'header',
+      { class: 'top' },
+      h('h1', {}, t('dashboardTitle')),
+      signedInAs,
+      h('fieldset', { class: 'mode-switch' }, h('legend', { class: 'visually-hidden' }, t('mode')), options),
+      h('button', { type: 'button', onclick: signOut }, t('signOut')),
+    ),
+    banner,
+    modeNotice,
+    problems,
+    liveNotice,
+    content,
+  );
 }
 
 const table = (caption: string, headings: string[], rows: Node[]) =>
@@ -102,7 +316,7 @@ const section = (id: string, title: TextKey, ...content: (Node | null)[]) =>
 
 // ---- Invoices: a page, then live changes through invoiceEvents.
 
-function invoicesSection() {
+function invoicesSection(v: ModeView) {
   const filterId = uid('filter');
   const filter = h(
     'select',
@@ -115,19 +329,20 @@ function invoicesSection() {
   const detail = h('div', { class: 'detail' });
   const selected = () => (filter.value ? (filter.value as InvoiceStatus) : null);
   const render = () => {
-    const list = [...rows.values()].filter((r) => !selected() || r.status === selected()).sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+    // The token sees its own mode only; the check keeps it so on this page whatever a message brings.
+    const list = [...rows.values()].filter((r) => r.mode === apiMode(v.mode) && (!selected() || r.status === selected())).sort((a, b) => b.createdAt.localeCompare(a.createdAt));
     replaceChildren(
       body,
       list.map((r) =>
         h(
           'tr',
-          { 'data-invoice': r.id, 'data-status': r.status },
+          { 'data-invoice': r.id, 'data-status': r.status, 'data-mode': modeOf(r.mode) },
           h('td', {}, h('code', {}, r.id)),
           h('td', {}, time(r.createdAt)),
           h('td', {}, statusName(language, r.status)),
           h('td', { class: 'num' }, money(r.total.amount, r.total.currency)),
           h('td', {}, r.clientEmail ?? ''),
-          h('td', {}, h('button', { type: 'button', onclick: () => void showInvoice(r.id, detail), 'aria-label': `${t('show')} ${r.id}` }, t('show'))),
+          h('td', {}, h('button', { type: 'button', onclick: () => void showInvoice(v, r.id, detail).catch(report), 'aria-label': `${t('show')} ${r.id}` }, t('show'))),
         ),
       ),
     );
@@ -136,7 +351,7 @@ function invoicesSection() {
   const more = h('button', { type: 'button', hidden: true }, t('more'));
   const load = async (after: string | null = null) => {
     const status = selected();
-    const { invoices } = await gql(DashboardInvoicesDocument, { first: PAGE, after, filter: status ? { status: [status] } : null });
+    const { invoices } = await v.gql(DashboardInvoicesDocument, { first: PAGE, after, filter: status ? { status: [status] } : null });
     if (!after) rows.clear();
     for (const r of invoices.nodes) rows.set(r.id, r);
     next = invoices.pageInfo.hasNextPage ? (invoices.pageInfo.endCursor ?? null) : null;
@@ -145,19 +360,12 @@ function invoicesSection() {
   };
   more.addEventListener('click', () => void load(next).catch(report));
   filter.addEventListener('change', () => void load().catch(report));
-  reloads.push(() => void load().catch(report));
-  stops.push(
-    live(DashboardInvoiceEventsDocument, { after: null }, {
-      token: token(),
-      onData: ({ invoiceEvents: r }) => {
-        rows.set(r.id, r);
-        render();
-        refreshBalances();
-      },
-      onUnavailable: unavailable,
-      onError: report,
-    }),
-  );
+  v.reloads.push(() => void load().catch(report));
+  v.live(DashboardInvoiceEventsDocument, { after: null }, ({ invoiceEvents: r }) => {
+    rows.set(r.id, r);
+    render();
+    v.refreshBalances();
+  });
   void load().catch(report);
   return section(
     'invoices',
@@ -175,8 +383,8 @@ function invoicesSection() {
   );
 }
 
-async function showInvoice(id: string, into: HTMLElement): Promise<void> {
-  const { invoice } = await gql(DashboardInvoiceDetailDocument, { id });
+async function showInvoice(v: ModeView, id: string, into: HTMLElement): Promise<void> {
+  const { invoice } = await v.gql(DashboardInvoiceDetailDocument, { id });
   if (!invoice) return;
   const note = h('p', { role: 'status', class: 'muted' });
   const deliveries = invoice.webhookDeliveries ?? [];
@@ -227,11 +435,11 @@ async function showInvoice(id: string, into: HTMLElement): Promise<void> {
                 {
                   type: 'button',
                   onclick: () =>
-                    void gql(DashboardRedeliverDocument, { input: { eventId: d.eventId } })
+                    void v.gql(DashboardRedeliverDocument, { input: { eventId: d.eventId } })
                       .then(async ({ redeliverWebhook: r }) => {
                         if (r.__typename !== 'RedeliverWebhookSuccess') return void (note.textContent = r.message);
                         // The new delivery shows in the list.
-                        await showInvoice(id, into);
+                        await showInvoice(v, id, into);
                         into.querySelector('[role="status"]')!.textContent = t('redelivered');
                       })
                       .catch(report),
@@ -250,18 +458,17 @@ async function showInvoice(id: string, into: HTMLElement): Promise<void> {
 
 // ---- Balances, webhooks, withdrawals, auto-withdrawals.
 
-/** Money moves with invoices and withdrawals: their live events refresh the balances (merged within half a second). */
-let refreshBalances = () => {};
-
-function balancesSection() {
+function balancesSection(v: ModeView) {
   const body = h('div', {});
   let timer: number | undefined;
-  refreshBalances = () => {
+  // Merged within half a second.
+  v.refreshBalances = () => {
     window.clearTimeout(timer);
     timer = window.setTimeout(load, 500);
   };
+  v.stops.push(() => window.clearTimeout(timer));
   const load = () =>
-    void gql(DashboardBalancesDocument, {})
+    void v.gql(DashboardBalancesDocument, {})
       .then(({ balances }) =>
     replaceChildren(
       body,
@@ -276,16 +483,16 @@ function balancesSection() {
       )
       .catch(report);
   load();
-  reloads.push(load);
+  v.reloads.push(load);
   return section('balances', 'balances', body);
 }
 
-function webhooksSection() {
+function webhooksSection(v: ModeView) {
   const id = uid('webhook');
   const input = h('input', { id, type: 'url', name: 'url', maxlength: 2048, 'aria-describedby': `${id}-hint ${id}-error` });
   const error = h('p', { class: 'field-error', id: `${id}-error` });
   const note = h('p', { role: 'status', class: 'muted' });
-  void gql(DashboardWebhookSettingsDocument, {})
+  void v.gql(DashboardWebhookSettingsDocument, {})
     .then(({ webhookSettings }) => (input.value = webhookSettings.url ?? ''))
     .catch(report);
   const form = h(
@@ -299,7 +506,7 @@ function webhooksSection() {
       {
         type: 'button',
         onclick: () =>
-          void gql(DashboardTestWebhookDocument, {})
+          void v.gql(DashboardTestWebhookDocument, {})
             .then(({ sendTestWebhook: r }) => {
               if (r.__typename !== 'SendTestWebhookSuccess') return void (note.textContent = r.message);
               const { result } = r;
@@ -315,7 +522,7 @@ function webhooksSection() {
     event.preventDefault();
     input.removeAttribute('aria-invalid');
     error.textContent = '';
-    void gql(DashboardSetWebhookUrlDocument, { input: { url: input.value.trim() || null } })
+    void v.gql(DashboardSetWebhookUrlDocument, { input: { url: input.value.trim() || null } })
       .then(({ setWebhookUrl: r }) => {
         if (r.__typename === 'SetWebhookUrlSuccess') return void (note.textContent = t('saved'));
         input.setAttribute('aria-invalid', 'true');
@@ -326,37 +533,31 @@ function webhooksSection() {
   return section('webhooks', 'webhooks', form);
 }
 
-function withdrawalsSection() {
+function withdrawalsSection(v: ModeView) {
   const body = h('tbody', {});
   const rows = new Map<string, Withdrawal>();
   const render = () =>
     replaceChildren(
       body,
       [...rows.values()]
+        .filter((w) => w.mode === apiMode(v.mode))
         .sort((a, b) => b.createdAt.localeCompare(a.createdAt))
-        .map((w) => h('tr', { 'data-withdrawal': w.uid }, h('td', {}, time(w.createdAt)), h('td', {}, w.status.toLowerCase()), h('td', { class: 'num' }, money(w.amount, w.asset)), h('td', {}, h('code', {}, w.to)), h('td', {}, w.txHash ? h('code', {}, w.txHash) : ''))),
+        .map((w) => h('tr', { 'data-withdrawal': w.uid, 'data-mode': modeOf(w.mode) }, h('td', {}, time(w.createdAt)), h('td', {}, w.status.toLowerCase()), h('td', { class: 'num' }, money(w.amount, w.asset)), h('td', {}, h('code', {}, w.to)), h('td', {}, w.txHash ? h('code', {}, w.txHash) : ''))),
     );
   const load = () =>
-    void gql(DashboardWithdrawalsDocument, { first: PAGE })
+    void v.gql(DashboardWithdrawalsDocument, { first: PAGE })
       .then(({ withdrawals }) => {
         for (const w of withdrawals.nodes) rows.set(w.uid, w);
         render();
       })
       .catch(report);
   load();
-  reloads.push(load);
-  stops.push(
-    live(DashboardWithdrawalEventsDocument, { after: null }, {
-      token: token(),
-      onData: ({ withdrawalEvents: w }) => {
-        rows.set(w.uid, w);
-        render();
-        refreshBalances();
-      },
-      onUnavailable: unavailable,
-      onError: report,
-    }),
-  );
+  v.reloads.push(load);
+  v.live(DashboardWithdrawalEventsDocument, { after: null }, ({ withdrawalEvents: w }) => {
+    rows.set(w.uid, w);
+    render();
+    v.refreshBalances();
+  });
   const rules = h('div', {});
   const showRules = (all: AutoWithdrawalRule[], selected?: string) => {
     // Every currency has a rule; the ones never set up say nothing.
@@ -370,10 +571,10 @@ function withdrawalsSection() {
             set.map((r) => h('tr', { 'data-rule': r.asset }, h('td', {}, r.asset), h('td', {}, r.isEnabled ? t('yes') : t('no')), h('td', { class: 'num' }, r.threshold), h('td', {}, h('code', {}, r.withdrawalAddress)))),
           )
         : h('p', {}, `${t('autoWithdrawals')}: ${t('none')}`),
-      ruleForm(all, showRules, selected),
+      ruleForm(v, all, showRules, selected),
     );
   };
-  void gql(DashboardAutoWithdrawalsDocument, {})
+  void v.gql(DashboardAutoWithdrawalsDocument, {})
     .then(({ autoWithdrawals }) => showRules(autoWithdrawals))
     .catch(report);
   return section(
@@ -387,7 +588,7 @@ function withdrawalsSection() {
 type AutoWithdrawalRule = DashboardAutoWithdrawalRuleFragment;
 
 /** Sets one currency's auto-withdrawal rule (the API takes the rules it is given and keeps the others). */
-function ruleForm(current: AutoWithdrawalRule[], show: (rules: AutoWithdrawalRule[], selected?: string) => void, selected?: string) {
+function ruleForm(v: ModeView, current: AutoWithdrawalRule[], show: (rules: AutoWithdrawalRule[], selected?: string) => void, selected?: string) {
   const ids = { asset: uid('rule-asset'), threshold: uid('rule-threshold'), address: uid('rule-address'), tag: uid('rule-tag'), enabled: uid('rule-enabled') };
   const asset = h('select', { id: ids.asset }, current.map((r) => h('option', { value: r.asset, selected: r.asset === selected }, r.asset)));
   const threshold = h('input', { id: ids.threshold, inputmode: 'decimal', required: true, maxlength: 40 });
@@ -425,7 +626,7 @@ function ruleForm(current: AutoWithdrawalRule[], show: (rules: AutoWithdrawalRul
       withdrawalAddress: address.value.trim(),
       withdrawalTag: tag.value.trim() || null,
     };
-    gql(DashboardUpdateAutoWithdrawalsDocument, { input: { rules: [rule] } })
+    v.gql(DashboardUpdateAutoWithdrawalsDocument, { input: { rules: [rule] } })
       .then(({ updateAutoWithdrawals: r }) => {
         if (r.__typename === 'UpdateAutoWithdrawalsSuccess') return show(r.autoWithdrawals, rule.asset);
         note.textContent = ('details' in r && r.details.map((d) => `${d.path}: ${d.message}`).join('; ')) || r.message;
@@ -436,39 +637,13 @@ function ruleForm(current: AutoWithdrawalRule[], show: (rules: AutoWithdrawalRul
   return form;
 }
 
-function mainView(name: string): void {
-  replaceChildren(
-    root,
-    h(
-      'header',
-      { class: 'top' },
-      h('h1', {}, t('dashboardTitle')),
-      h('p', { class: 'muted' }, t('signedInAs', { name })),
-      h('button', { type: 'button', onclick: signOut }, t('signOut')),
-    ),
-    problems,
-    liveNotice,
-    invoicesSection(),
-    balancesSection(),
-    webhooksSection(),
-    withdrawalsSection(),
-  );
-}
-
 async function start(): Promise<void> {
-  const saved = token();
-  if (!saved) return signInView();
-  try {
-    const { viewer } = await request(DashboardViewerDocument, {}, saved);
-    mainView(viewer.name);
-  } catch (e) {
-    // Only a refused token is forgotten; a network failure keeps it for the next attempt (reload).
-    if (e instanceof GraphqlError && e.code === 'UNAUTHENTICATED') {
-      sessionStorage.removeItem(TOKEN_KEY);
-      return signInView(t('tokenInvalid'));
-    }
-    replaceChildren(root, h('p', { class: 'error', role: 'alert' }, t('errorGeneric')));
-  }
+  // The mode shown last in this tab, else the one whose token the tab knows.
+  const last = sessionStorage.getItem(MODE_KEY);
+  const mode = isMode(last) && savedToken(last) ? last : MODES.find((m) => savedToken(m));
+  if (!mode) return signInView();
+  buildFrame();
+  await showMode(mode);
 }
 
 void start();
