@@ -37,14 +37,15 @@ const API_TAGS: TagDoc[] = [
   { name: 'Deposits', description: 'Static deposit addresses for your users, and the deposits to them (docs/deposits.md).' },
   { name: 'Webhooks', description: 'The webhook URL, the delivery log, redelivery and the event feed (docs/webhooks.md).' },
   { name: 'Merchant', description: 'Balances and underpayment limits.' },
-  { name: 'Sandbox', description: 'Simulated chain activity and the test clock; only in sandbox mode.' },
+  { name: 'Sandbox', description: 'Simulated chain activity and the test clock, for test-mode tokens only (a live-mode token gets 403; docs/modes.md).' },
   { name: 'Exports', description: 'Reconciliation exports: the ledger and the invoices of a date range as streamed RFC 4180 CSV, and download links (docs/exports.md).' },
 ];
 
 const API_DESCRIPTION = [
   'Crypto payments (invoices), payouts (withdrawals) and deposits to static addresses, with signed webhooks. The same operations exist in the GraphQL API at `/graphql`.',
   '',
-  '- **Authentication**: `Authorization: Bearer <public token>` (the merchant\'s `pk_...`). Reading an invoice needs none; filling one (proceed) takes one optionally.',
+  '- **Authentication**: `Authorization: Bearer <public token>` (the merchant\'s `pk_test_...` or `pk_live_...`). Reading an invoice needs none; filling one (proceed) takes one optionally.',
+  '- **Test and live mode**: each token is one mode\'s and sees only that mode\'s objects (another mode\'s are 404); answers to authenticated calls carry `Payrail-Mode: test|live`. The sandbox operations take a test-mode token (403 otherwise).',
   '- **Errors** have one shape, the `Error` schema: `{"error": {"code", "message", "details", "requestId"}}`; `code` is stable, `details` names every offending field.',
   '- **Amounts** we compute are exact decimal strings. Amounts you send may be JSON numbers (read exactly, never through a float) or strings.',
   '- **Idempotency**: creating an invoice and withdrawing take an `Idempotency-Key` header; a retry with the same key answers the first result with `Idempotent-Replayed: true`.',

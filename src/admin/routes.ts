@@ -8,6 +8,7 @@ import { balancesBefore, companyOfEntry, readEntryPage } from '../ledger/entries
 import { verifyLedger } from '../ledger/verify.ts';
 import { companyModeSchema, createCompany, listCompanies, rotatePublicToken, rotateSecretKey, type CreateCompanyInput } from '../companies/service.ts';
 import { parseInput } from '../core/validation.ts';
+import { MODES } from '../domain/modes.ts';
 import type { TokenAuthenticator } from '../core/auth.ts';
 import type { CommitSignal } from '../core/events.ts';
 
@@ -59,7 +60,13 @@ export const adminRoutes: Route<AdminContext>[] = [
     handler: async (req, ctx) => ({ status: 200, body: { companyId: await companyOfEntry(ctx.db, req.params['id']!) } }),
   }),
   // 200 either way: the report says whether the ledger holds; the CLI turns `ok` into its exit code.
-  { method: 'GET', path: '/admin/ledger/verify', auth: 'none', handler: async (_req, ctx) => ({ status: 200, body: await verifyLedger(ctx.db, ctx.custody) }) },
+  route({
+    method: 'GET',
+    path: '/admin/ledger/verify',
+    auth: 'none',
+    query: z.object({ mode: z.enum(MODES).optional() }),
+    handler: async (req, ctx) => ({ status: 200, body: await verifyLedger(ctx.db, ctx.custody, { mode: req.query.mode ?? null }) }),
+  }),
   { method: 'GET', path: '/admin/companies', auth: 'none', handler: async (_req, ctx) => ({ status: 200, body: await listCompanies(ctx.db) }) },
   {
     method: 'POST',

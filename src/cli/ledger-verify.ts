@@ -1,5 +1,6 @@
-// npm run ledger:verify — recomputes every balance from ledger entries and chain records, and asks the real chain
-// nodes (CHAINS_FILE) whether our watched addresses hold what the records say; exit 1 on any mismatch.
+// npm run ledger:verify [-- --mode test|live] — recomputes every balance from ledger entries and chain records, and
+// asks the real chain nodes (CHAINS_FILE) whether our watched addresses hold what the records say; exit 1 on any
+// mismatch (of the mode named, else of either; the report has each mode's summary).
 //
 // npm run ledger:verify -- --export <file.csv> [--from <instant> --to <instant>] [--company <id>] — checks a ledger
 // export against the ledger (src/ledger/verify-export.ts): the range is the options' or the one the file's name
@@ -15,29 +16,33 @@ import { loadConfigOrExit } from '../config.ts';
 import { parseInstant } from '../core/validation.ts';
 import { parseExportFileName, type ExportRange } from '../domain/exports.ts';
 import { Money } from '../domain/money.ts';
+import { isMode } from '../domain/modes.ts';
 import type { EntryKey, LedgerEntryRecord } from '../ledger/entries.ts';
 import { databaseEntrySource, verifyLedgerExport, type EntrySource, type ExportReport } from '../ledger/verify-export.ts';
 import { verifyLedger, type LedgerReport } from '../ledger/verify.ts';
 import { createLogger } from '../logger.ts';
 import { fail, runAdminRequest, withDatabase, type AdminCall } from './run.ts';
 
-const USAGE = 'usage: npm run ledger:verify [-- --export <file.csv> [--from <ISO 8601 instant> --to <ISO 8601 instant>] [--company <company id>]]';
+const USAGE =
+  'usage: npm run ledger:verify [-- --mode test|live] | [-- --export <file.csv> [--from <ISO 8601 instant> --to <ISO 8601 instant>] [--company <company id>]]';
 
-let options: { export?: string | undefined; from?: string | undefined; to?: string | undefined; company?: string | undefined };
+let options: { export?: string | undefined; from?: string | undefined; to?: string | undefined; company?: string | undefined; mode?: string | undefined };
 try {
-  options = parseArgs({ options: { export: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, company: { type: 'string' } } }).values;
+  options = parseArgs({ options: { export: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, company: { type: 'string' }, mode: { type: 'string' } } }).values;
 } catch (e) {
   fail(`${(e as Error).message}\n${USAGE}`);
 }
 
 if (options.export === undefined) {
   if (options.from ?? options.to ?? options.company) fail(`--from, --to and --company go with --export\n${USAGE}`);
+  const mode = options.mode ?? null;
+  if (mode !== null && !isMode(mode)) fail(`--mode must be test or live\n${USAGE}`);
   const config = loadConfigOrExit();
   const report = (await runAdminRequest(
-    { method: 'GET', path: '/admin/ledger/verify' },
+    { method: 'GET', path: `/admin/ledger/verify${mode ? `?mode=${mode}` : ''}` },
     async (db) => {
       const chains = await openChains({ file: readChainsFile(config.chainsFile), sandbox: config.sandbox, db, logger: createLogger('silent'), signer: null });
-      return verifyLedger(db, chains.custodySources());
+      return verifyLedger(db, chains.custodySources(), { mode });
     },
     'ledger:verify',
   )) as LedgerReport;
@@ -46,6 +51,7 @@ if (options.export === undefined) {
   }
   process.exit(report.ok ? 0 : 1);
 } else {
+  if (options.mode !== undefined) fail(`--mode goes without --export (an export is one mode's already)\n${USAGE}`);
   const report = await verifyExportFile(options.export, options);
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   process.exit(report.ok ? 0 : 1);

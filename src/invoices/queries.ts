@@ -20,11 +20,14 @@ export type InvoiceRecord = Prisma.InvoiceGetPayload<{ include: typeof invoiceIn
 /** Where clause of a read by public id; null when the text cannot be an invoice id (no query for it). */
 export const publicInvoiceWhere = (id: string): Prisma.InvoiceWhereUniqueInput | null => (INVOICE_ID_PATTERN.test(id) ? { id } : null);
 
-/** By its public id: anyone holding the unguessable id may read the invoice (the spec's public GET). */
-export async function getInvoiceRecord(db: Db, id: string): Promise<InvoiceRecord> {
+/**
+ * By its public id: anyone holding the unguessable id may read the invoice (the spec's public GET). A caller who says
+ * who it is (`reader`, a token) finds its own invoices only: another merchant's, or its other mode's, are not found.
+ */
+export async function getInvoiceRecord(db: Db, id: string, reader: Pick<Company, 'id'> | null = null): Promise<InvoiceRecord> {
   const where = publicInvoiceWhere(id);
   const invoice = where ? await db.invoice.findUnique({ where, include: invoiceInclude }) : null;
-  if (!invoice) throw new NotFoundError(`No invoice with id ${id}`);
+  if (!invoice || (reader && invoice.companyId !== reader.id)) throw new NotFoundError(`No invoice with id ${id}`);
   return invoice;
 }
 

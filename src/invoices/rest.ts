@@ -84,18 +84,18 @@ export const invoiceRoutes: Route<Services>[] = [
   route({
     method: 'GET',
     path: '/api/invoices/v1/regular/:id',
-    auth: 'none',
+    auth: 'optional',
     doc: {
       operationId: 'getInvoice',
       summary: 'Read an invoice',
-      description: 'Public: for the client paying it and for the merchant. Its content depends on its status; `invoiceTransactions` once a transaction exists. `mode` (and the `Payrail-Mode` header) tells a test-mode invoice from a live one.',
+      description: 'Public: for the client paying it and for the merchant. Its content depends on its status; `invoiceTransactions` once a transaction exists. `mode` (and the `Payrail-Mode` header) tells a test-mode invoice from a live one. No token is needed; with one, only that merchant\'s invoices of that mode are found (another\'s, or the other mode\'s, is a 404, as for proceed).',
       tag: TAG,
       params,
       modeHeader: true,
       responses: { 200: invoiceAnswer('The invoice.') },
       errors: [404],
     },
-    handler: async (req, ctx) => invoiceBody(ctx, await getInvoiceRecord(ctx.db, req.params['id']!), 200, withTransactions),
+    handler: async (req, ctx) => invoiceBody(ctx, await getInvoiceRecord(ctx.db, req.params['id']!, req.company), 200, withTransactions),
   }),
   route({
     method: 'POST',

@@ -7,21 +7,34 @@ import type { Db } from '../db/client.ts';
 import { Money, toMoney } from '../domain/money.ts';
 import { ACCOUNTS } from './ledger.ts';
 import { MAX_UNDERPAYMENT_PERCENT } from '../domain/settlement.ts';
+import { MODES, type Mode } from '../domain/modes.ts';
 
 export interface LedgerProblem {
   check: 'journal-balance' | 'running-balance' | 'negative-balance' | 'chain-records' | 'invoice-status' | 'withdrawal-status' | 'deposit-status' | 'chain-custody';
+  /** Whose money it is about: test or live mode (docs/modes.md). The custody check is about real chains: live. */
+  mode: Mode;
   key: string;
   expected: string;
   actual: string;
 }
 
+export interface ModeSummary {
+  ok: boolean;
+  journals: number;
+  problems: number;
+}
+
 export interface LedgerReport {
   ok: boolean;
+  /** The mode checked, or null for both. */
+  mode: Mode | null;
   journals: number;
   entries: number;
   /** Running balances (company, asset, account), however many shards each has. */
   balances: number;
   problems: LedgerProblem[];
+  /** Each mode on its own (only the checked one with `mode`). */
+  modes: Partial<Record<Mode, ModeSummary>>;
   /** Watched addresses holding more than was credited to them (src/chains/custody.ts): reported, not a failure. */
   custodySurpluses: LedgerProblem[];
 }
@@ -31,20 +44,23 @@ const key = (...parts: unknown[]) => parts.map(String).join('/');
 
 /**
  * `custody`: the real nodes to ask for the balances of our watched addresses (src/chains/custody.ts); without it the
- * chain is checked only through our own records.
+ * chain is checked only through our own records. `mode`: check one mode's money only (docs/modes.md); both by default.
  */
-export async function verifyLedger(db: Db, custody: CustodySource[] = []): Promise<LedgerReport> {
+export async function verifyLedger(db: Db, custody: CustodySource[] = [], options: { mode?: Mode | null } = {}): Promise<LedgerReport> {
   const problems: LedgerProblem[] = [];
+  // Every company's mode (a tenant's never changes): each problem says whose money it is about.
+  const companyModes = new Map((await db.company.findMany({ select: { id: true, mode: true } })).map((c) => [c.id, c.mode]));
+  const modeOf = (companyId: unknown): Mode => companyModes.get(String(companyId)) ?? 'test';
   const held = await custodyProblems(db, custody);
-  const custodyProblem = (p: (typeof held.problems)[number]): LedgerProblem => ({ check: 'chain-custody', key: key(p.network, p.address, p.asset), expected: p.expected, actual: p.onChain });
+  const custodyProblem = (p: (typeof held.problems)[number]): LedgerProblem => ({ check: 'chain-custody', mode: 'live', key: key(p.network, p.address, p.asset), expected: p.expected, actual: p.onChain });
   problems.push(...held.problems.map(custodyProblem));
   const custodySurpluses = held.surpluses.map(custodyProblem);
 
   const unbalanced = await db.$queryRaw<Row[]>`
-    SELECT "journalId", "asset", SUM("amount")::text AS total FROM "LedgerEntry"
+    SELECT "journalId", "asset", MIN("companyId"::text) AS "companyId", SUM("amount")::text AS total FROM "LedgerEntry"
     GROUP BY "journalId", "asset" HAVING SUM("amount") <> 0`;
   for (const r of unbalanced) {
-    problems.push({ check: 'journal-balance', key: key(r['journalId'], r['asset']), expected: '0', actual: new Money(String(r['total'])).toFixed() });
+    problems.push({ check: 'journal-balance', mode: modeOf(r['companyId']), key: key(r['journalId'], r['asset']), expected: '0', actual: new Money(String(r['total'])).toFixed() });
   }
 
   const sums = await db.$queryRaw<Row[]>`
@@ -56,13 +72,13 @@ export async function verifyLedger(db: Db, custody: CustodySource[] = []): Promi
   for (const k of new Set([...fromEntries.keys(), ...running.keys()])) {
     const expected = fromEntries.get(k) ?? new Money(0);
     const actual = running.get(k) ?? new Money(0);
-    if (!expected.eq(actual)) problems.push({ check: 'running-balance', key: k, expected: expected.toFixed(), actual: actual.toFixed() });
+    if (!expected.eq(actual)) problems.push({ check: 'running-balance', mode: modeOf(k.split('/')[0]), key: k, expected: expected.toFixed(), actual: actual.toFixed() });
   }
   // Single shards may be negative; the merchant's available money (their sum) never is (postJournal's exact check),
   // nor what withdrawals hold.
   for (const [k, amount] of running) {
     if ((k.endsWith(`/${ACCOUNTS.merchantAvailable}`) || k.endsWith(`/${ACCOUNTS.merchantHeld}`)) && amount.isNegative()) {
-      problems.push({ check: 'negative-balance', key: k, expected: '>= 0', actual: amount.toFixed() });
+      problems.push({ check: 'negative-balance', mode: modeOf(k.split('/')[0]), key: k, expected: '>= 0', actual: amount.toFixed() });
     }
   }
 
@@ -89,22 +105,33 @@ export async function verifyLedger(db: Db, custody: CustodySource[] = []): Promi
   for (const k of new Set([...chain.keys(), ...ledgerExternal.keys()])) {
     const expected = chain.get(k) ?? new Money(0);
     const actual = ledgerExternal.get(k) ?? new Money(0);
-    if (!expected.eq(actual)) problems.push({ check: 'chain-records', key: k, expected: expected.toFixed(), actual: actual.toFixed() });
+    if (!expected.eq(actual)) problems.push({ check: 'chain-records', mode: modeOf(k.split('/')[0]), key: k, expected: expected.toFixed(), actual: actual.toFixed() });
   }
 
-  problems.push(...(await invoiceStatusProblems(db)));
-  problems.push(...(await withdrawalStatusProblems(db)));
-  problems.push(...(await depositStatusProblems(db)));
+  for (const found of [await invoiceStatusProblems(db), await withdrawalStatusProblems(db), await depositStatusProblems(db)]) {
+    problems.push(...found.map(({ companyId, ...p }) => ({ ...p, mode: modeOf(companyId) })));
+  }
 
-  const [counts] = await db.$queryRaw<Row[]>`
-    SELECT COUNT(DISTINCT "journalId")::int AS journals, COUNT(*)::int AS entries FROM "LedgerEntry"`;
+  const counts = await db.$queryRaw<{ mode: Mode; journals: number; entries: number }[]>`
+    SELECT c."mode", COUNT(DISTINCT e."journalId")::int AS journals, COUNT(*)::int AS entries
+    FROM "LedgerEntry" e JOIN "Company" c ON c."id" = e."companyId" GROUP BY c."mode"`;
+  const checked = MODES.filter((m) => !options.mode || m === options.mode);
+  const mine = problems.filter((p) => checked.includes(p.mode));
+  const mineCounts = counts.filter((c) => checked.includes(c.mode));
   return {
-    ok: problems.length === 0,
-    journals: Number(counts?.['journals'] ?? 0),
-    entries: Number(counts?.['entries'] ?? 0),
-    balances: balances.length,
-    problems,
-    custodySurpluses,
+    ok: mine.length === 0,
+    mode: options.mode ?? null,
+    journals: mineCounts.reduce((n, c) => n + c.journals, 0),
+    entries: mineCounts.reduce((n, c) => n + c.entries, 0),
+    balances: options.mode ? [...running.keys()].filter((k) => checked.includes(modeOf(k.split('/')[0]))).length : balances.length,
+    problems: mine,
+    modes: Object.fromEntries(
+      checked.map((m) => {
+        const n = mine.filter((p) => p.mode === m).length;
+        return [m, { ok: n === 0, journals: counts.find((c) => c.mode === m)?.journals ?? 0, problems: n }];
+      }),
+    ),
+    custodySurpluses: checked.includes('live') ? custodySurpluses : [],
   };
 }
 
@@ -114,7 +141,10 @@ export async function verifyLedger(db: Db, custody: CustodySource[] = []): Promi
  * else carries a fee; created and pending have received nothing final; wrong has; refunded has its refund.
  * One statement that returns only the invoices that break a rule, with the first rule they break.
  */
-async function invoiceStatusProblems(db: Db): Promise<LedgerProblem[]> {
+/** A problem of one company's object, before its mode is known. */
+type CompanyProblem = Omit<LedgerProblem, 'mode'> & { companyId: string };
+
+async function invoiceStatusProblems(db: Db): Promise<CompanyProblem[]> {
   const minShare = new Money(100 - MAX_UNDERPAYMENT_PERCENT).div(100).toFixed();
   const rows = await db.$queryRaw<Row[]>`
     WITH transfers AS (
@@ -128,7 +158,7 @@ async function invoiceStatusProblems(db: Db): Promise<LedgerProblem[]> {
         COUNT(*) FILTER (WHERE "kind" = 'refund') AS "refundEntries"
       FROM "LedgerEntry" WHERE "invoiceId" IS NOT NULL GROUP BY "invoiceId"
     ), checked AS (
-      SELECT i."id", i."status"::text AS status, i."paidAmount" AS paid,
+      SELECT i."id", i."companyId", i."status"::text AS status, i."paidAmount" AS paid,
         COALESCE(t.confirmed, 0) AS confirmed, COALESCE(e.credited, 0) AS credited, COALESCE(e.fee, 0) AS fee,
         CASE
           WHEN i."paidAmount" <> COALESCE(t.confirmed, 0) THEN 'paidAmount differs from the confirmed transfers'
@@ -147,10 +177,11 @@ async function invoiceStatusProblems(db: Db): Promise<LedgerProblem[]> {
         END AS problem
       FROM "Invoice" i LEFT JOIN transfers t ON t."invoiceId" = i."id" LEFT JOIN entries e ON e."invoiceId" = i."id"
     )
-    SELECT "id", status, paid::text AS paid, confirmed::text AS confirmed, problem FROM checked WHERE problem IS NOT NULL
+    SELECT "id", "companyId"::text AS "companyId", status, paid::text AS paid, confirmed::text AS confirmed, problem FROM checked WHERE problem IS NOT NULL
     ORDER BY "id" LIMIT 1000`;
   return rows.map((r) => ({
     check: 'invoice-status' as const,
+    companyId: String(r['companyId']),
     key: key(r['id'], r['status']),
     expected: 'status consistent with money',
     actual: `${String(r['problem'])} (paid ${new Money(String(r['paid'])).toFixed()}, confirmed ${new Money(String(r['confirmed'])).toFixed()})`,
@@ -161,7 +192,7 @@ async function invoiceStatusProblems(db: Db): Promise<LedgerProblem[]> {
  * Per withdrawal: its hold is exactly amount plus fee; processing still holds it; done released it into the chain
  * (amount) and the network fee; rejected gave it back to available. One statement, offenders only.
  */
-async function withdrawalStatusProblems(db: Db): Promise<LedgerProblem[]> {
+async function withdrawalStatusProblems(db: Db): Promise<CompanyProblem[]> {
   const rows = await db.$queryRaw<Row[]>`
     WITH entries AS (
       SELECT "withdrawalId",
@@ -172,7 +203,7 @@ async function withdrawalStatusProblems(db: Db): Promise<LedgerProblem[]> {
         SUM(CASE WHEN "kind" = 'withdrawal_release' AND "account" = ${ACCOUNTS.merchantAvailable} THEN "amount" ELSE 0 END) AS released
       FROM "LedgerEntry" WHERE "withdrawalId" IS NOT NULL GROUP BY "withdrawalId"
     ), checked AS (
-      SELECT w."uid", w."status",
+      SELECT w."uid", w."companyId", w."status",
         CASE
           WHEN COALESCE(e.held, 0) <> w."amount" + w."fee" THEN 'its hold is not amount plus fee'
           WHEN w."status" = 'processing' AND (e."stillHeld" <> e.held OR e.sent <> 0 OR e.released <> 0) THEN 'processing without its whole hold'
@@ -181,9 +212,10 @@ async function withdrawalStatusProblems(db: Db): Promise<LedgerProblem[]> {
         END AS problem
       FROM "Withdrawal" w LEFT JOIN entries e ON e."withdrawalId" = w."uid"
     )
-    SELECT "uid"::text AS uid, "status", problem FROM checked WHERE problem IS NOT NULL ORDER BY "uid" LIMIT 1000`;
+    SELECT "uid"::text AS uid, "companyId"::text AS "companyId", "status", problem FROM checked WHERE problem IS NOT NULL ORDER BY "uid" LIMIT 1000`;
   return rows.map((r) => ({
     check: 'withdrawal-status' as const,
+    companyId: String(r['companyId']),
     key: key(r['uid'], r['status']),
     expected: 'ledger consistent with the withdrawal status',
     actual: String(r['problem']),
@@ -194,7 +226,7 @@ async function withdrawalStatusProblems(db: Db): Promise<LedgerProblem[]> {
  * Per deposit to a static address: confirmed has exactly its credit (the amount) and at most one fee journal (between
  * 0 and the amount; none when the fee rule makes it 0); seen, dropped and frozen have no entries at all.
  */
-async function depositStatusProblems(db: Db): Promise<LedgerProblem[]> {
+async function depositStatusProblems(db: Db): Promise<CompanyProblem[]> {
   const rows = await db.$queryRaw<Row[]>`
     WITH entries AS (
       SELECT "transferId",
@@ -204,7 +236,7 @@ async function depositStatusProblems(db: Db): Promise<LedgerProblem[]> {
         COUNT(*) AS n
       FROM "LedgerEntry" WHERE "transferId" IS NOT NULL AND "kind" IN ('deposit', 'deposit_fee') GROUP BY "transferId"
     ), checked AS (
-      SELECT t."id", t."state"::text AS state,
+      SELECT t."id", t."companyId", t."state"::text AS state,
         CASE
           WHEN t."state" = 'confirmed' AND COALESCE(e.credited, 0) <> t."amount" THEN 'confirmed without its credit'
           WHEN t."state" = 'confirmed' AND (COALESCE(e."feeJournals", 0) > 1 OR e.fee < 0 OR e.fee > t."amount") THEN 'confirmed with more than one fee, or one outside the amount'
@@ -213,9 +245,10 @@ async function depositStatusProblems(db: Db): Promise<LedgerProblem[]> {
       FROM "ChainTransfer" t LEFT JOIN entries e ON e."transferId" = t."id"
       WHERE t."role" = 'deposit'
     )
-    SELECT "id"::text AS id, state, problem FROM checked WHERE problem IS NOT NULL ORDER BY "id" LIMIT 1000`;
+    SELECT "id"::text AS id, "companyId"::text AS "companyId", state, problem FROM checked WHERE problem IS NOT NULL ORDER BY "id" LIMIT 1000`;
   return rows.map((r) => ({
     check: 'deposit-status' as const,
+    companyId: String(r['companyId']),
     key: key(r['id'], r['state']),
     expected: 'ledger consistent with the deposit status',
     actual: String(r['problem']),

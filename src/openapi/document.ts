@@ -160,7 +160,7 @@ export function buildOpenApiDocument(routes: readonly Route<unknown>[], options:
   registry.registerComponent('securitySchemes', BEARER_SCHEME, {
     type: 'http',
     scheme: 'bearer',
-    description: "The merchant's public token (`pk_...`): `Authorization: Bearer <public token>`. One per merchant, valid until rotated.",
+    description: "The merchant's public token of one mode (`pk_test_...` or `pk_live_...`): `Authorization: Bearer <public token>`. One per merchant and mode, valid until rotated.",
   });
   registry.registerComponent('headers', 'RequestId', {
     description: 'Identifies the request in the server logs; echoes a client-sent `X-Request-Id` of 1-128 characters of `A-Za-z0-9_.:-`.',

@@ -3,6 +3,7 @@
 import { Prisma } from '../../generated/prisma/client.ts';
 import type { Metrics } from '../core/metrics.ts';
 import { boundedRead, type Db } from '../db/client.ts';
+import { MODES, type Mode } from '../domain/modes.ts';
 
 export const DELIVERY_OUTCOMES = ['delivered', 'retrying', 'given_up', 'no_url'] as const;
 export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
@@ -12,16 +13,16 @@ const LAG_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 720
 const ATTEMPT_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 export interface WebhookMetrics {
-  /** An attempt (or, for no_url, a delivery that had nowhere to go) recorded; `lagSeconds` for delivered ones. */
-  recorded(outcome: DeliveryOutcome, attemptSeconds: number | null, lagSeconds: number | null): void;
+  /** An attempt (or, for no_url, a delivery that had nowhere to go) of a `mode` merchant recorded; `lagSeconds` for delivered ones. */
+  recorded(outcome: DeliveryOutcome, mode: Mode, attemptSeconds: number | null, lagSeconds: number | null): void;
 }
 
 export function webhookMetrics(metrics: Metrics): WebhookMetrics {
   const outcomes = metrics.counter({
     name: 'payrail_webhook_delivery_outcomes_total',
-    help: 'Webhook attempts recorded by this process, by outcome: delivered (2xx), retrying (failed; the next attempt is scheduled), given_up (the last attempt of the schedule failed), no_url (the merchant removed the URL; nothing was sent).',
-    labelNames: ['outcome'],
-    initial: DELIVERY_OUTCOMES.map((outcome) => ({ outcome })),
+    help: 'Webhook attempts recorded by this process, by outcome: delivered (2xx), retrying (failed; the next attempt is scheduled), given_up (the last attempt of the schedule failed), no_url (the merchant removed the URL; nothing was sent); and by the merchant\'s mode (live: real money).',
+    labelNames: ['outcome', 'mode'],
+    initial: DELIVERY_OUTCOMES.flatMap((outcome) => MODES.map((mode) => ({ outcome, mode }))),
   });
   const lag = metrics.histogram({
     name: 'payrail_webhook_delivery_lag_seconds',
@@ -36,8 +37,8 @@ export function webhookMetrics(metrics: Metrics): WebhookMetrics {
     buckets: ATTEMPT_BUCKETS,
   });
   return {
-    recorded(outcome, attemptSeconds, lagSeconds) {
-      outcomes.inc({ outcome });
+    recorded(outcome, mode, attemptSeconds, lagSeconds) {
+      outcomes.inc({ outcome, mode });
       if (attemptSeconds !== null) attempt.observe({}, attemptSeconds);
       if (lagSeconds !== null) lag.observe({}, Math.max(0, lagSeconds));
     },

@@ -264,11 +264,11 @@ export class WebhookWorker {
     if (claimed.length === 0) return 0;
 
     const byLane = new Map<string, Prepared[]>();
-    const orphaned: string[] = [];
+    const orphaned: Claimed[] = [];
     const unplaced: string[] = [];
     for (const c of claimed) {
       if (!c.webhookUrl) {
-        orphaned.push(c.id);
+        orphaned.push(c);
         continue;
       }
       const batch = byLane.get(c.companyId) ?? [];
@@ -291,10 +291,10 @@ export class WebhookWorker {
     if (orphaned.length) {
       // The merchant removed the webhook URL: nothing to send to; redelivery works once a URL is set again.
       await this.deps.db.webhookDelivery.updateMany({
-        where: { id: { in: orphaned } },
+        where: { id: { in: orphaned.map((c) => c.id) } },
         data: { status: 'failed', claimedUntil: null, lastError: 'no webhook URL is set', updatedAt: now },
       });
-      for (let i = 0; i < orphaned.length; i++) this.deps.metrics?.recorded('no_url', null, null);
+      for (const c of orphaned) this.deps.metrics?.recorded('no_url', c.mode, null, null);
     }
     const touched: Lane[] = [];
     for (const [key, deliveries] of byLane) {
@@ -396,6 +396,7 @@ export class WebhookWorker {
       // Counted once recorded: an attempt whose record is lost is made again, and counted then.
       this.deps.metrics?.recorded(
         record.status === 'delivered' ? 'delivered' : record.status === 'pending' ? 'retrying' : 'given_up',
+        d.mode,
         result.durationMs / 1000,
         result.ok ? (real.getTime() - d.eventCreatedAt.getTime()) / 1000 : null,
       );

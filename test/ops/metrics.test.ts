@@ -62,7 +62,7 @@ describe.each(DATABASES)('/metrics on %s', (kind) => {
     expect(receiver.received.map((r) => r.json['status'])).toEqual(['created', 'pending', 'processing', 'done']);
 
     // Counted once the attempt's record commits, a moment after the receiver answered.
-    await expect.poll(async () => sampleValue((await scrape(server)).families, 'payrail_webhook_delivery_outcomes_total', { outcome: 'delivered' }), { timeout: 10_000 }).toBe(4);
+    await expect.poll(async () => sampleValue((await scrape(server)).families, 'payrail_webhook_delivery_outcomes_total', { outcome: 'delivered', mode: 'test' }), { timeout: 10_000 }).toBe(4);
     const { text, families, contentType } = await scrape(server);
     expect(contentType).toBe('text/plain; version=0.0.4; charset=utf-8');
 
@@ -95,7 +95,10 @@ describe.each(DATABASES)('/metrics on %s', (kind) => {
     expect(seriesOf(families, 'payrail_withdrawal_transitions_total')).toEqual({ 'status=processing': 0, 'status=done': 0, 'status=rejected': 0 });
     expect(seriesOf(families, 'payrail_deposit_transitions_total')).toEqual({ 'status=processing': 0, 'status=done': 0, 'status=failed': 0, 'status=frozen': 0 });
 
-    expect(seriesOf(families, 'payrail_webhook_delivery_outcomes_total')).toEqual({ 'outcome=delivered': 4, 'outcome=retrying': 0, 'outcome=given_up': 0, 'outcome=no_url': 0 });
+    expect(seriesOf(families, 'payrail_webhook_delivery_outcomes_total')).toEqual({
+      'mode=test,outcome=delivered': 4, 'mode=test,outcome=retrying': 0, 'mode=test,outcome=given_up': 0, 'mode=test,outcome=no_url': 0,
+      'mode=live,outcome=delivered': 0, 'mode=live,outcome=retrying': 0, 'mode=live,outcome=given_up': 0, 'mode=live,outcome=no_url': 0,
+    });
     expect(families.get('payrail_webhook_delivery_lag_seconds')!.type).toBe('histogram');
     expect(sampleValue(families, 'payrail_webhook_delivery_lag_seconds_count')).toBe(4);
     expect(sampleValue(families, 'payrail_webhook_delivery_lag_seconds_bucket', { le: '+Inf' })).toBe(4);
@@ -104,8 +107,10 @@ describe.each(DATABASES)('/metrics on %s', (kind) => {
 
     // Read from the database at scrape time: nothing is left waiting.
     expect(seriesOf(families, 'payrail_webhook_deliveries_pending')).toEqual({ 'state=due': 0, 'state=scheduled': 0 });
-    expect(seriesOf(families, 'payrail_withdrawals_in_flight')).toEqual({ 'stage=queued': 0, 'stage=sending': 0, 'stage=sent': 0 });
-    expect(seriesOf(families, 'payrail_refunds_queued')).toEqual({ '': 0 });
+    expect(seriesOf(families, 'payrail_withdrawals_in_flight')).toEqual({
+      'mode=test,stage=queued': 0, 'mode=test,stage=sending': 0, 'mode=test,stage=sent': 0, 'mode=live,stage=queued': 0, 'mode=live,stage=sending': 0, 'mode=live,stage=sent': 0,
+    });
+    expect(seriesOf(families, 'payrail_refunds_queued')).toEqual({ 'mode=test': 0, 'mode=live': 0 });
     expect(seriesOf(families, 'payrail_metrics_collect_failures_total')).toEqual({});
 
     expect(seriesOf(families, 'payrail_job_running')).toEqual({
@@ -155,7 +160,7 @@ describe.each(DATABASES)('/metrics on %s', (kind) => {
     // Both sent on chain (a second processing webhook each, but no status change), waiting for confirmations.
     await eventually(
       async () => seriesOf((await scrape(server)).families, 'payrail_withdrawals_in_flight'),
-      (inFlight) => inFlight['stage=sent'] === 2 && inFlight['stage=queued'] === 0 && inFlight['stage=sending'] === 0,
+      (inFlight) => inFlight['mode=test,stage=sent'] === 2 && inFlight['mode=test,stage=queued'] === 0 && inFlight['mode=test,stage=sending'] === 0,
     );
     expect((await server.request('POST', `/api/sandbox/withdrawals/${done}/confirm`, { token })).status).toBe(200);
     expect((await server.request('POST', `/api/sandbox/withdrawals/${rejected}/reject`, { token })).status).toBe(200);

@@ -9,11 +9,12 @@ builder.queryField('invoice', (t) =>
   t.prismaField({
     type: 'Invoice',
     nullable: true,
-    description: 'An invoice by its public id (no token needed, as in REST); null when there is none.',
+    description:
+      'An invoice by its public id (no token needed, as in REST); null when there is none. With a token, only that merchant\'s invoices of that mode are found (as in REST).',
     args: { id: t.arg.id({ required: true, description: 'The public invoice id (also its global id).' }) },
     resolve: (query, _root, { id }, ctx) => {
       const where = publicInvoiceWhere(String(id));
-      return where ? ctx.db.invoice.findUnique({ ...query, where }) : null;
+      return where ? ctx.db.invoice.findFirst({ ...query, where: { ...where, ...(ctx.company ? { companyId: ctx.company.id } : {}) } }) : null;
     },
   }),
 );
