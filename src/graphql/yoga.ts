@@ -25,7 +25,6 @@ export interface YogaDeps {
   services: Services;
   /** The caller from the Authorization header: null without one, 401 with a bad one (as for REST). */
   caller: (authorization: string | undefined) => Promise<Company | null>;
-  graphiql: boolean;
   introspection: boolean;
   logger: Logger;
 }
@@ -113,7 +112,8 @@ const inputGuard: Plugin = {
 export function buildYoga(deps: YogaDeps): YogaServerInstance<ServerContext, GraphQLContext> {
   return createYoga<ServerContext, GraphQLContext>({
     schema: deps.schema,
-    graphiql: deps.graphiql ? { title: 'Payrail GraphQL' } : false,
+    // GraphiQL is served by app.ts from node_modules (graphiql.ts): Yoga's own page loads it from a CDN.
+    graphiql: false,
     landingPage: false,
     logging: {
       debug: (...a) => deps.logger.debug({ yoga: a }, 'yoga'),
