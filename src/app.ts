@@ -8,6 +8,7 @@ import { pruneIdempotencyKeys } from './core/idempotency.ts';
 import { intervalJob, JobRunner } from './core/jobs.ts';
 import type { Database } from './db/client.ts';
 import { apiReference, assemble, graphqlSchema } from './features.ts';
+import { graphiqlPage } from './graphql/graphiql.ts';
 import { buildYoga } from './graphql/yoga.ts';
 import { attachGraphqlWs } from './graphql/ws.ts';
 import { LiveLimits, SseStreams } from './graphql/live-limits.ts';
@@ -91,7 +92,6 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     schema: graphqlSchema(),
     services,
     caller,
-    graphiql: config.graphiql,
     introspection: config.graphqlIntrospection,
     logger,
   });
@@ -128,6 +128,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     void liveSessions.credentialsChanged(m.companyId);
   });
   const sseStreams = new SseStreams(liveLimits, session, addressOf, liveSessions);
+  const graphiql = config.graphiql ? graphiqlPage('/graphql') : null;
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const incoming = req.headers['x-request-id'];
@@ -140,6 +141,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     });
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (await ops.serve(req, res, url.pathname, requestId)) return;
+    if (graphiql?.(req, res, url)) return;
     if (url.pathname === '/graphql') {
       labelRoute(res, '/graphql');
       try {

@@ -12,6 +12,7 @@ import { applyMigrations } from '../src/db/migrate.ts';
 import { postgresMigrationFactory } from '../src/db/adapters.ts';
 import { openDatabase } from '../src/db/client.ts';
 import { buildWebAssets, webAssetsFresh } from '../src/web/assets.ts';
+import { anvilBinary } from './support/anvil-node.ts';
 import { DEFAULT_LITECOIND } from './support/litecoind-node.ts';
 
 declare module 'vitest' {
@@ -26,6 +27,8 @@ declare module 'vitest' {
     chromium: string | null;
     /** litecoind for the UTXO adapter's tests (TEST_LITECOIND, default Debian's); null only locally when missing. */
     litecoind: string | null;
+    /** anvil for the EVM adapter's tests (@foundry-rs/anvil's platform package); null only locally when missing. */
+    anvil: string | null;
   }
 }
 
@@ -44,6 +47,20 @@ function findLitecoind(): string | null {
   if (fs.existsSync(path)) return path;
   if (process.env['TEST_LITECOIND'] || process.env['CI']) throw new Error(`TEST_LITECOIND ${path} not found (Debian package litecoind)`);
   console.warn(`\n!!! ${path} is missing: the UTXO chain tests do not run. Install Debian's litecoind or set TEST_LITECOIND.\n`);
+  return null;
+}
+
+/** The anvil npm ci installed with @foundry-rs/anvil (a platform package: none for an unsupported platform). */
+function findAnvil(): string | null {
+  let binary: string | null = null;
+  try {
+    binary = anvilBinary();
+  } catch {
+    // no platform package for this machine
+  }
+  if (binary && fs.existsSync(binary)) return binary;
+  if (process.env['CI']) throw new Error(`anvil not found${binary ? ` at ${binary}` : ''} (npm ci installs it with @foundry-rs/anvil)`);
+  console.warn(`\n!!! anvil is missing${binary ? ` at ${binary}` : ''}: the EVM chain tests do not run. Run npm ci on a platform @foundry-rs/anvil supports.\n`);
   return null;
 }
 
@@ -105,6 +122,7 @@ export default async function setup(project: TestProject) {
   project.provide('redisUrl', await findRedis());
   project.provide('chromium', findChromium());
   project.provide('litecoind', findLitecoind());
+  project.provide('anvil', findAnvil());
   // The pages' bundle, once for the run (servers started by the tests then find it fresh).
   if (!webAssetsFresh()) await buildWebAssets();
 

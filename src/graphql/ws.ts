@@ -10,7 +10,7 @@ import type { Logger } from '../logger.ts';
 import { randomUUID } from 'node:crypto';
 import { GraphQLError, type ExecutionArgs } from 'graphql';
 import { clientError } from '../http/edge.ts';
-import { findInputProblem, textProblem } from '../http/input-guard.ts';
+import { findInputProblem, textProblem, utf8Text } from '../http/input-guard.ts';
 import { stripSuggestions } from './limits.ts';
 import type { GraphQLContext } from './builder.ts';
 import { tooManySubscriptions, type LiveLimits, type LiveSlot } from './live-limits.ts';
@@ -101,6 +101,9 @@ const authorizationOf = (params: Record<string, unknown> | undefined): string | 
 
 type Enveloped = ReturnType<YogaServerInstance<ServerContext, GraphQLContext>['getEnveloped']>;
 
+/** Closed with this code (RFC 6455 "invalid frame payload data") when a message is not valid UTF-8. */
+export const INVALID_FRAME_PAYLOAD = 1007;
+
 /** Closed with this code when a client address or merchant holds too many connections. */
 export const TOO_MANY_CONNECTIONS = 4429;
 
@@ -124,7 +127,8 @@ function closeFirmly(socket: WebSocket, code: number, reason: string): void {
 }
 
 export function attachGraphqlWs(server: Server, yoga: YogaServerInstance<ServerContext, GraphQLContext>, options: GraphqlWsOptions) {
-  const wss = new WebSocketServer({ server, path: options.path, handleProtocols, maxPayload: options.maxPayloadBytes });
+  // UTF-8 is checked below, for text and binary frames alike (ws would check only text frames, and close with no reason).
+  const wss = new WebSocketServer({ server, path: options.path, handleProtocols, maxPayload: options.maxPayloadBytes, skipUTF8Validation: true });
   const batcher = new WriteBatcher();
   const keepAliveMs = options.keepAliveMs ?? 12_000;
   const states = new WeakMap<object, SocketState>();
@@ -299,7 +303,16 @@ export function attachGraphqlWs(server: Server, yoga: YogaServerInstance<ServerC
         close: (code, reason) => socket.close(code, reason),
         onMessage: (handle) =>
           socket.on('message', (data) => {
-            handle(String(data)).catch((e: unknown) => {
+            if (socket.readyState !== socket.OPEN) return;
+            let text: string;
+            try {
+              text = utf8Text(Array.isArray(data) ? Buffer.concat(data) : new Uint8Array(data), 'The message');
+            } catch (e) {
+              // RFC 6455's answer to a message that is not UTF-8; the reason says which check failed.
+              socket.close(INVALID_FRAME_PAYLOAD, (e as Error).message);
+              return;
+            }
+            handle(text).catch((e: unknown) => {
               options.logger.error({ err: e }, 'live message handling failed');
               socket.close(CloseCode.InternalServerError, 'Internal server error');
             });

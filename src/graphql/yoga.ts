@@ -1,5 +1,5 @@
 import { PothosValidationError } from '@pothos/core';
-import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { createYoga, type FetchAPI, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import {
   GraphQLError,
   NoSchemaIntrospectionCustomRule,
@@ -9,7 +9,7 @@ import {
   type ValidationContext,
   type ValidationRule,
 } from 'graphql';
-import { findInputProblem, textProblem } from '../http/input-guard.ts';
+import { checkFormEncodedUtf8, findInputProblem, textProblem, utf8Text } from '../http/input-guard.ts';
 import { graphqlLimits } from './limits.ts';
 import { liveExecutionPlugin } from './live.ts';
 import type { IncomingMessage } from 'node:http';
@@ -25,7 +25,6 @@ export interface YogaDeps {
   services: Services;
   /** The caller from the Authorization header: null without one, 401 with a bad one (as for REST). */
   caller: (authorization: string | undefined) => Promise<Company | null>;
-  graphiql: boolean;
   introspection: boolean;
   logger: Logger;
 }
@@ -46,11 +45,53 @@ const invalidInput = (path: string, message: string) =>
     extensions: { code: 'VALIDATION_FAILED', details: [{ path, message }], http: { status: 400 } },
   });
 
+type RequestParser = NonNullable<Parameters<NonNullable<Plugin['onRequestParse']>>[0]['requestParser']>;
+
+/** A request that cannot be read (not UTF-8, not JSON): HTTP 400 with REST's code, whatever Accept says. */
+const malformedRequest = (message: string) => new GraphQLError(message, { extensions: { code: 'MALFORMED_REQUEST', details: [], http: { status: 400 } } });
+
 /**
- * The edge check REST bodies get, for GraphQL: variables and the document text before parsing, string
- * literals (whose escapes can spell a NUL) during validation.
+ * Wraps whichever of Yoga's parsers reads this request (GET query string, JSON, form or GraphQL body): the bytes
+ * must be UTF-8 (percent-escapes included) before they are decoded, and a body or query string that does not
+ * parse answers MALFORMED_REQUEST, as REST does (Yoga would say BAD_REQUEST, or INTERNAL for GET variables).
+ */
+function strictParser(parse: RequestParser, url: URL, fetchAPI: FetchAPI): RequestParser {
+  return async (request) => {
+    let readable = request;
+    try {
+      if (request.method === 'GET') checkFormEncodedUtf8(url.search, 'The query string');
+      else {
+        const bytes = new Uint8Array(await request.arrayBuffer());
+        const text = utf8Text(bytes, 'The request body');
+        if ((request.headers.get('content-type') ?? '').toLowerCase().includes('x-www-form-urlencoded')) checkFormEncodedUtf8(text, 'The request body');
+        readable = new fetchAPI.Request(request.url, { method: request.method, headers: request.headers, body: bytes });
+      }
+    } catch (e) {
+      throw e instanceof AppError ? malformedRequest(e.message) : e;
+    }
+    try {
+      return await parse(readable);
+    } catch (e) {
+      if (e instanceof GraphQLError && e.extensions['code'] === 'BAD_REQUEST') {
+        const cause = (e.extensions['originalError'] as { message?: string } | undefined)?.message;
+        throw malformedRequest(cause ? `The request body is not valid JSON: ${cause}` : e.message);
+      }
+      // JSON.parse of `variables` or `extensions` in a query string or form body.
+      if (e instanceof SyntaxError) throw malformedRequest(`The request's variables or extensions are not valid JSON: ${e.message}`);
+      throw e;
+    }
+  };
+}
+
+/**
+ * The edge check REST bodies get, for GraphQL: the request's bytes as they are read, variables and the document
+ * text before parsing, string literals (whose escapes can spell a NUL) during validation.
  */
 const inputGuard: Plugin = {
+  onRequestParse({ requestParser, setRequestParser, url, fetchAPI }) {
+    // No parser for this request: Yoga answers 415 (or 405) itself.
+    if (requestParser) setRequestParser(strictParser(requestParser, url, fetchAPI));
+  },
   onParams({ params, setResult }) {
     const queryProblem = typeof params.query === 'string' ? textProblem(params.query) : null;
     const problem =
@@ -71,7 +112,8 @@ const inputGuard: Plugin = {
 export function buildYoga(deps: YogaDeps): YogaServerInstance<ServerContext, GraphQLContext> {
   return createYoga<ServerContext, GraphQLContext>({
     schema: deps.schema,
-    graphiql: deps.graphiql ? { title: 'Payrail GraphQL' } : false,
+    // GraphiQL is served by app.ts from node_modules (graphiql.ts): Yoga's own page loads it from a CDN.
+    graphiql: false,
     landingPage: false,
     logging: {
       debug: (...a) => deps.logger.debug({ yoga: a }, 'yoga'),

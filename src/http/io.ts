@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { AppError, ERROR_STATUS, type ErrorCode, type ErrorDetail } from '../errors/app-error.ts';
 import { JsonText, parseJsonExact } from '../core/json.ts';
 import { bodyTooLarge, checkDeclaredLength } from './edge.ts';
+import { utf8Text } from './input-guard.ts';
 
 /** Reads the whole body, refusing more than `limit` bytes (413) without buffering the excess. */
 export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
@@ -25,12 +26,7 @@ export function parseJsonBody(req: IncomingMessage, raw: Buffer): unknown {
   if (type !== 'application/json' && !type.endsWith('+json')) {
     throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the request body as JSON with `Content-Type: application/json`');
   }
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
-  } catch {
-    throw new AppError('MALFORMED_REQUEST', 'The request body is not valid UTF-8');
-  }
+  const text = utf8Text(raw, 'The request body');
   try {
     return parseJsonExact(text);
   } catch (e) {

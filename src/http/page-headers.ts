@@ -1,5 +1,5 @@
-// The security headers of every HTML page the server answers (the checkout page, the dashboard, the API reference):
-// a CSP without inline script, no framing, no referrer, no sniffing, no powerful browser features.
+// The security headers of every HTML page the server answers (the checkout page, the dashboard, the API reference,
+// GraphiQL): a CSP without inline script, no framing, no referrer, no sniffing, no powerful browser features.
 
 /** The headers of a page whose CSP is `directives` (each `name value`); `frame-ancestors 'none'` and `base-uri 'none'` are always added. */
 export function pageSecurityHeaders(directives: string[]): Record<string, string> {

@@ -14,10 +14,11 @@ import { Money } from '../../src/domain/money.ts';
 import { historyOf, openHarness, type Harness } from '../support/chain-harness.ts';
 import { TEST_MNEMONIC, testSigner, testXpub } from '../support/chains.ts';
 import { startAnvil, testToken, type Anvil } from '../support/anvil-node.ts';
+import { ANVIL } from '../support/anvil.ts';
 
 const CONFIRMATIONS = 3;
 
-describe('the EVM adapter on anvil', () => {
+describe.runIf(ANVIL)('the EVM adapter on anvil', () => {
   let anvil: Anvil;
   let h: Harness;
   let token: Address;

@@ -5,6 +5,7 @@ import { parseEther, type Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HOT_WALLET } from '../../src/chains/signer.ts';
 import { startAnvil, type Anvil } from '../support/anvil-node.ts';
+import { ANVIL } from '../support/anvil.ts';
 import { chainsEnv, testSigner, testXpub } from '../support/chains.ts';
 import { DATABASES } from '../support/databases.ts';
 import { eventually } from '../support/funding.ts';
@@ -16,7 +17,7 @@ const CONFIRMATIONS = 2;
 const WAIT_MS = 30_000;
 const hot = testSigner.evmAccount('ethereum', HOT_WALLET).address;
 
-describe.runIf(DATABASES.includes('postgres'))('the chains worker beside a server with CHAIN_WORKER=0', { timeout: 120_000 }, () => {
+describe.runIf(ANVIL && DATABASES.includes('postgres'))('the chains worker beside a server with CHAIN_WORKER=0', { timeout: 120_000 }, () => {
   let node: Anvil;
   let chains: Record<string, string>;
   let worker: Proc;

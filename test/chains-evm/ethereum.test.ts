@@ -10,6 +10,7 @@ import { openDatabase } from '../../src/db/client.ts';
 import { Money } from '../../src/domain/money.ts';
 import { verifyLedger } from '../../src/ledger/verify.ts';
 import { startAnvil, testToken, type Anvil } from '../support/anvil-node.ts';
+import { ANVIL } from '../support/anvil.ts';
 import { chainsEnv, testSigner, testXpub } from '../support/chains.ts';
 import { DATABASES, type DbKind } from '../support/databases.ts';
 import { eventually } from '../support/funding.ts';
@@ -117,7 +118,7 @@ function helpers(server: TestServer, chain: { readonly node: Anvil; readonly tok
 
 const invoiceHooks = (receiver: Receiver, id: string) => receiver.received.filter((r) => r.json['invoiceId'] === id || r.json['id'] === id).map((r) => r.json['status']);
 
-describe('the EVM adapter on anvil, through the server', () => {
+describe.runIf(ANVIL)('the EVM adapter on anvil, through the server', () => {
   afterAll(stopAllChildren);
 
   describe.each(DATABASES)('payments on %s', (kind) => {

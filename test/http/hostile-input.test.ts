@@ -1,6 +1,7 @@
 // Hostile input over every REST route and every GraphQL argument: strings with NUL and lone surrogates, huge and
 // tiny exponents, out-of-range integers and dates, forged cursors, deep nesting and type confusion. No answer may
 // be a 5xx (or a GraphQL INTERNAL error), every REST error has the one error shape, and no request takes 1 s.
+// Bytes that are not UTF-8, over GraphQL's HTTP and WebSocket transports, are refused before anything reads them.
 import { randomUUID } from 'node:crypto';
 import {
   buildClientSchema,
@@ -17,9 +18,12 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import { describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { apiRoutes } from '../../src/app.ts';
+import type { Db } from '../../src/db/client.ts';
 import { PAYMENT_CURRENCY_INFO } from '../../src/domain/assets.ts';
 import { MAX_BALANCE, Money } from '../../src/domain/money.ts';
+import type { ErrorBody } from '../../src/http/io.ts';
 import { bookDirectly } from '../support/funding.ts';
 import { checkApiExchange } from '../support/contract.ts';
 import { DATABASES } from '../support/databases.ts';
@@ -199,6 +203,73 @@ function expectSafe(o: Outcome) {
   expect(o.ms, `${o.what} took ${o.ms.toFixed(0)} ms`).toBeLessThan(MAX_MS);
   if (o.status >= 400) expect(Object.keys(o.body?.error ?? {}).sort(), o.what).toEqual(['code', 'details', 'message', 'requestId']);
 }
+
+// ---- Invalid UTF-8: bytes no decoder may turn into U+FFFD (a stray byte, an encoded surrogate, an overlong
+// slash, a cut 4-byte sequence, a lone continuation byte).
+
+const BAD_UTF8 = [[0xff, 0xed, 0xa0, 0x80], [0xff], [0xed, 0xa0, 0x80], [0xc0, 0xaf], [0xf0, 0x9f], [0x80]];
+
+/** `json` with MARK replaced by a JSON string holding `bytes` (the rest of the text stays UTF-8). */
+function withBadBytes(json: string, bytes: number[]): Buffer {
+  const parts = json.split(MARK);
+  if (parts.length !== 2) throw new Error(`expected one ${MARK} in ${json.slice(0, 200)}`);
+  return Buffer.concat([Buffer.from(`${parts[0]}"bad-utf8-`, 'utf8'), Buffer.from(bytes), Buffer.from(`"${parts[1]}`, 'utf8')]);
+}
+
+/** Rows whose text holds U+FFFD, in every text and JSON column: what a lenient decoder would have stored. */
+async function rowsWithReplacementCharacter(db: Db): Promise<number> {
+  const columns = await db.$queryRawUnsafe<{ table_name: string; column_name: string }[]>(
+    `SELECT table_name, column_name FROM information_schema.columns
+      WHERE table_schema = current_schema() AND data_type IN ('text', 'character varying', 'json', 'jsonb')`,
+  );
+  let rows = 0;
+  for (const { table_name, column_name } of columns) {
+    const [found] = await db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM "${table_name}" WHERE "${column_name}"::text LIKE '%' || chr(65533) || '%'`);
+    rows += found!.n;
+  }
+  return rows;
+}
+
+interface WsOutcome {
+  /** The close code and reason, or null when the operation was answered and the connection stayed open. */
+  closed: { code: number; reason: string } | null;
+  /** The messages about operation 1. */
+  answers: { type: string; payload?: any }[];
+}
+
+/** One graphql-ws connection: init with the token, send `message` as a text or binary frame, wait for its fate. */
+function overWebSocket(server: TestServer, token: string, message: Buffer, binary: boolean): Promise<WsOutcome> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`${server.url.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws');
+    const answers: WsOutcome['answers'] = [];
+    const timer = setTimeout(() => {
+      ws.terminate();
+      reject(new Error('no answer in 10 s'));
+    }, 10_000);
+    ws.on('open', () => ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${token}` } })));
+    ws.on('message', (data) => {
+      const m = JSON.parse(String(data)) as { id?: string; type: string; payload?: unknown };
+      if (m.type === 'connection_ack') return ws.send(message, { binary });
+      if (m.id !== '1') return;
+      answers.push(m);
+      if (m.type === 'complete' || m.type === 'error') {
+        clearTimeout(timer);
+        ws.close();
+        resolve({ closed: null, answers });
+      }
+    });
+    ws.on('close', (code, reason) => {
+      clearTimeout(timer);
+      resolve({ closed: { code, reason: String(reason) }, answers });
+    });
+    ws.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+  });
+}
+
+const subscribeMessage = (payload: string) => `{"id":"1","type":"subscribe","payload":${payload}}`;
 
 // ---- GraphQL: every argument of every root field, one leaf at a time.
 
@@ -410,6 +481,99 @@ describe.each(DATABASES)('hostile input on %s', { timeout: 180_000 }, (kind) => 
     }
     expect(argumentsSeen).toBeGreaterThan(40);
     console.info(`[hostile GraphQL ${kind}] ${requests} requests over ${argumentsSeen} argument paths, slowest ${slowest.toFixed(0)} ms`);
+  });
+
+  it('invalid UTF-8 over GraphQL: HTTP answers 400 MALFORMED_REQUEST, WebSocket closes 1007; nothing is stored', async () => {
+    const { token } = await fixtures();
+    const db = server.app.db.prisma;
+    const before = await rowsWithReplacementCharacter(db);
+    const mutation =
+      'mutation($input: CreateStaticAddressInput!) { createStaticAddress(input: $input) { __typename ... on CreateStaticAddressSuccess { staticAddress { internalUserId } } } }';
+    const payload = JSON.stringify({ query: mutation, variables: { input: { asset: 'TRC20USDT', internalUserId: '__HOSTILE__' } } });
+    const expectMalformed = async (res: Response, what: string) => {
+      const text = await res.text();
+      expect(res.status, `${what}: ${text}`).toBe(400);
+      const body = (text.startsWith('{') ? JSON.parse(text) : JSON.parse(text.split('\n').find((l) => l.startsWith('data: {'))!.slice(6))) as { errors: { message: string; extensions: { code: string } }[] };
+      expect(body.errors.map((e) => e.extensions.code), what).toEqual(['MALFORMED_REQUEST']);
+      expect(body.errors[0]!.message, what).toMatch(/is not valid UTF-8$/);
+    };
+    const post = (body: Buffer | string, contentType = 'application/json', accept = 'application/graphql-response+json') =>
+      fetch(`${server.url}/graphql`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': contentType, accept }, body: typeof body === 'string' ? body : new Uint8Array(body) });
+
+    // The reviewer's case: REST refuses it; GraphQL over HTTP and over both kinds of WebSocket frame refuses it the same.
+    const rest = await fetch(`${server.url}/api/static-addresses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: new Uint8Array(withBadBytes('{"asset":"trc20usdt","internalUserId":"__HOSTILE__"}', BAD_UTF8[0]!)),
+    });
+    expect(rest.status).toBe(400);
+    expect(((await rest.json()) as ErrorBody).error).toMatchObject({ code: 'MALFORMED_REQUEST', message: 'The request body is not valid UTF-8' });
+    for (const bytes of BAD_UTF8) {
+      await expectMalformed(await post(withBadBytes(payload, bytes)), `POST ${bytes}`);
+      await expectMalformed(await post(withBadBytes(payload, bytes), 'application/json', 'text/event-stream'), `POST (SSE) ${bytes}`);
+      for (const binary of [false, true]) {
+        const ws = await overWebSocket(server, token, withBadBytes(subscribeMessage(payload), bytes), binary);
+        expect(ws, `${binary ? 'binary' : 'text'} frame ${bytes}`).toEqual({ closed: { code: 1007, reason: 'The message is not valid UTF-8' }, answers: [] });
+      }
+    }
+    // Anywhere in the request: a key, the document, the operation name; a form body, a GraphQL body, a query string.
+    const bad = Buffer.from(BAD_UTF8[0]!);
+    await expectMalformed(await post(Buffer.concat([Buffer.from('{"query":"{ __typename }","variables":{"k'), bad, Buffer.from('":1}}')])), 'a key');
+    await expectMalformed(await post(Buffer.concat([Buffer.from('{"query":"{ __typename } #'), bad, Buffer.from('"}')])), 'the document');
+    await expectMalformed(await post(Buffer.concat([Buffer.from('{"query":"query Q { __typename }","operationName":"Q'), bad, Buffer.from('"}')])), 'the operation name');
+    await expectMalformed(await post(Buffer.concat([Buffer.from('{ __typename } #'), bad]), 'application/graphql'), 'an application/graphql body');
+    await expectMalformed(await post(Buffer.concat([Buffer.from('query=%7B__typename%7D%23'), bad]), 'application/x-www-form-urlencoded'), 'a form body with raw bytes');
+    await expectMalformed(await post('query=%7B__typename%7D%23%FF%ED%A0%80', 'application/x-www-form-urlencoded'), 'a form body with escapes');
+    const variables = encodeURIComponent(JSON.stringify({ id: '__X__' })).replace('__X__', 'x%ED%A0%80');
+    const get = (query: string, accept = 'application/json') => fetch(`${server.url}/graphql?${query}`, { headers: { authorization: `Bearer ${token}`, accept } });
+    await expectMalformed(await get(`query=${encodeURIComponent('query($id: String!) { invoice(id: $id) { id } }')}&variables=${variables}`), 'GET variables');
+    await expectMalformed(await get('query=%7B__typename%7D%23%F0%9F'), 'GET query');
+    await expectMalformed(await get('query=%7B__typename%7D&operationName=%C0%AF'), 'GET operation name');
+    await expectMalformed(
+      await get(`query=${encodeURIComponent('subscription($id: ID!) { invoiceStatusChanged(id: $id) { status } }')}&variables=${variables}`, 'text/event-stream'),
+      'GET subscription (SSE)',
+    );
+    // GET variables that are not JSON are the client's mistake too (they were a 500 before).
+    const notJson = await get('query=%7B__typename%7D&variables=%7Bx');
+    expect(notJson.status).toBe(400);
+    expect(((await notJson.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code).toBe('MALFORMED_REQUEST');
+
+    // Every argument of every operation, one position at a time, over HTTP and WebSocket (text and binary frames).
+    const introspection = await server.graphql(getIntrospectionQuery());
+    const schema = buildClientSchema(introspection.body.data);
+    let positions = 0;
+    for (const [kind, root] of [['query', schema.getQueryType()!], ['mutation', schema.getMutationType()!], ['subscription', schema.getSubscriptionType()!]] as const) {
+      for (const field of Object.values(root.getFields())) {
+        if (field.args.length === 0 || field.name.startsWith('__')) continue;
+        const operation = operationFor(schema, kind, field);
+        const valid = Object.fromEntries(field.args.map((a) => [a.name, plausible(a.type, {}, a.name)]));
+        for (const arg of field.args) {
+          for (const slot of slots(arg.type)) {
+            const bytes = BAD_UTF8[positions++ % BAD_UTF8.length]!;
+            const json = JSON.stringify({ query: operation, variables: { ...valid, [arg.name]: withHostileAt(valid[arg.name], arg.type, slot.path, {}) } });
+            const what = `${field.name} ${arg.name}.${slot.path.join('.')} ${bytes}`;
+            if (kind !== 'subscription') await expectMalformed(await post(withBadBytes(json, bytes)), what);
+            const ws = await overWebSocket(server, token, withBadBytes(subscribeMessage(json), bytes), positions % 2 === 0);
+            expect(ws.closed, what).toEqual({ code: 1007, reason: 'The message is not valid UTF-8' });
+          }
+        }
+      }
+    }
+    expect(positions).toBeGreaterThan(40);
+    console.info(`[invalid UTF-8 ${kind}] ${positions} argument positions over HTTP and WebSocket`);
+
+    // None of it reached the database; the same requests with valid text do (over each transport).
+    expect(await rowsWithReplacementCharacter(db)).toBe(before);
+    const stored = async () => (await db.staticAddress.findMany({ where: { internalUserId: { startsWith: 'bad-utf8-' } } })).map((a) => a.internalUserId).sort();
+    expect(await stored()).toEqual([]);
+    const valid = (name: string) => payload.replace(MARK, JSON.stringify(name));
+    expect(await (await post(valid('bad-utf8-none-http'))).json()).toMatchObject({ data: { createStaticAddress: { staticAddress: { internalUserId: 'bad-utf8-none-http' } } } });
+    for (const binary of [false, true]) {
+      const ws = await overWebSocket(server, token, Buffer.from(subscribeMessage(valid(`bad-utf8-none-ws-${binary}`))), binary);
+      expect(ws.closed).toBeNull();
+      expect(ws.answers[0]).toMatchObject({ type: 'next', payload: { data: { createStaticAddress: { staticAddress: { internalUserId: `bad-utf8-none-ws-${binary}` } } } } });
+    }
+    expect(await stored()).toEqual(['bad-utf8-none-http', 'bad-utf8-none-ws-false', 'bad-utf8-none-ws-true']);
   });
 
   it('the pages: hostile invoice ids, QR paths and ?lang= get a 404 or the page, never a 5xx, fast', async () => {

@@ -1,9 +1,9 @@
 // The edge checks every untrusted value passes: the one decimal parser, instants, sequence cursors, tags, the
-// text guard (NUL, lone surrogates, nesting) and the SSRF address classifier.
+// text guard (bytes that are not UTF-8, NUL, lone surrogates, nesting) and the SSRF address classifier.
 import { describe, expect, it } from 'vitest';
 import { AMOUNT_COLUMN, readDecimal } from '../../src/domain/money.ts';
 import { DecimalLiteral } from '../../src/core/json.ts';
-import { findInputProblem, MAX_INPUT_DEPTH, textProblem } from '../../src/http/input-guard.ts';
+import { checkFormEncodedUtf8, findInputProblem, MAX_INPUT_DEPTH, textProblem, utf8Text } from '../../src/http/input-guard.ts';
 import { parseInstant, sequenceCursor, TAG_PATTERN } from '../../src/core/validation.ts';
 import { isNonPublicAddress } from '../../src/webhooks/ssrf.ts';
 
@@ -91,6 +91,19 @@ describe('the text guard', () => {
     expect(findInputProblem({ items: [{ name: 'ok' }, { name: 'x\u0000' }] })).toEqual({ path: 'items.1.name', message: 'must not contain NUL characters' });
     expect(findInputProblem({ ['k\uD83D']: 1 })?.message).toMatch(/key/);
     expect(findInputProblem({ a: new DecimalLiteral('1.5'), b: [1, true, null] })).toBeNull();
+  });
+
+  it('reads bytes as UTF-8 strictly, percent-escapes of form-encoded text included (never as U+FFFD)', () => {
+    expect(utf8Text(Buffer.from('fine ✓ 💸'), 'The body')).toBe('fine ✓ 💸');
+    for (const bytes of [[0xff], [0xed, 0xa0, 0x80], [0xc0, 0xaf], [0xf0, 0x9f], [0x80]]) {
+      expect(() => utf8Text(Buffer.from([0x61, ...bytes]), 'The body'), String(bytes)).toThrow(expect.objectContaining({ code: 'MALFORMED_REQUEST', message: 'The body is not valid UTF-8' }));
+    }
+    for (const ok of ['a=b&c=d', 'q=%C3%A9+%F0%9F%98%80', 'q=100%', 'q=%', 'q=%F', 'q=%zz%41', 'q=é&r=%E2%9C%93', '']) {
+      expect(() => checkFormEncodedUtf8(ok, 'The query string'), ok).not.toThrow();
+    }
+    for (const bad of ['q=%FF', 'q=%ED%A0%80', 'q=%F0%9F', 'q=%C0%AF', 'a=b&q=%C3', 'q=%e9']) {
+      expect(() => checkFormEncodedUtf8(bad, 'The query string'), bad).toThrow('The query string is not valid UTF-8');
+    }
   });
 
   it('refuses nesting deeper than any request needs, without recursing through all of it', () => {
