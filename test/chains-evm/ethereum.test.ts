@@ -413,7 +413,7 @@ describe.runIf(ANVIL)('the EVM adapter on anvil, through the server', () => {
       const report = await verifyLedger(db, server.app.platform.chains.custodySources());
       expect(report.problems).toEqual([]);
       expect(report.ok).toBe(true);
-      const journals = await db.ledgerEntry.groupBy({ by: ['journalId', 'kind'], where: { companyId: m.companyId } });
+      const journals = await db.ledgerEntry.groupBy({ by: ['journalId', 'kind'], where: { companyId: m.tenantId } });
       expect(new Set(journals.map((j) => j.kind))).toEqual(new Set(['payment', 'fee', 'deposit', 'deposit_fee']));
       expect(report.journals).toBeGreaterThanOrEqual(journals.length);
       if (kind === 'postgres') {
@@ -478,7 +478,7 @@ describe.runIf(ANVIL)('the EVM adapter on anvil, through the server', () => {
       await chain.node.mine(CONFIRMATIONS);
       const report = await verifyLedger(server.app.db.prisma, server.app.platform.chains.custodySources());
       expect(report.ok).toBe(false);
-      expect(report.problems).toEqual([{ check: 'chain-custody', key: `ethereum/${invoice.address}/eth`, expected: invoice.amount, actual: '0' }]);
+      expect(report.problems).toEqual([{ check: 'chain-custody', mode: 'live', key: `ethereum/${invoice.address}/eth`, expected: invoice.amount, actual: '0' }]);
     });
   });
 });

@@ -358,7 +358,7 @@ describe.runIf(LITECOIND)('the UTXO adapter on litecoind -regtest', () => {
       const report = await verifyLedger(db, server.app.platform.chains.custodySources());
       expect(report.problems).toEqual([]);
       expect(report.ok).toBe(true);
-      const journals = await db.ledgerEntry.groupBy({ by: ['journalId', 'kind'], where: { companyId: m.companyId } });
+      const journals = await db.ledgerEntry.groupBy({ by: ['journalId', 'kind'], where: { companyId: m.tenantId } });
       expect(journals.map((j) => j.kind).sort()).toEqual(['fee', 'payment']);
       expect(report.journals).toBeGreaterThanOrEqual(journals.length);
       if (kind === 'postgres') {
@@ -402,7 +402,7 @@ describe.runIf(LITECOIND)('the UTXO adapter on litecoind -regtest', () => {
       await ltc.node.mine(1);
       const report = await verifyLedger(server.app.db.prisma, server.app.platform.chains.custodySources());
       expect(report.ok).toBe(false);
-      expect(report.problems).toEqual([{ check: 'chain-custody', key: `litecoin/${invoice.address}/ltc`, expected: invoice.amount, actual: '0' }]);
+      expect(report.problems).toEqual([{ check: 'chain-custody', mode: 'live', key: `litecoin/${invoice.address}/ltc`, expected: invoice.amount, actual: '0' }]);
     });
   });
 

@@ -182,7 +182,8 @@ describe('secrets of chain nodes in their configuration', { timeout: 180_000 }, 
       for (const network of NODE_NETWORKS) {
         expect(health.body.chains.find((c: { network: string }) => c.network === network)).toEqual({
           network,
-          mode: 'node',
+          live: 'node',
+          test: 'sandbox',
           node: expected[network]!.node,
           state: 'failing',
           detail: expect.stringMatching(expected[network]!.detail),

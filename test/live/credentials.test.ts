@@ -87,8 +87,8 @@ describe.each(DATABASES)('a rotated token ends its live connections on %s', { ti
   it('rotation through the merchant CLI (the running server’s admin API): the old token’s connections end within 2 s, another merchant’s go on', async () => {
     env = await environment(kind, databases);
     server = await startServerProcess(env);
-    const leaky = (await cli(env, 'create', '--name', 'Leaky')).json as Credentials;
-    const other = (await cli(env, 'create', '--name', 'Other')).json as Credentials;
+    const leaky = credentialsFrom((await cli(env, 'create', '--name', 'Leaky')).json);
+    const other = credentialsFrom((await cli(env, 'create', '--name', 'Other')).json);
     const ofLeaky = await follow(server, leaky.publicToken);
     const ofOther = await follow(server, other.publicToken);
 
@@ -117,8 +117,8 @@ describe.each(DATABASES)('a rotated token ends its live connections on %s', { ti
 
   // Only PostgreSQL lets a CLI open the database while a server holds it (PGlite: one process).
   if (kind === 'postgres') it('rotation by the CLI on the database itself (no server in between) ends them as well', async () => {
-    const shop = (await cli(env, 'create', '--name', 'Shop')).json as Credentials;
-    const other = (await cli(env, 'create', '--name', 'Other shop')).json as Credentials;
+    const shop = credentialsFrom((await cli(env, 'create', '--name', 'Shop')).json);
+    const other = credentialsFrom((await cli(env, 'create', '--name', 'Other shop')).json);
     // With a webhook URL set, the rotation is still never pushed.
     const hooked = await server.request('PUT', '/api/company/settings/webhook-url', { token: shop.publicToken, json: { webHookUrl: 'https://merchant.example/hooks' } });
     expect(hooked.status, hooked.text).toBe(200);

@@ -58,7 +58,8 @@ describe('openapi.json', () => {
       const expected = { none: [], optional: [{ publicToken: [] }, {}], required: [{ publicToken: [] }] }[route.auth];
       expect(security, `${route.method} ${route.path}`).toEqual(expected);
     }
-    expect(operation('GET /api/invoices/v1/regular/{id}')['security']).toEqual([]);
+    // No token needed; one sent scopes the read to its merchant and mode (docs/modes.md).
+    expect(operation('GET /api/invoices/v1/regular/{id}')['security']).toEqual([{ publicToken: [] }, {}]);
     expect(operation('POST /api/invoices/v1/regular/{id}/proceed')['security']).toEqual([{ publicToken: [] }, {}]);
   });
 

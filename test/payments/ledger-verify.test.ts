@@ -97,7 +97,17 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
     expect(res.code, res.stderr).toBe(0);
     // Per invoice: a payment journal and a fee journal of 2 entries each; balances: chain_external,
     // merchant_available, platform_fees.
-    expect(res.json).toEqual({ ok: true, journals: 2 * PAID_INVOICES, entries: 4 * PAID_INVOICES, balances: 3, problems: [], custodySurpluses: [] });
+    expect(res.json).toEqual({
+      ok: true,
+      mode: null,
+      journals: 2 * PAID_INVOICES,
+      entries: 4 * PAID_INVOICES,
+      balances: 3,
+      problems: [],
+      // The merchant's test side has the journals; its live side none (docs/modes.md).
+      modes: { test: { ok: true, journals: 2 * PAID_INVOICES, problems: 0 }, live: { ok: true, journals: 0, problems: 0 } },
+      custodySurpluses: [],
+    });
   });
 
   it('a running balance that is not the sum of its entries: running-balance, exit 1', async () => {
@@ -111,6 +121,7 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
         expect(res.json.problems).toEqual([
           {
             check: 'running-balance',
+            mode: 'test',
             key: `${merchant.companyId}/trc20usdt/merchant_available`,
             expected: String(100 * PAID_INVOICES),
             actual: String(100 * PAID_INVOICES + 1),
@@ -151,8 +162,8 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
         const res = await verifyHere();
         const k = `${merchant.companyId}/trc20usdt/merchant_available`;
         expect(res.problems).toEqual([
-          { check: 'running-balance', key: k, expected: String(100 * PAID_INVOICES), actual: String(100 * PAID_INVOICES - 1000) },
-          { check: 'negative-balance', key: k, expected: '>= 0', actual: String(100 * PAID_INVOICES - 1000) },
+          { check: 'running-balance', mode: 'test', key: k, expected: String(100 * PAID_INVOICES), actual: String(100 * PAID_INVOICES - 1000) },
+          { check: 'negative-balance', mode: 'test', key: k, expected: '>= 0', actual: String(100 * PAID_INVOICES - 1000) },
         ]);
       },
     );
@@ -174,6 +185,7 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
         // (Compared as a number: this check reports the database's numeric text, e.g. "-1.000000000000000000".)
         expect(res.problems).toContainEqual({
           check: 'journal-balance',
+            mode: 'test',
           key: `${removed.journalId}/trc20usdt`,
           expected: '0',
           actual: expect.toSatisfy((v: string) => Number(v) === -1, 'the amount -1'),
@@ -181,6 +193,7 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
         // The platform_fees balance no longer equals its entries either.
         expect(res.problems).toContainEqual({
           check: 'running-balance',
+            mode: 'test',
           key: `${merchant.companyId}/trc20usdt/platform_fees`,
           expected: String(PAID_INVOICES - 1),
           actual: String(PAID_INVOICES),
@@ -188,6 +201,7 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
         // And that invoice is done without its fee.
         expect(res.problems).toContainEqual({
           check: 'invoice-status',
+            mode: 'test',
           key: `${removed.invoiceId}/done`,
           expected: 'status consistent with money',
           actual: 'done without its fee journal (paid 101, confirmed 101)',
@@ -209,12 +223,14 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
                 expect(res.problems).toEqual([
           {
             check: 'chain-records',
+            mode: 'test',
             key: `${merchant.companyId}/trc20usdt`,
             expected: String(-(101 * PAID_INVOICES + 1)),
             actual: String(-101 * PAID_INVOICES),
           },
           {
             check: 'invoice-status',
+            mode: 'test',
             key: `${t.invoiceId}/done`,
             expected: 'status consistent with money',
             actual: 'paidAmount differs from the confirmed transfers (paid 101, confirmed 102)',
@@ -261,7 +277,7 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
         async () => {
           const res = await verifyHere();
                     expect(res.problems, c.name).toEqual([
-            { check: 'invoice-status', key: expect.stringMatching(new RegExp(`/${c.status}$`)), expected: 'status consistent with money', actual: c.problem },
+            { check: 'invoice-status', mode: 'test', key: expect.stringMatching(new RegExp(`/${c.status}$`)), expected: 'status consistent with money', actual: c.problem },
           ]);
         },
       );

@@ -24,14 +24,17 @@ export interface TestServer {
   graphql(query: string, variables?: Record<string, unknown>, token?: string): Promise<TestResponse>;
 }
 
-/** A merchant account; one mode's credentials also at the top (test mode's unless made by liveMerchant). */
+/**
+ * A merchant account; one mode's credentials also at the top (test mode's unless made by liveMerchant), and that
+ * mode's tenant id (the `companyId` of its rows; the account id for test mode).
+ */
 export interface TestMerchant extends CompanyCredentials {
   publicToken: string;
   secretKey: string;
+  tenantId: string;
 }
 
-export const testMerchant = (c: CompanyCredentials): TestMerchant => ({ ...c, publicToken: c.test.publicToken, secretKey: c.test.secretKey });
-export const liveMerchant = (c: CompanyCredentials): TestMerchant => ({ ...c, publicToken: c.live.publicToken, secretKey: c.live.secretKey });
+export const testMerchant = (c: CompanyCredentials): TestMerchant => ({ ...c, publicToken: c.test.publicToken, secretKey: c.test.secretKey, tenantId: c.companyId });
 
 export interface RequestOptions {
   token?: string;
@@ -92,7 +95,11 @@ export function useServer(kind: DbKind, env: Record<string, string> = {}, option
       app = await start!();
     },
     merchant: async (input = {}) => testMerchant(await createCompany(server.app.db.prisma, { name: 'Test Merchant', ...input })),
-    liveMerchant: async (input = {}) => liveMerchant(await createCompany(server.app.db.prisma, { name: 'Live Merchant', ...input })),
+    async liveMerchant(input = {}) {
+      const c = await createCompany(server.app.db.prisma, { name: 'Live Merchant', ...input });
+      const tenant = await server.app.db.prisma.company.findUniqueOrThrow({ where: { accountId_mode: { accountId: c.companyId, mode: 'live' } } });
+      return { ...c, publicToken: c.live.publicToken, secretKey: c.live.secretKey, tenantId: tenant.id };
+    },
     async request(method, path, options = {}) {
       const headers: Record<string, string> = { ...options.headers };
       if (options.token) headers['authorization'] = `Bearer ${options.token}`;
