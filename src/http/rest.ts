@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Company } from '../core/auth.ts';
+import { requireTestMode } from '../core/tenants.ts';
 import { parseInput } from '../core/validation.ts';
 import { AppError, UnauthenticatedError, ValidationError } from '../errors/app-error.ts';
 import type { Logger } from '../logger.ts';
@@ -36,6 +37,7 @@ export function createRestHandler<Ctx>(router: Router<Ctx>, ctx: Ctx, options: R
       if (route.auth === 'required' && !company) throw new UnauthenticatedError();
       // Which mode's data the answer is about (docs/modes.md).
       if (company) res.setHeader('payrail-mode', company.mode);
+      if (route.testModeOnly && company) requireTestMode(company);
       const query = Object.fromEntries(url.searchParams);
       const badParam = findInputProblem(params) ?? findInputProblem(query);
       if (badParam) throw new ValidationError([badParam]);

@@ -80,6 +80,11 @@ export interface Route<Ctx> {
   /** e.g. `/api/invoices/v1/regular/:id/proceed` */
   path: string;
   auth: AuthMode;
+  /**
+   * A sandbox tool (docs/modes.md): a live-mode token is refused with 403 before anything else of the request (path,
+   * query, body) is read, so a live caller learns nothing of the route beyond that it takes a test-mode token.
+   */
+  testModeOnly?: boolean;
   /** Validates the JSON body at the edge; the handler gets the typed result (422 listing every problem otherwise). */
   body?: z.ZodType;
   /** Validates the query parameters (an object of strings) likewise. */

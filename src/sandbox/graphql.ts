@@ -2,6 +2,7 @@ import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '.
 import { builder, mutationOutcome } from '../graphql/builder.ts';
 import { MoneyType, PaymentCurrencyEnum, TransferStateEnum } from '../graphql/enums.ts';
 import { callerCompanyId, nodeIdFormats, nodeIdInput, registerNodeType } from '../graphql/node-ids.ts';
+import { requireTestMode } from '../core/tenants.ts';
 import { parseInput } from '../core/validation.ts';
 import { formatPlain } from '../domain/money.ts';
 import {
@@ -17,6 +18,8 @@ import {
 } from './service.ts';
 
 registerNodeType('SandboxTransfer', nodeIdFormats.uuid);
+
+// Each sandbox mutation refuses a live caller (FORBIDDEN) before it reads its input, as REST does (docs/modes.md).
 
 
 const SandboxTransferType = builder.prismaNode('ChainTransfer', {
@@ -62,8 +65,10 @@ builder.mutationField('createSandboxTransfer', (t) =>
     description: 'Simulates an incoming transfer, as a chain adapter would report it (REST POST /api/sandbox/transfers).',
     errors: transferOutcome('The simulated transfer.'),
     args: { input: t.arg({ type: CreateSandboxTransferInput, required: true, description: 'The transfer to simulate.' }) },
-    resolve: (_root, { input }, ctx) =>
-      createSandboxTransfer(ctx.sandbox, ctx.company!, parseInput(sandboxTransferSchema, { ...input, invoiceId: input.invoiceId ? String(input.invoiceId) : null })),
+    resolve: (_root, { input }, ctx) => {
+      requireTestMode(ctx.company!);
+      return createSandboxTransfer(ctx.sandbox, ctx.company!, parseInput(sandboxTransferSchema, { ...input, invoiceId: input.invoiceId ? String(input.invoiceId) : null }));
+    },
   }),
 );
 
@@ -82,13 +87,15 @@ builder.mutationField('confirmSandboxTransfer', (t) =>
     description: 'Adds confirmations to a simulated transfer; at the required count it is credited.',
     errors: transferOutcome('The transfer after the change.'),
     args: { input: t.arg({ type: ConfirmSandboxTransferInput, required: true, description: 'The transfer and its confirmations.' }) },
-    resolve: (_root, { input }, ctx) =>
-      confirmSandboxTransfer(
+    resolve: (_root, { input }, ctx) => {
+      requireTestMode(ctx.company!);
+      return confirmSandboxTransfer(
         ctx.sandbox,
         ctx.company!,
         nodeIdInput(input.id, 'SandboxTransfer', 'id'),
         parseInput(confirmSandboxSchema, { confirmations: input.confirmations }),
-      ),
+      );
+    },
   }),
 );
 
@@ -104,7 +111,10 @@ builder.mutationField('dropSandboxTransfer', (t) =>
     description: 'Simulates a transfer leaving the chain (replaced or reorganised away); whatever it added is undone.',
     errors: transferOutcome('The transfer, state DROPPED.'),
     args: { input: t.arg({ type: DropSandboxTransferInput, required: true, description: 'The transfer to drop.' }) },
-    resolve: (_root, { input }, ctx) => dropSandboxTransfer(ctx.sandbox, ctx.company!, nodeIdInput(input.id, 'SandboxTransfer', 'id')),
+    resolve: (_root, { input }, ctx) => {
+      requireTestMode(ctx.company!);
+      return dropSandboxTransfer(ctx.sandbox, ctx.company!, nodeIdInput(input.id, 'SandboxTransfer', 'id'));
+    },
   }),
 );
 
@@ -129,6 +139,9 @@ builder.mutationField('advanceSandboxClock', (t) =>
     description: 'Moves the merchant’s test clock forward and expires what is due at once (REST POST /api/sandbox/clock/advance).',
     errors: mutationOutcome('clock', 'The clock after the move.', [ValidationError, NotFoundError, ForbiddenError]),
     args: { input: t.arg({ type: AdvanceSandboxClockInput, required: true, description: 'How far to move it.' }) },
-    resolve: (_root, { input }, ctx) => advanceSandboxClock(ctx.sandbox, ctx.company!, parseInput(advanceClockSchema, { minutes: input.minutes })),
+    resolve: (_root, { input }, ctx) => {
+      requireTestMode(ctx.company!);
+      return advanceSandboxClock(ctx.sandbox, ctx.company!, parseInput(advanceClockSchema, { minutes: input.minutes }));
+    },
   }),
 );

@@ -1,6 +1,6 @@
 // Limits every GraphQL operation meets before any resolver runs, for anonymous callers too: linear in the
 // document (nested fragments), tokens (the parser's stack), depth, aliases, directives, cost; and no "Did you
-// mean" once introspection is off.
+// mean" once introspection is off. A test-mode and a live-mode token meet the same limits.
 import { getIntrospectionQuery } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { GRAPHQL_LIMITS } from '../../src/graphql/limits.ts';
@@ -96,6 +96,34 @@ describe.each(DATABASES)('GraphQL limits on %s', (kind) => {
     }
     const intro = await server.graphql(getIntrospectionQuery());
     expect(intro.body.errors[0].message).toMatch(/introspection/i);
+  });
+
+  it('a test-mode and a live-mode token meet the same limits as an anonymous caller, before any resolver', async () => {
+    const m = await server.liveMerchant();
+    let tooDeep = 'id';
+    for (let i = 0; i < GRAPHQL_LIMITS.maxDepth; i++) tooDeep = `company { name } a${i}: invoice(id: "x") { ${tooDeep} }`;
+    const page = 'invoices(first: 100) { edges { node { id status content { items { name price } } transactions { id amount txHash } refund { id amount } } } }';
+    const cases: [string, string][] = [
+      [fragmentBomb(30), 'QUERY_TOO_COSTLY'],
+      [aliases(GRAPHQL_LIMITS.maxAliases + 1, 'invoice(id: "x") { id }'), 'TOO_MANY_ALIASES'],
+      [`{ ${tooDeep} }`, 'QUERY_TOO_DEEP'],
+      [aliases(10, page), 'QUERY_TOO_COSTLY'],
+      // A sandbox mutation is measured like any other operation: the limit, not the live token's 403, answers.
+      [`mutation { ${Array.from({ length: GRAPHQL_LIMITS.maxAliases + 1 }, (_, i) => `a${i}: advanceSandboxClock(input: { minutes: 1 }) { __typename }`).join(' ')} }`, 'TOO_MANY_ALIASES'],
+    ];
+    for (const token of [m.test.publicToken, m.live.publicToken]) {
+      for (const [query, code] of cases) {
+        const started = performance.now();
+        const res = await server.graphql(query, undefined, token);
+        expect(performance.now() - started).toBeLessThan(500);
+        expect(res.body.data, query.slice(0, 80)).toBeUndefined();
+        expect(codes(res.body), query.slice(0, 80)).toContain(code);
+      }
+    }
+    // Under the limits each token is answered in its own mode.
+    for (const [token, mode] of [[m.test.publicToken, 'TEST'], [m.live.publicToken, 'LIVE']] as const) {
+      expect((await server.graphql('{ viewer { mode } }', undefined, token)).body.data.viewer.mode).toBe(mode);
+    }
   });
 
   it('GET requests meet the same limits', async () => {

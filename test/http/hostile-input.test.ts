@@ -2,6 +2,8 @@
 // tiny exponents, out-of-range integers and dates, forged cursors, deep nesting and type confusion. No answer may
 // be a 5xx (or a GraphQL INTERNAL error), every REST error has the one error shape, and no request takes 1 s.
 // Bytes that are not UTF-8, over GraphQL's HTTP and WebSocket transports, are refused before anything reads them.
+// The REST and GraphQL fuzz run with a test-mode and a live-mode token (ethereum on an anvil node for live mode): a
+// live token gets 403 from every sandbox route and FORBIDDEN from every sandbox mutation, whatever else it sends.
 import { randomUUID } from 'node:crypto';
 import {
   buildClientSchema,
@@ -17,13 +19,15 @@ import {
   type GraphQLInputType,
   type GraphQLSchema,
 } from 'graphql';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { apiRoutes } from '../../src/app.ts';
 import type { Db } from '../../src/db/client.ts';
 import { PAYMENT_CURRENCY_INFO } from '../../src/domain/assets.ts';
 import { MAX_BALANCE, Money } from '../../src/domain/money.ts';
 import type { ErrorBody } from '../../src/http/io.ts';
+import { startAnvil, type Anvil } from '../support/anvil-node.ts';
+import { chainsEnv, testXpub } from '../support/chains.ts';
 import { bookDirectly } from '../support/funding.ts';
 import { checkApiExchange } from '../support/contract.ts';
 import { DATABASES } from '../support/databases.ts';
@@ -31,6 +35,16 @@ import { useServer, type TestServer } from '../support/server.ts';
 
 const MAX_MS = 1_000;
 const TRON_ADDRESS = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
+/** anvil's second default account: an ethereum address live mode can send to. */
+const EVM_ADDRESS = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
+type Mode = 'test' | 'live';
+const MODES: Mode[] = ['test', 'live'];
+/** What each mode's samples pay and send with: test mode every network on the sandbox, live mode ethereum on anvil. */
+const CHAIN = {
+  test: { asset: 'trc20usdt', address: TRON_ADDRESS, fixed: 'btc' },
+  live: { asset: 'eth', address: EVM_ADDRESS, fixed: 'eth' },
+} as const;
+const SANDBOX_REFUSAL = /^The sandbox takes a test-mode token/;
 /** Amounts tried for the largest one accepted: the column's largest value first (Decimal(38,18) at 6 places), then down. */
 const AMOUNT_CANDIDATES = ['99999999999999999999.999999', '1e19', '1e18', '1e17', '1e16', '1e15', '1e14'];
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
@@ -73,22 +87,23 @@ interface Sample {
 }
 
 /** A plausible request per route; the fuzz replaces one part at a time. Every API route must be listed. */
-function samples(ids: { invoice: string; transfer: string; event: string }): Record<string, Sample> {
+function samples(ids: { invoice: string; transfer: string; event: string }, mode: Mode): Record<string, Sample> {
+  const { asset, address, fixed } = CHAIN[mode];
   return {
     'POST /api/invoices/v1/regular': {
-      body: { invoiceCurrency: 'usd', items: [{ name: 'x', price: 1 }], paymentCurrency: 'btc', isMerchantPaysFee: false, redirectURL: 'https://a.example/r' },
+      body: { invoiceCurrency: 'usd', items: [{ name: 'x', price: 1 }], paymentCurrency: fixed, isMerchantPaysFee: false, redirectURL: 'https://a.example/r' },
     },
-    'POST /api/invoices/v1/regular/:id/proceed': { params: { id: ids.invoice }, body: { clientEmail: 'a@b.co', paymentCurrency: 'trc20usdt' } },
+    'POST /api/invoices/v1/regular/:id/proceed': { params: { id: ids.invoice }, body: { clientEmail: 'a@b.co', paymentCurrency: asset } },
     'GET /api/invoices/v1/regular/:id': { params: { id: ids.invoice } },
     'POST /api/invoices/v1/regular/:id/accept': { params: { id: ids.invoice } },
-    'POST /api/invoices/v1/regular/:id/refund': { params: { id: ids.invoice }, body: { address: TRON_ADDRESS, tag: '1' } },
+    'POST /api/invoices/v1/regular/:id/refund': { params: { id: ids.invoice }, body: { address, tag: '1' } },
     'GET /api/company/underpayment-limits': {},
     'PATCH /api/company/underpayment-limits': { body: { limits: { usdt: { fixed: '1', percent: '1' } } } },
     'GET /api/company/balances': {},
     'POST /api/sandbox/transfers': {
       body: [
-        { invoiceId: ids.invoice, amount: '1', asset: 'trc20usdt', confirmations: 1, txHash: 'abcdef0123456789', outputIndex: 0, from: 'x' },
-        { address: TRON_ADDRESS, tag: '1', amount: '1' },
+        { invoiceId: ids.invoice, amount: '1', asset, confirmations: 1, txHash: 'abcdef0123456789', outputIndex: 0, from: 'x' },
+        { address, tag: '1', amount: '1' },
       ],
     },
     'POST /api/sandbox/transfers/:id/confirm': { params: { id: ids.transfer }, body: { confirmations: 5 } },
@@ -103,17 +118,17 @@ function samples(ids: { invoice: string; transfer: string; event: string }): Rec
     'POST /api/company/webhooks/events/:eventId/redeliver': { params: { eventId: ids.event } },
     'POST /api/company/webhooks/redeliver-failed': { body: { since: '2026-01-01T00:00:00Z' } },
     'GET /api/company/events': { query: { after: '1', limit: '10' } },
-    'POST /api/transactions/withdraw': { body: { items: [{ amount: '5', tag: '', to: TRON_ADDRESS, asset: 'trc20usdt' }] } },
-    'GET /api/transactions/withdrawals': { query: { status: 'processing', asset: 'trc20usdt', after: randomUUID(), limit: '10' } },
+    'POST /api/transactions/withdraw': { body: { items: [{ amount: '5', tag: '', to: address, asset }] } },
+    'GET /api/transactions/withdrawals': { query: { status: 'processing', asset, after: randomUUID(), limit: '10' } },
     'GET /api/transactions/withdrawals/:uid': { params: { uid: randomUUID() } },
     'GET /api/company/auto-withdrawals': {},
     'PATCH /api/company/auto-withdrawals': {
-      body: { assets: { trc20usdt: { amount: 50, isEnabled: true, withdrawalTag: null, withdrawalAddress: TRON_ADDRESS } } },
+      body: { assets: { [asset]: { amount: 50, isEnabled: true, withdrawalTag: null, withdrawalAddress: address } } },
     },
     'POST /api/sandbox/withdrawals/:uid/confirm': { params: { uid: randomUUID() } },
     'POST /api/sandbox/withdrawals/:uid/reject': { params: { uid: randomUUID() } },
-    'POST /api/static-addresses': { body: { asset: 'trc20usdt', internalUserId: 'user-1', email: 'a@b.co' } },
-    'GET /api/static-addresses': { query: { internalUserId: 'user-1', asset: 'trc20usdt', after: randomUUID(), limit: '10' } },
+    'POST /api/static-addresses': { body: { asset, internalUserId: 'user-1', email: 'a@b.co' } },
+    'GET /api/static-addresses': { query: { internalUserId: 'user-1', asset, after: randomUUID(), limit: '10' } },
     'GET /api/static-addresses/:id': { params: { id: randomUUID() } },
     'GET /api/deposits': { query: { addressId: randomUUID(), status: 'done', after: randomUUID(), limit: '10' } },
     'GET /api/company/exports/ledger.csv': { query: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z' } },
@@ -176,6 +191,8 @@ function bodyVariants(body: Record<string, unknown>): BodyVariant[] {
 interface Outcome {
   what: string;
   status: number;
+  /** The Payrail-Mode header: which mode's data the answer is about. */
+  mode: string | null;
   ms: number;
   body: any;
 }
@@ -195,7 +212,7 @@ async function send(server: TestServer, token: string, method: string, path: str
   } catch {
     parsed = text;
   }
-  return { what: `${method} ${path.slice(0, 120)} ${body?.slice(0, 160) ?? ''}`, status: res.status, ms: performance.now() - started, body: parsed };
+  return { what: `${method} ${path.slice(0, 120)} ${body?.slice(0, 160) ?? ''}`, status: res.status, mode: res.headers.get('payrail-mode'), ms: performance.now() - started, body: parsed };
 }
 
 function expectSafe(o: Outcome) {
@@ -338,28 +355,47 @@ function operationFor(schema: GraphQLSchema, kind: 'query' | 'mutation' | 'subsc
 }
 
 describe.each(DATABASES)('hostile input on %s', { timeout: 180_000 }, (kind) => {
-  const server = useServer(kind, { WEBHOOK_ALLOW_PRIVATE: '0' });
+  let node: Anvil | undefined;
+  const env: Record<string, string> = { WEBHOOK_ALLOW_PRIVATE: '0' };
+  beforeAll(async () => {
+    node = await startAnvil();
+    Object.assign(env, chainsEnv({ ethereum: { rpcUrl: node.rpcUrl, chainId: node.chainId, xpub: testXpub('ethereum', false), confirmations: 3, pollMs: 1_000 } }));
+  });
+  afterAll(async () => node?.stop());
+  const server = useServer(kind, env);
 
-  async function fixtures() {
-    const m = await server.merchant();
-    const token = m.publicToken;
-    const created = await server.request('POST', '/api/invoices/v1/regular', { token, json: { invoiceCurrency: 'usd', items: [{ name: 'x', price: 10 }] } });
-    const invoice = created.body.id as string;
-    await server.request('POST', `/api/invoices/v1/regular/${invoice}/proceed`, { json: { clientEmail: 'a@b.co', paymentCurrency: 'trc20usdt' } });
-    const transfer = (await server.request('POST', '/api/sandbox/transfers', { token, json: { invoiceId: invoice, amount: '1' } })).body.id as string;
+  /**
+   * A merchant with a filled invoice, a sandbox transfer and an event; for live mode a live invoice (paid in eth) and its
+   * event, and the transfer the same merchant's test token made: a live token is refused even an id of its own account.
+   */
+  async function fixtures(mode: Mode = 'test') {
+    const m = mode === 'test' ? await server.merchant() : await server.liveMerchant();
+    const filled = async (token: string, paymentCurrency: string) => {
+      const created = await server.request('POST', '/api/invoices/v1/regular', { token, json: { invoiceCurrency: 'usd', items: [{ name: 'x', price: 10 }] } });
+      const id = created.body.id as string;
+      const proceeded = await server.request('POST', `/api/invoices/v1/regular/${id}/proceed`, { json: { clientEmail: 'a@b.co', paymentCurrency } });
+      expect(proceeded.status, proceeded.text).toBe(200);
+      return id;
+    };
+    const testInvoice = await filled(m.test.publicToken, 'trc20usdt');
+    const transfer = (await server.request('POST', '/api/sandbox/transfers', { token: m.test.publicToken, json: { invoiceId: testInvoice, amount: '1' } })).body.id as string;
+    const invoice = mode === 'test' ? testInvoice : await filled(m.live.publicToken, CHAIN.live.asset);
     const event = (await server.app.db.prisma.event.findFirstOrThrow({ where: { subjectId: invoice } })).id;
-    return { token, ids: { invoice, transfer, event } };
+    return { token: m.publicToken, ids: { invoice, transfer, event } };
   }
 
-  it('every REST route: hostile path ids, query parameters and body fields get a 4xx in the error shape, fast', async () => {
-    const { token, ids } = await fixtures();
-    const table = samples(ids);
+  it.each(MODES)('every REST route with a %s token: hostile path ids, query parameters and body fields get a 4xx in the error shape, fast', async (mode) => {
+    const { token, ids } = await fixtures(mode);
+    const table = samples(ids, mode);
     // A new route must come with its sample here.
     expect(Object.keys(table).sort()).toEqual(apiRoutes.map((r) => `${r.method} ${r.path}`).sort());
     let requests = 0;
     let slowest = 0;
+    let refused = 0;
     for (const route of apiRoutes) {
       const sample = table[`${route.method} ${route.path}`]!;
+      // A sandbox tool refuses a live token before it reads anything else: 403 for every hostile request.
+      const sandboxForLive = mode === 'live' && route.path.startsWith('/api/sandbox/');
       const path = (params: Record<string, string>, query: Record<string, string>) => {
         const p = route.path.replace(/:([a-zA-Z]+)/g, (_, name: string) => params[name] ?? encodeURIComponent(sample.params?.[name] ?? 'x'));
         const q = Object.entries(query).map(([k, v]) => `${encodeURIComponent(k)}=${v}`).join('&');
@@ -373,7 +409,14 @@ describe.each(DATABASES)('hostile input on %s', { timeout: 180_000 }, (kind) => 
         requests++;
         slowest = Math.max(slowest, o.ms);
         expectSafe(o);
+        if (route.auth !== 'none') expect(o.mode, o.what).toBe(mode);
+        if (sandboxForLive) {
+          expect(o.status, o.what).toBe(403);
+          expect(o.body.error, o.what).toMatchObject({ code: 'FORBIDDEN', message: expect.stringMatching(SANDBOX_REFUSAL) });
+          refused++;
+        }
       };
+      if (sandboxForLive) await check(path({}, validQuery), body);
       for (const hostile of HOSTILE_URL) {
         for (const name of Object.keys(sample.params ?? {})) await check(path({ [name]: hostile }, validQuery), body);
         for (const name of [...Object.keys(sample.query ?? {}), 'unknown%00']) await check(path({}, { ...validQuery, [name]: hostile }), body);
@@ -384,19 +427,21 @@ describe.each(DATABASES)('hostile input on %s', { timeout: 180_000 }, (kind) => 
         }
       }
     }
-    console.info(`[hostile REST ${kind}] ${requests} requests, slowest ${slowest.toFixed(0)} ms`);
+    if (mode === 'live') expect(refused, 'every sandbox route was tried').toBeGreaterThan(apiRoutes.filter((r) => r.path.startsWith('/api/sandbox/')).length * HOSTILE_URL.length);
+    console.info(`[hostile REST ${kind} ${mode}] ${requests} requests${mode === 'live' ? ` (${refused} to the sandbox, all 403)` : ''}, slowest ${slowest.toFixed(0)} ms`);
   });
 
-  it('every GraphQL argument: hostile variables and literals get a GraphQL error, never INTERNAL, fast', async () => {
-    const { token, ids } = await fixtures();
+  it.each(MODES)('every GraphQL argument with a %s token: hostile variables and literals get a GraphQL error, never INTERNAL, fast', async (mode) => {
+    const { token, ids } = await fixtures(mode);
     const known: Known = {
-      id: ids.invoice, invoiceId: ids.invoice, eventId: ids.event, address: TRON_ADDRESS, clientEmail: 'a@b.co', webHookUrl: 'https://a.example/h',
+      id: ids.invoice, invoiceId: ids.invoice, eventId: ids.event, address: CHAIN[mode].address, clientEmail: 'a@b.co', webHookUrl: 'https://a.example/h',
       redirectURL: 'https://a.example/r', amount: '1', name: 'x', price: '1', since: '2026-01-01T00:00:00.000Z', minutes: 1,
     };
     const introspection = await server.graphql(getIntrospectionQuery());
     const schema = buildClientSchema(introspection.body.data);
     let requests = 0;
     let slowest = 0;
+    let refused = 0;
     const post = async (payload: string) => {
       const started = performance.now();
       const res = await fetch(`${server.url}/graphql`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: payload });
@@ -407,8 +452,14 @@ describe.each(DATABASES)('hostile input on %s', { timeout: 180_000 }, (kind) => 
       const what = payload.slice(0, 300);
       expect(res.status, what).toBeLessThan(500);
       expect(ms, `${what} took ${ms.toFixed(0)} ms`).toBeLessThan(MAX_MS);
-      const body = JSON.parse(text) as { errors?: { extensions?: { code?: string } }[] };
+      const body = JSON.parse(text) as { data?: Record<string, { __typename?: string } | null>; errors?: { extensions?: { code?: string } }[] };
       for (const e of body.errors ?? []) expect(e.extensions?.code, `${what}\n${text.slice(0, 500)}`).not.toBe('INTERNAL');
+      // A sandbox mutation that got past graphql-js's own coercion refuses a live token before it reads its input.
+      for (const [field, result] of Object.entries(body.data ?? {})) {
+        if (mode !== 'live' || !/Sandbox/.test(field) || !result) continue;
+        expect(result.__typename, `${what}\n${text.slice(0, 500)}`).toBe('ForbiddenError');
+        refused++;
+      }
     };
     // Subscriptions over SSE: the first event (an error, or the first message of one that stays open) is read,
     // then the stream is closed. Only a refusal has to be fast; an open subscription waits for changes.
@@ -480,7 +531,8 @@ describe.each(DATABASES)('hostile input on %s', { timeout: 180_000 }, (kind) => 
       }
     }
     expect(argumentsSeen).toBeGreaterThan(40);
-    console.info(`[hostile GraphQL ${kind}] ${requests} requests over ${argumentsSeen} argument paths, slowest ${slowest.toFixed(0)} ms`);
+    if (mode === 'live') expect(refused, 'sandbox mutations were reached with a live token').toBeGreaterThan(50);
+    console.info(`[hostile GraphQL ${kind} ${mode}] ${requests} requests over ${argumentsSeen} argument paths${mode === 'live' ? ` (${refused} sandbox mutations refused)` : ''}, slowest ${slowest.toFixed(0)} ms`);
   });
 
   it('invalid UTF-8 over GraphQL: HTTP answers 400 MALFORMED_REQUEST, WebSocket closes 1007; nothing is stored', async () => {

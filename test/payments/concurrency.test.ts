@@ -1,11 +1,16 @@
 // Concurrency: a burst of chain reports for many invoices at once, with every transfer reported twice. Each
 // invoice must end paid exactly once: one transfer row per distinct (txHash, outputIndex), one credit per
-// transfer, one fee, the events in order, and a ledger that still balances.
+// transfer, one fee, the events in order, and a ledger that still balances. The same in both modes of one merchant,
+// live mode on an anvil node.
 import { randomBytes } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyLedger } from '../../src/ledger/verify.ts';
 import { checkApiExchange } from '../support/contract.ts';
+import { startAnvil, type Anvil } from '../support/anvil-node.ts';
+import { ANVIL } from '../support/anvil.ts';
+import { chainsEnv, testXpub } from '../support/chains.ts';
 import { DATABASES } from '../support/databases.ts';
+import { eventually } from '../support/funding.ts';
 import { useServer, type TestServer } from '../support/server.ts';
 
 const INVOICES = 50;
@@ -173,5 +178,77 @@ describe.each(DATABASES)('concurrent transfer reports on %s', { timeout: 240_000
     const report = await verifyLedger(prisma);
     expect(report.problems).toEqual([]);
     expect(report).toMatchObject({ ok: true, journals: 3 * INVOICES, entries: 6 * INVOICES });
+  });
+});
+
+// Both modes at once, live mode on a real node (anvil): live invoices are paid on chain and credited by the node's
+// scanner while the same merchant's test invoices get simulated reports naming the very same transaction hashes, all
+// in flight together. A transaction output is unique within its mode's chain only: each side is paid exactly once,
+// in its own mode, and neither mode's balance sees the other's money.
+describe.runIf(ANVIL).each(DATABASES)('concurrent payments in both modes of one merchant on %s (live mode on anvil)', { timeout: 180_000 }, (kind) => {
+  const PER_MODE = 20;
+  const CONFIRMATIONS = 2;
+  const CHAIN_WAIT_MS = 60_000;
+  let node: Anvil | undefined;
+  const env: Record<string, string> = {};
+  beforeAll(async () => {
+    node = await startAnvil();
+    Object.assign(env, chainsEnv({ ethereum: { rpcUrl: node.rpcUrl, chainId: node.chainId, xpub: testXpub('ethereum', false), confirmations: CONFIRMATIONS, pollMs: 100, sweepIntervalMs: 3_600_000 } }));
+  });
+  afterAll(async () => node?.stop());
+  const server = useServer(kind, env);
+
+  it(`${PER_MODE} live payments on anvil and ${2 * PER_MODE} simulated reports of the same hashes at once: each invoice paid once, in its own mode`, async () => {
+    const m = await server.liveMerchant();
+    const filled = (token: string) =>
+      mapLimit(Array.from({ length: PER_MODE }, (_, i) => i), 4, async () => {
+        const created = await server.request('POST', '/api/invoices/v1/regular', { token, json: { invoiceCurrency: 'eth', items: [{ name: 'x', price: '0.5' }] } });
+        expect(created.status, created.text).toBe(201);
+        const proceeded = await server.request('POST', `/api/invoices/v1/regular/${created.body.id}/proceed`, { json: { clientEmail: 'a@b.co', paymentCurrency: 'eth' } });
+        expect(proceeded.status, proceeded.text).toBe(200);
+        return { id: created.body.id as string, address: proceeded.body.address.address as `0x${string}`, amount: proceeded.body.paymentDetails.amount as string };
+      });
+    const live = await filled(m.live.publicToken);
+    const test = await filled(m.test.publicToken);
+    // Sent now, mined below: the hashes are known before the chain has them.
+    const hashes: string[] = [];
+    for (const [i, invoice] of live.entries()) hashes.push(await node!.pay(invoice.address, invoice.amount, i % node!.payers.length));
+
+    // The confirming blocks and the simulated reports (each twice, final at once), together.
+    const reports = test.flatMap((invoice, i) => [0, 1].map(() => ({ invoiceId: invoice.id, amount: invoice.amount, confirmations: 12, txHash: hashes[i]! })));
+    const [responses] = await Promise.all([Promise.all(reports.map((json) => postReport(server, m.test.publicToken, json))), node!.mine(CONFIRMATIONS)]);
+    for (const [i, res] of responses.entries()) {
+      expect(res.status, res.text).toBe(201);
+      expect(res.body).toMatchObject({ invoiceId: reports[i]!.invoiceId, txHash: reports[i]!.txHash, state: 'confirmed' });
+    }
+    for (const invoice of live) await eventually(() => server.request('GET', `/api/invoices/v1/regular/${invoice.id}`).then((r) => r.body.status), (s) => s === 'done', CHAIN_WAIT_MS);
+
+    const prisma = server.app.db.prisma;
+    for (const [mode, invoices] of [['live', live], ['test', test]] as const) {
+      for (const [i, invoice] of invoices.entries()) {
+        const read = await server.request('GET', `/api/invoices/v1/regular/${invoice.id}`);
+        expect(read.body, invoice.id).toMatchObject({ status: 'done', mode, invoiceTransactions: [expect.objectContaining({ txHash: hashes[i], amount: invoice.amount, status: 'confirmed' })] });
+        const transfers = await prisma.chainTransfer.findMany({ where: { invoiceId: invoice.id } });
+        expect(transfers.map((t) => [t.mode, t.txHash]), invoice.id).toEqual([[mode, hashes[i]]]);
+        const credits = await prisma.ledgerEntry.findMany({ where: { invoiceId: invoice.id, kind: 'payment', account: 'merchant_available' } });
+        expect(credits.map((c) => c.transferId), invoice.id).toEqual([transfers[0]!.id]);
+        const done = await prisma.event.count({ where: { subjectId: invoice.id, type: 'invoice.done' } });
+        expect(done, invoice.id).toBe(1);
+      }
+    }
+    // Each hash twice in all: once on the real chain (live), once on the simulated one (test).
+    const byHash = await prisma.chainTransfer.groupBy({ by: ['txHash', 'mode'], where: { txHash: { in: hashes } }, _count: true });
+    expect(byHash).toHaveLength(2 * PER_MODE);
+    expect(byHash.every((g) => g._count === 1)).toBe(true);
+    // Each mode's balance holds its own payments only: 0.5 eth each after its fee.
+    for (const token of [m.live.publicToken, m.test.publicToken]) {
+      const balances = await server.request('GET', '/api/company/balances', { token });
+      expect(balances.body.balances).toEqual([expect.objectContaining({ asset: 'eth', available: String(PER_MODE * 0.5), pending: '0' })]);
+    }
+    for (const mode of ['live', 'test'] as const) {
+      const report = await verifyLedger(prisma, server.app.platform.chains.custodySources(), { mode });
+      expect(report.problems, mode).toEqual([]);
+      expect(report.ok, mode).toBe(true);
+    }
   });
 });

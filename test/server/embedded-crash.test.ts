@@ -2,15 +2,19 @@
 // under sustained writes (invoices created, filled and paid, so the ledger moves), killed with SIGKILL at a random
 // moment (every other round during a graceful shutdown), then restarted: the directory opens, the server says the
 // previous process did not close it and verifies the ledger, and every acknowledged invoice is there with what was
-// acknowledged. CRASH_ROUNDS sets the rounds (default 2: a kill, and a kill during a shutdown;
-// the closing figures come from 20).
+// acknowledged. Half the writers work in live mode (ethereum on an anvil node: live invoices filled with addresses
+// derived from the xpub), and every invoice is found in the mode that acknowledged it. CRASH_ROUNDS sets the rounds
+// (default 2: a kill, and a kill during a shutdown; the closing figures come from 20).
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/client.ts';
 import { currentLock } from '../../src/db/pglite-lock.ts';
 import { verifyLedger } from '../../src/ledger/verify.ts';
+import { startAnvil, type Anvil } from '../support/anvil-node.ts';
+import { ANVIL } from '../support/anvil.ts';
+import { chainsEnv, testXpub } from '../support/chains.ts';
 import { copyPgliteTemplate } from '../support/databases.ts';
 import { killServer, launch, runCli, sleep, startServerProcess, stopAllChildren, tempDir, waitForExit, type ServerProcess } from '../support/processes.ts';
 
@@ -21,32 +25,39 @@ afterAll(() => stopAllChildren());
 
 interface Acknowledged {
   id: string;
+  mode: 'test' | 'live';
   /** The last status a response confirmed. */
   status: 'created' | 'pending' | 'done';
 }
 
-/** Writers loop until stopped: create, fill, pay (final at once). Every answered step is recorded. */
-function load(server: ServerProcess, token: string, acknowledged: Map<string, Acknowledged>) {
+/**
+ * Writers loop until stopped: create, fill, and in test mode pay (final at once); a live writer's invoices wait for
+ * a payment on chain. Every answered step is recorded.
+ */
+function load(server: ServerProcess, tokens: { test: string; live: string | null }, acknowledged: Map<string, Acknowledged>) {
   let running = true;
-  const writer = async () => {
+  const writer = async (n: number) => {
+    const mode = n % 2 === 1 && tokens.live ? 'live' : 'test';
+    const token = tokens[mode]!;
     while (running) {
       try {
         const created = await server.request('POST', '/api/invoices/v1/regular', { token, json: { invoiceCurrency: 'usd', items: [{ name: 'x', price: 10 }] } });
         if (created.status !== 201) continue;
         const id = created.body.id as string;
-        acknowledged.set(id, { id, status: 'created' });
-        const filled = await server.request('POST', `/api/invoices/v1/regular/${id}/proceed`, { json: { clientEmail: 'c@example.com', paymentCurrency: 'trc20usdt' } });
+        acknowledged.set(id, { id, mode, status: 'created' });
+        const filled = await server.request('POST', `/api/invoices/v1/regular/${id}/proceed`, { json: { clientEmail: 'c@example.com', paymentCurrency: mode === 'live' ? 'eth' : 'trc20usdt' } });
         if (filled.status !== 200) continue;
-        acknowledged.set(id, { id, status: 'pending' });
+        acknowledged.set(id, { id, mode, status: 'pending' });
+        if (mode === 'live') continue;
         const paid = await server.request('POST', '/api/sandbox/transfers', { token, json: { invoiceId: id, amount: '10.1', confirmations: 19, txHash: randomBytes(16).toString('hex') } });
-        if (paid.status === 201) acknowledged.set(id, { id, status: 'done' });
+        if (paid.status === 201) acknowledged.set(id, { id, mode, status: 'done' });
       } catch {
         // The server died mid-request: that step was not acknowledged.
         return;
       }
     }
   };
-  const writers = Array.from({ length: WRITERS }, writer);
+  const writers = Array.from({ length: WRITERS }, (_, n) => writer(n));
   return async () => {
     running = false;
     await Promise.all(writers);
@@ -54,18 +65,33 @@ function load(server: ServerProcess, token: string, acknowledged: Map<string, Ac
 }
 
 describe('the embedded database under kill -9', { timeout: 60_000 + ROUNDS * 30_000 }, () => {
+  // Live mode's chain: anvil where npm has it for this machine (else the writers all work in test mode).
+  let node: Anvil | null = null;
+  beforeAll(async () => {
+    if (ANVIL) node = await startAnvil();
+  });
+  afterAll(async () => node?.stop());
+
   it(`${ROUNDS} rounds of kill -9 during sustained writes: it reopens, ledger:verify passes, nothing acknowledged is lost`, async () => {
     const dataDir = tempDir('payrail-embedded-crash-');
     copyPgliteTemplate(path.join(dataDir, 'pglite'));
-    const env = { DATA_DIR: dataDir, SHUTDOWN_TIMEOUT_MS: '5000' };
+    const env: Record<string, string> = {
+      DATA_DIR: dataDir,
+      SHUTDOWN_TIMEOUT_MS: '5000',
+      ...(node ? chainsEnv({ ethereum: { rpcUrl: node.rpcUrl, chainId: node.chainId, xpub: testXpub('ethereum', false), pollMs: 1_000 } }) : {}),
+    };
     const acknowledged = new Map<string, Acknowledged>();
-    let token = '';
+    let tokens: { test: string; live: string | null } | null = null;
+    let accountId = '';
     /** Whether the previous process died without closing the database (a SIGTERM may have won the race). */
     let unclean = false;
     const kills: string[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const server = await startServerProcess(env);
-      token ||= server.demo!.publicToken;
+      if (!tokens) {
+        tokens = { test: server.demo!.test.publicToken, live: node ? server.demo!.live.publicToken : null };
+        accountId = server.demo!.companyId;
+      }
       if (unclean) {
         // It says the previous process did not close the database, and checks the ledger on its own.
         const checked = (out: string) => /ledger verified after the unclean shutdown|ledger does not hold|could not verify the ledger/.test(out);
@@ -74,7 +100,7 @@ describe('the embedded database under kill -9', { timeout: 60_000 + ROUNDS * 30_
         expect(server.proc.stdout, 'the ledger check after recovery').toContain('ledger verified after the unclean shutdown');
       }
       const paidBefore = [...acknowledged.values()].filter((a) => a.status === 'done').length;
-      const stop = load(server, token, acknowledged);
+      const stop = load(server, tokens, acknowledged);
       // Kill once writes are flowing (some invoice paid in this round), at a random moment after that.
       const flowing = Date.now() + 30_000;
       while ([...acknowledged.values()].filter((a) => a.status === 'done').length === paidBefore && Date.now() < flowing) await sleep(20);
@@ -101,16 +127,21 @@ describe('the embedded database under kill -9', { timeout: 60_000 + ROUNDS * 30_
 
     const db = await openDatabase({ url: `pglite:${path.join(dataDir, 'pglite')}`, poolSize: 1, role: 'test' });
     try {
-      const rows = await db.prisma.invoice.findMany({ where: { id: { in: [...acknowledged.keys()] } }, select: { id: true, status: true } });
+      const rows = await db.prisma.invoice.findMany({ where: { id: { in: [...acknowledged.keys()] } }, select: { id: true, status: true, companyId: true } });
       const stored = new Map(rows.map((r) => [r.id, r.status]));
+      const modeOf = new Map((await db.prisma.company.findMany({ where: { accountId } })).map((c) => [c.id, c.mode]));
+      const storedMode = new Map(rows.map((r) => [r.id, modeOf.get(r.companyId)]));
       const rank = { created: 0, pending: 1, processing: 2, done: 3 } as Record<string, number>;
       for (const a of acknowledged.values()) {
         expect(stored.has(a.id), `acknowledged invoice ${a.id}`).toBe(true);
         expect(rank[stored.get(a.id)!]!, `${a.id} was acknowledged ${a.status}`).toBeGreaterThanOrEqual(rank[a.status]!);
+        expect(storedMode.get(a.id), `${a.id} was acknowledged in ${a.mode} mode`).toBe(a.mode);
       }
+      if (node) expect([...acknowledged.values()].filter((a) => a.mode === 'live' && a.status === 'pending').length, 'live invoices filled').toBeGreaterThan(0);
       expect((await verifyLedger(db.prisma)).problems).toEqual([]);
       const done = [...acknowledged.values()].filter((a) => a.status === 'done').length;
-      console.info(`[embedded crash] ${ROUNDS} rounds (${kills.join(', ')}): ${acknowledged.size} invoices acknowledged, ${done} paid; all present, ledger verified each round`);
+      const live = [...acknowledged.values()].filter((a) => a.mode === 'live').length;
+      console.info(`[embedded crash] ${ROUNDS} rounds (${kills.join(', ')}): ${acknowledged.size} invoices acknowledged (${live} live), ${done} paid; all present in their modes, ledger verified each round`);
       expect(done).toBeGreaterThan(ROUNDS);
     } finally {
       await db.close();
