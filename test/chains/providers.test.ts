@@ -1,0 +1,88 @@
+// Tron, TON and Solana against what their providers really do (issue 32), end to end: the real server on both
+// databases, live-mode invoices (real nodes run only in live mode; docs/modes.md), CHAINS_FILE naming the fake APIs,
+// which answer as the providers do when a backend is out of sync, fails with HTTP 200, bounces or throttles.
+// ledger:verify (with its custody check against the chains) is clean after each.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyLedger } from '../../src/ledger/verify.ts';
+import { Money } from '../../src/domain/money.ts';
+import { chainsEnv, testXpub } from '../support/chains.ts';
+import { DATABASES } from '../support/databases.ts';
+import { FAKE_USDT_CONTRACT, startFakeChains, type FakeChains } from '../support/fake-chains/index.ts';
+import { balanceOf, eventually } from '../support/funding.ts';
+import { useServer, type TestServer } from '../support/server.ts';
+
+/** Base units of a decimal amount (10^-decimals), exactly. */
+const units = (amount: string, decimals: number) => BigInt(new Money(amount).times(new Money(10).pow(decimals)).toFixed(0));
+
+async function proceeded(server: TestServer, token: string, paymentCurrency: string) {
+  const created = await server.request('POST', '/api/invoices/v1/regular', { token, json: { invoiceCurrency: 'usd', items: [{ name: 'Order', price: 100 }] } });
+  expect(created.status, created.text).toBe(201);
+  const filled = await server.request('POST', `/api/invoices/v1/regular/${created.body.id}/proceed`, { json: { clientEmail: 'client@example.com', paymentCurrency } });
+  expect(filled.status, filled.text).toBe(200);
+  return { id: created.body.id as string, address: filled.body.address as { address: string; tag: string | null }, amount: filled.body.paymentDetails.amount as string };
+}
+
+const invoiceOf = (server: TestServer, id: string) => server.request('GET', `/api/invoices/v1/regular/${id}`).then((r) => r.body);
+const statusBecomes = (server: TestServer, id: string, status: string, timeoutMs?: number) => eventually(() => invoiceOf(server, id), (i) => i.status === status, timeoutMs);
+
+describe.each(DATABASES)("Tron, TON and Solana against their providers' behaviours, end to end on %s", { timeout: 120_000 }, (kind) => {
+  let fake: FakeChains;
+  const env: Record<string, string> = {};
+  beforeAll(async () => {
+    fake = await startFakeChains();
+    Object.assign(
+      env,
+      chainsEnv({
+        tron: { apiUrl: fake.tronUrl, xpub: testXpub('tron', false), usdtContract: FAKE_USDT_CONTRACT, confirmations: 3, pollMs: 100 },
+        ton: { apiUrl: fake.tonUrl, address: fake.ton.wallet, pollMs: 100 },
+        solana: { rpcUrl: fake.solanaUrl, address: fake.solana.wallet, pollMs: 100 },
+      }),
+    );
+  });
+  const server = useServer(kind, env);
+  afterAll(async () => {
+    await fake?.close();
+  });
+  const verify = async () => {
+    const report = await verifyLedger(server.app.db.prisma, server.app.platform.chains.custodySources());
+    expect(report.ok, JSON.stringify(report.problems)).toBe(true);
+    return report;
+  };
+
+  it('tron: a block whose results the API does not have yet ([], {}, partial, an HTTP-200 error) is read again; its USDT payment is credited once', async () => {
+    const m = await server.liveMerchant();
+    const invoice = await proceeded(server, m.publicToken, 'trc20usdt');
+    const next = fake.tron.head.number + 1;
+    // Several scans in a row meet a backend behind, each in its own way; the block is not skipped.
+    for (const answer of ['[]', '{}', 'partial', 'error'] as const) fake.tron.answerNext('/wallet/gettransactioninfobyblocknum', answer, { num: next, times: 2 });
+    fake.tron.answerNext('/wallet/getblockbynum', '{}', { num: next, times: 2 });
+    const { txIDs } = fake.tron.addBlock([{ asset: 'usdt', to: invoice.address.address, units: units(invoice.amount, 6) }]);
+    await eventually(async () => fake.tron.overridesLeft, (n) => n === 0);
+    await statusBecomes(server, invoice.id, 'processing');
+    fake.tron.advance(2);
+    const done = await statusBecomes(server, invoice.id, 'done');
+    expect(done.invoiceTransactions).toEqual([expect.objectContaining({ amount: invoice.amount, status: 'confirmed', confirmations: 3 })]);
+    expect(await server.app.db.prisma.chainTransfer.count({ where: { txHash: txIDs[0]! } })).toBe(1);
+    expect(await balanceOf(server, m.publicToken, 'trc20usdt')).toEqual({ available: '100', held: '0' });
+    await verify();
+  });
+
+  it("tron: java-tron's HTTP-200 error never reads as a zero balance: ledger:verify's custody check fails on it instead of reporting a shortage", async () => {
+    const m = await server.liveMerchant();
+    const invoice = await proceeded(server, m.publicToken, 'trc20usdt');
+    fake.tron.addBlock([{ asset: 'usdt', to: invoice.address.address, units: units(invoice.amount, 6) }]);
+    fake.tron.advance(2);
+    await statusBecomes(server, invoice.id, 'done');
+    await verify();
+    for (const [path, answer] of [
+      ['/walletsolidity/getaccount', 'error'],
+      ['/walletsolidity/triggerconstantcontract', 'error'],
+      ['/walletsolidity/triggerconstantcontract', { fixture: 'tron/triggerconstantcontract-error' }],
+    ] as const) {
+      fake.tron.answerNext(path, answer);
+      await expect(verifyLedger(server.app.db.prisma, server.app.platform.chains.custodySources()), path).rejects.toThrow(/failed|could not read/);
+      await eventually(async () => fake.tron.overridesLeft, (n) => n === 0);
+    }
+    await verify();
+  });
+});
