@@ -30,6 +30,8 @@ describe.each(DATABASES)("Tron, TON and Solana against their providers' behaviou
   const env: Record<string, string> = {};
   beforeAll(async () => {
     fake = await startFakeChains();
+    // The TON deposit wallet is not deployed yet when the server starts.
+    fake.ton.state = 'uninitialized';
     Object.assign(
       env,
       chainsEnv({
@@ -83,6 +85,35 @@ describe.each(DATABASES)("Tron, TON and Solana against their providers' behaviou
       await expect(verifyLedger(server.app.db.prisma, server.app.platform.chains.custodySources()), path).rejects.toThrow(/failed|could not read/);
       await eventually(async () => fake.tron.overridesLeft, (n) => n === 0);
     }
+    await verify();
+  });
+
+  it('ton: a bounced payment is not credited and the invoice stays pending; the undeployed wallet is handed out non-bounceable, the deployed one as configured', async () => {
+    const m = await server.liveMerchant();
+    const invoice = await proceeded(server, m.publicToken, 'ton');
+    expect(invoice.address.address).toBe(fake.ton.nonBounceableWallet);
+    // The payer's wallet sends bounceable anyway: the undeployed wallet sends it back in the same transaction.
+    const bounced = fake.ton.add({ amount: invoice.amount, comment: invoice.address.tag, bounceable: true });
+    const reads = fake.served.get('ton /getTransactions') ?? 0;
+    await eventually(async () => fake.served.get('ton /getTransactions') ?? 0, (n) => n >= reads + 3);
+    const pending = await invoiceOf(server, invoice.id);
+    expect(pending.status).toBe('pending');
+    expect(pending.paymentDetails.paidAmount).toBe('0');
+    expect(await server.app.db.prisma.chainTransfer.count({ where: { txHash: bounced } })).toBe(0);
+    // Sent non-bounceable, as handed out: it stays, and settles the invoice.
+    fake.ton.add({ amount: invoice.amount, comment: invoice.address.tag, bounceable: false });
+    const done = await statusBecomes(server, invoice.id, 'done');
+    expect(done.invoiceTransactions).toEqual([expect.objectContaining({ amount: invoice.amount, status: 'confirmed' })]);
+    expect(done.paymentDetails.paidAmount).toBe(invoice.amount);
+
+    // Deployed: the configured (bounceable) form again, and a bounceable payment stays.
+    fake.ton.state = 'active';
+    const states = fake.served.get('ton /getAddressInformation') ?? 0;
+    await eventually(async () => fake.served.get('ton /getAddressInformation') ?? 0, (n) => n > states);
+    const later = await proceeded(server, m.publicToken, 'ton');
+    expect(later.address.address).toBe(fake.ton.wallet);
+    fake.ton.add({ amount: later.amount, comment: later.address.tag, bounceable: true });
+    await statusBecomes(server, later.id, 'done');
     await verify();
   });
 });
