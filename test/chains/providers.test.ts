@@ -116,4 +116,19 @@ describe.each(DATABASES)("Tron, TON and Solana against their providers' behaviou
     await statusBecomes(server, later.id, 'done');
     await verify();
   });
+
+  it('sol: v0 transactions whose wallet and reference come from an address lookup table are read and settle their invoices', async () => {
+    const m = await server.liveMerchant();
+    const [a, b] = [await proceeded(server, m.publicToken, 'sol'), await proceeded(server, m.publicToken, 'sol')];
+    fake.solana.add({ amount: a.amount, references: [a.address.tag!], lookup: { references: true } });
+    fake.solana.add({ amount: b.amount, references: [b.address.tag!], lookup: { wallet: true, references: true } });
+    await statusBecomes(server, a.id, 'processing');
+    await statusBecomes(server, b.id, 'processing');
+    fake.solana.finalize();
+    for (const invoice of [a, b]) {
+      const done = await statusBecomes(server, invoice.id, 'done');
+      expect(done.invoiceTransactions).toEqual([expect.objectContaining({ amount: invoice.amount, status: 'confirmed', confirmations: 32 })]);
+    }
+    await verify();
+  });
 });

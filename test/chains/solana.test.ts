@@ -74,6 +74,21 @@ describe('Solana over JSON-RPC (a fake node)', () => {
     ]);
   });
 
+  it('reads v0 transactions whose wallet or reference comes from an address lookup table (meta.loadedAddresses)', async () => {
+    const [a, b, c] = [await allocate(), await allocate(), await allocate()];
+    const referenceLoaded = fake.solana.add({ amount: '0.25', references: [a], lookup: { references: true } });
+    const bothLoaded = fake.solana.add({ amount: '1.000000001', references: [b], lookup: { wallet: true, references: true } });
+    const walletLoaded = fake.solana.add({ amount: '7', references: [c], lookup: { wallet: true } });
+    // A lookup table's reference of someone else's payment, beside ours loaded too: several references, nothing credited.
+    const twoLoaded = fake.solana.add({ amount: '3', references: [a, b], lookup: { references: true } });
+    await h.scan(adapter);
+    const seen = (sig: string) => h.reports.filter((r) => r.txHash === sig).map((r) => [r.tag, r.amount.toFixed(), r.confirmations]);
+    expect(seen(referenceLoaded)).toEqual([[a, '0.25', 1]]);
+    expect(seen(bothLoaded)).toEqual([[b, '1.000000001', 1]]);
+    expect(seen(walletLoaded)).toEqual([[c, '7', 1]]);
+    expect(seen(twoLoaded)).toEqual([]);
+  });
+
   it('with confirmations 1, `confirmed` is final', async () => {
     const quick = solanaAdapter('solana', config({ confirmations: 1 }), h.context);
     const state = await quick.initialState();

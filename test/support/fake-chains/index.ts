@@ -64,6 +64,15 @@ export async function startFakeChains(): Promise<FakeChains> {
       await waitIfHeld(route, parsed);
       return fake.tron.handle(path.slice(5), parsed);
     }
+    if (path === '/ton/api/v2/jsonRPC') {
+      // toncenter's JSON-RPC form of the same methods (what @ton/ton's HttpApi calls): {ok, result} plus the call's id.
+      const call = JSON.parse(body) as { id: string; method: string; params?: Record<string, unknown> };
+      const route = `ton /${call.method}`;
+      count(route);
+      await waitIfHeld(route, call.params ?? {});
+      const params = new URLSearchParams(Object.entries(call.params ?? {}).map(([k, v]) => [k, String(v)]));
+      return JSON.stringify({ ...JSON.parse(fake.ton.handle(`/${call.method}`, params)), jsonrpc: '2.0', id: call.id });
+    }
     if (path.startsWith('/ton/api/v2/')) {
       const route = `ton ${path.slice(11)}`;
       count(route);
