@@ -9,6 +9,7 @@ import { chainsEnv, testXpub } from '../support/chains.ts';
 import { DATABASES } from '../support/databases.ts';
 import { FAKE_USDT_CONTRACT, startFakeChains, type FakeChains } from '../support/fake-chains/index.ts';
 import { balanceOf, eventually } from '../support/funding.ts';
+import { parsePrometheus, sampleValue } from '../support/prometheus.ts';
 import { useServer, type TestServer } from '../support/server.ts';
 
 /** Base units of a decimal amount (10^-decimals), exactly. */
@@ -27,7 +28,8 @@ const statusBecomes = (server: TestServer, id: string, status: string, timeoutMs
 
 describe.each(DATABASES)("Tron, TON and Solana against their providers' behaviours, end to end on %s", { timeout: 120_000 }, (kind) => {
   let fake: FakeChains;
-  const env: Record<string, string> = {};
+  const METRICS_TOKEN = 'providers-metrics-token-of-the-test-01';
+  const env: Record<string, string> = { METRICS_TOKEN };
   beforeAll(async () => {
     fake = await startFakeChains();
     // The TON deposit wallet is not deployed yet when the server starts.
@@ -35,7 +37,8 @@ describe.each(DATABASES)("Tron, TON and Solana against their providers' behaviou
     Object.assign(
       env,
       chainsEnv({
-        tron: { apiUrl: fake.tronUrl, xpub: testXpub('tron', false), usdtContract: FAKE_USDT_CONTRACT, confirmations: 3, pollMs: 100 },
+        // TronGrid's documented quota (100,000 a day) at a pace this test can wait for.
+        tron: { apiUrl: fake.tronUrl, xpub: testXpub('tron', false), usdtContract: FAKE_USDT_CONTRACT, confirmations: 3, pollMs: 100, rateLimit: { perSecond: 50, burst: 10, perDay: 100_000 } },
         ton: { apiUrl: fake.tonUrl, address: fake.ton.wallet, pollMs: 100 },
         solana: { rpcUrl: fake.solanaUrl, address: fake.solana.wallet, pollMs: 100 },
       }),
@@ -129,6 +132,46 @@ describe.each(DATABASES)("Tron, TON and Solana against their providers' behaviou
       const done = await statusBecomes(server, invoice.id, 'done');
       expect(done.invoiceTransactions).toEqual([expect.objectContaining({ amount: invoice.amount, status: 'confirmed', confirmations: 32 })]);
     }
+    await verify();
+  });
+
+  it('tron: a throttled provider (503, 403, 429 with Retry-After) slows the watcher down; a 60-block catch-up credits every payment once; throttling and the budget left are in the metrics', async () => {
+    const m = await server.liveMerchant();
+    const invoices = [];
+    for (let i = 0; i < 3; i++) invoices.push(await proceeded(server, m.publicToken, 'trc20usdt'));
+    // The provider throttles while 60 blocks wait (an outage's backlog), the payments among them.
+    fake.throttle('tron', { times: 2, status: 503 });
+    fake.throttle('tron', { times: 1, status: 403, retryAfter: 1 });
+    fake.throttle('tron', { times: 1, status: 429, retryAfter: 1 });
+    const since = Date.now();
+    for (let block = 0; block < 60; block++) {
+      const invoice = block % 20 === 5 ? invoices[(block - 5) / 20]! : null;
+      fake.tron.addBlock(invoice ? [{ asset: 'usdt', to: invoice.address.address, units: units(invoice.amount, 6) }] : []);
+    }
+    for (const invoice of invoices) {
+      const done = await statusBecomes(server, invoice.id, 'done', 60_000);
+      expect(done.invoiceTransactions).toEqual([expect.objectContaining({ amount: invoice.amount, status: 'confirmed' })]);
+    }
+    // Slowed down: after each throttling answer nothing went to the provider for its Retry-After or backoff.
+    const tron = fake.log.filter((l) => l.provider === 'tron' && l.at >= since);
+    const throttled = tron.filter((l) => l.throttled);
+    expect(throttled).toHaveLength(4);
+    for (const t of throttled) {
+      const next = tron.find((l) => l.at >= t.at && l !== t && tron.indexOf(l) > tron.indexOf(t));
+      expect(next!.at - t.at, t.route).toBeGreaterThanOrEqual(900);
+    }
+    expect(await balanceOf(server, m.publicToken, 'trc20usdt')).toEqual({ available: '300', held: '0' });
+
+    const scraped = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+    const metrics = parsePrometheus(await scraped.text());
+    for (const reason of ['503', '403', '429']) expect(sampleValue(metrics, 'payrail_chain_throttled_total', { network: 'tron', reason }), reason).toBeGreaterThanOrEqual(1);
+    const sent = sampleValue(metrics, 'payrail_chain_requests_total', { network: 'tron' })!;
+    // Every request the fake saw (the throttled ones too) is counted; the watcher goes on meanwhile (a burst in flight).
+    const seen = fake.log.filter((l) => l.provider === 'tron').length;
+    expect(sent).toBeGreaterThan(100);
+    expect(Math.abs(sent - seen)).toBeLessThanOrEqual(10);
+    const left = sampleValue(metrics, 'payrail_chain_budget_remaining', { network: 'tron' })!;
+    expect(Math.abs(100_000 - sent - left)).toBeLessThanOrEqual(10);
     await verify();
   });
 });

@@ -183,6 +183,26 @@ describe('Tron over its HTTP API (a fake full node)', () => {
     expect(h.outgoing.filter((o) => o.id === usdt.id)).toEqual([expect.objectContaining({ outcome: 'failed' })]);
   });
 
+  it("with a rateLimit: a throttled API (TronGrid's 403 and 503) is backed off and the scan goes on, the transfer reported once", async () => {
+    const limited = tronAdapter('tron', config({ rateLimit: { perSecond: 50, burst: 5 } }), h.context);
+    const state = await limited.initialState();
+    const to = await allocate();
+    const { txIDs } = fake.tron.addBlock([{ asset: 'usdt', to, units: 6_000_000n }]);
+    fake.tron.advance(1);
+    fake.throttle('tron', { times: 1, status: 403, retryAfter: 1 });
+    fake.throttle('tron', { times: 1, status: 503 });
+    const started = Date.now();
+    const next = await limited.scan(state);
+    // 1 s of Retry-After, then a backoff of 2 s (the second throttling in a row).
+    expect(Date.now() - started).toBeGreaterThanOrEqual(3_000);
+    expect(next.next).toBe(fake.tron.head.number + 1);
+    expect(historyOf(h.reports, txIDs[0]!)).toEqual([[2, false]]);
+    const throttled = fake.log.filter((l) => l.provider === 'tron' && l.throttled);
+    expect(throttled).toHaveLength(2);
+    const after = fake.log.filter((l) => l.provider === 'tron' && l.at > throttled[0]!.at);
+    expect(after[0]!.at - throttled[0]!.at).toBeGreaterThanOrEqual(990);
+  });
+
   it('passes over a transfer the service refuses (not a payment address) and goes on', async () => {
     const [refused, taken] = [await allocate(), await allocate()];
     h.unknown.add(refused);
