@@ -63,6 +63,7 @@ export async function openPlatform(config: CoreConfig, logger: Logger, options: 
       signer: options.signer ? Signer.fromConfig(config) : null,
       chainWork: options.chainWork ?? true,
       sandboxSendFailures: config.sandboxSendFailures,
+      metrics: options.metrics ?? noMetrics,
     });
     fanout = config.redisUrl ? await redisFanout(config.redisUrl, await fanoutChannel(db), logger) : undefined;
     bus = new EventBus({ db, notifications: database.notifications, logger, fanout }, { pollMs: config.eventPollMs });

@@ -150,6 +150,19 @@ export function tonAccountId(address: string): string | null {
   return null;
 }
 
+/**
+ * The non-bounceable friendly form (UQ... on mainnet, 0Q... on testnet; url-safe) of a friendly TON address: what
+ * TON's guidance hands out for a wallet that is not deployed, since a bounceable transfer to it comes back.
+ */
+export function tonNonBounceable(address: string, testnet: boolean): string {
+  const hash = decodeTon(address, testnet);
+  if (!hash) throw new Error(`not a TON address: ${address}`);
+  const workchain = base64.decode(address.replace(/-/g, '+').replace(/_/g, '/'))[1]!;
+  const body = concat(Uint8Array.of(TON_NON_BOUNCEABLE | (testnet ? TON_TESTNET_FLAG : 0), workchain), hash);
+  const crc = crc16Xmodem(body);
+  return toBase64Url(concat(body, Uint8Array.of(crc >> 8, crc & 0xff)));
+}
+
 // --- Bitcoin-style addresses (base58check, bech32, bech32m): @scure/btc-signer ---
 
 /** A checksum-valid address of the network (its prefix and version bytes) naming an output we may pay. */

@@ -34,6 +34,20 @@ const headers = z
     }
   });
 
+/** A provider's limits (src/chains/rate-limit.ts): TronGrid, toncenter and public Solana RPCs have quotas. */
+const rateLimit = z
+  .object({
+    /** Requests per second on average. */
+    perSecond: z.number().positive().max(10_000),
+    /** Requests at once, and the largest JSON-RPC batch; default: perSecond rounded up. */
+    burst: z.number().int().min(1).max(10_000).optional(),
+    /** The provider's daily quota: spent evenly, an hour's worth at most at once. */
+    perDay: z.number().int().min(1).max(1_000_000_000).optional(),
+    /** The longest backoff after a throttling answer without Retry-After. */
+    maxBackoffMs: z.number().int().min(100).max(600_000).optional(),
+  })
+  .strict();
+
 const common = {
   /** How logs, errors, /health and readiness name the node; default: scheme://host:port of its URL (never its path, query or credentials). */
   label: z
@@ -109,6 +123,7 @@ export const tronChainSchema = z
   .object({
     /** A TronGrid-style HTTP API. */
     apiUrl: url,
+    rateLimit: rateLimit.optional(),
     apiKey: z.string().max(200).optional(),
     xpub: extendedPublicKey,
     /** The TRC-20 USDT contract (base58). */
@@ -121,6 +136,7 @@ export const tonChainSchema = z
   .object({
     /** A toncenter-style HTTP API (v2). */
     apiUrl: url,
+    rateLimit: rateLimit.optional(),
     apiKey: z.string().max(200).optional(),
     /** The deposit wallet: every payment goes here, told apart by its comment (the invoice's tag). */
     address: z.string().refine((a) => validateAddress('ton', a) || validateAddress('ton', a, { testnet: true }), 'must be a TON address'),
@@ -133,6 +149,7 @@ export const solanaChainSchema = z
   .object({
     /** Solana JSON-RPC. */
     rpcUrl: url,
+    rateLimit: rateLimit.optional(),
     /** The receiving wallet: payments are told apart by their Solana Pay reference key. */
     address: z.string().refine((a) => validateAddress('sol', a), 'must be a Solana address'),
     ...common,

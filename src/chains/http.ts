@@ -3,8 +3,13 @@
 // carry a key), and numbers read exactly.
 import { parse, isSafeNumber } from 'lossless-json';
 import { endpointOf, failureOf, type NodeEndpoint } from './node-endpoint.ts';
+import { retryAfterMs } from './rate-limit.ts';
 
 const DEFAULT_TIMEOUT_MS = 15_000;
+/** Answers that mean "slow down" from a provider with a rate limit: the request waits and is tried again. */
+const THROTTLING = new Set([403, 429, 503]);
+/** Tries of one request while it is throttled; then its error goes up (the scan fails and runs again later). */
+const THROTTLED_TRIES = 4;
 
 /** A JSON number token of 16 digits or more: possibly beyond 2^53, where a double would round it. */
 const LONG_NUMBER = /[:[,]\s*-?\d{16,}/;
@@ -51,11 +56,12 @@ export class HttpApi {
     return this.call('GET', path, query, undefined);
   }
 
-  post(path: string, body: unknown): Promise<unknown> {
-    return this.call('POST', path, {}, JSON.stringify(body));
+  /** `cost`: how many of the provider's requests it counts as (a JSON-RPC batch counts each call). */
+  post(path: string, body: unknown, cost = 1): Promise<unknown> {
+    return this.call('POST', path, {}, JSON.stringify(body), cost);
   }
 
-  private async call(method: string, path: string, query: Record<string, string | number | undefined>, body: string | undefined): Promise<unknown> {
+  private async call(method: string, path: string, query: Record<string, string | number | undefined>, body: string | undefined, cost = 1): Promise<unknown> {
     const what = `${method} ${path || '/'} at ${this.where}`;
     const url = new URL(this.endpoint.url);
     if (path) url.pathname = `${url.pathname.replace(/\/+$/, '')}${path}`;
@@ -63,16 +69,29 @@ export class HttpApi {
     const params = new URLSearchParams();
     for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
     if (params.size) url.search = url.search ? `${url.search}&${params}` : `?${params}`;
+    const limiter = this.endpoint.limiter;
     let res: Response;
-    try {
-      res = await fetch(url, {
-        method,
-        headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...this.endpoint.headers, ...this.options.headers },
-        body,
-        signal: AbortSignal.timeout(this.options.timeoutMs ?? this.endpoint.timeoutMs ?? DEFAULT_TIMEOUT_MS),
-      });
-    } catch (e) {
-      throw new Error(`${what} failed: ${failureOf(e)}`);
+    for (let tries = 1; ; tries++) {
+      await limiter?.take(cost);
+      try {
+        res = await fetch(url, {
+          method,
+          headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...this.endpoint.headers, ...this.options.headers },
+          body,
+          signal: AbortSignal.timeout(this.options.timeoutMs ?? this.endpoint.timeoutMs ?? DEFAULT_TIMEOUT_MS),
+        });
+      } catch (e) {
+        throw new Error(`${what} failed: ${failureOf(e)}`);
+      }
+      if (!limiter) break;
+      if (!THROTTLING.has(res.status)) {
+        limiter.answered();
+        break;
+      }
+      // Throttled: every request to the provider waits (Retry-After, else a growing backoff), this one is tried again.
+      limiter.throttled(res.status as 403 | 429 | 503, retryAfterMs(res.headers.get('retry-after'), limiter.clock.now()));
+      if (tries >= THROTTLED_TRIES) break;
+      await res.arrayBuffer().catch(() => undefined);
     }
     let text: string;
     try {
@@ -111,13 +130,22 @@ export class JsonRpc {
     return result!;
   }
 
-  /** The results in the order of `calls`; any error fails the whole batch (each call's error is named). */
+  /**
+   * The results in the order of `calls`; any error fails the whole batch (each call's error is named). A provider
+   * with a rate limit counts each call of a batch: batches are cut to its burst.
+   */
   async batch<T>(calls: RpcCall[]): Promise<T[]> {
+    const size = this.http.endpoint.limiter?.burst ?? calls.length;
+    if (calls.length > size) {
+      const results: T[] = [];
+      for (let i = 0; i < calls.length; i += size) results.push(...(await this.batch<T>(calls.slice(i, i + size))));
+      return results;
+    }
     if (calls.length === 0) return [];
     const first = this.nextId;
     this.nextId += calls.length;
     const body = calls.map((c, i) => ({ jsonrpc: '2.0', id: first + i, method: c.method, params: c.params }));
-    const answer = await this.http.post('', calls.length === 1 ? body[0] : body);
+    const answer = await this.http.post('', calls.length === 1 ? body[0] : body, calls.length);
     const replies = (Array.isArray(answer) ? answer : [answer]) as { id: number; result?: T; error?: { code: number; message: string } }[];
     const byId = new Map(replies.map((r) => [r.id, r]));
     return calls.map((c, i) => {

@@ -4,6 +4,7 @@
 // out of a node's adapter (an error, with its causes; a log line) is rewritten by `scrubError` / `scrubLog`, which
 // take out every secret of the node's configuration, wherever a library or the node itself put it.
 import { AppError } from '../errors/app-error.ts';
+import { sharedLimiter, type RateLimitConfig, type RateLimiter } from './rate-limit.ts';
 
 export interface NodeSettings {
   /** The node's URL as CHAINS_FILE gives it (rpcUrl or apiUrl). */
@@ -16,6 +17,8 @@ export interface NodeSettings {
   secrets?: string[] | undefined;
   /** How long one request may take (CHAINS_FILE `timeoutMs`); unset: the client's default. */
   timeoutMs?: number | undefined;
+  /** The provider's limits (CHAINS_FILE `rateLimit`): requests wait for them, throttling answers are backed off. */
+  rateLimit?: RateLimitConfig | undefined;
 }
 
 /** The CHAINS_FILE entry of one real node, whatever its family (every schema of config.ts has these). */
@@ -24,6 +27,7 @@ export type NodeConfig = ({ rpcUrl: string } | { apiUrl: string }) & {
   headers?: Record<string, string> | undefined;
   timeoutMs?: number | undefined;
   apiKey?: string | undefined;
+  rateLimit?: RateLimitConfig | undefined;
 };
 
 /** The one place a node's configuration becomes what its clients use and what is shown of it. */
@@ -34,6 +38,7 @@ export function nodeEndpoint(config: NodeConfig): NodeEndpoint {
     headers: config.headers,
     secrets: config.apiKey ? [config.apiKey] : [],
     timeoutMs: config.timeoutMs,
+    rateLimit: config.rateLimit,
   });
 }
 
@@ -61,6 +66,8 @@ export class NodeEndpoint {
   /** Headers of every request: the configured ones, plus user:password of the URL as Basic authorization. */
   readonly headers: Readonly<Record<string, string>>;
   readonly timeoutMs: number | undefined;
+  /** The provider's limiter, shared by every client of the node in the process; null: not limited. */
+  readonly limiter: RateLimiter | null;
   /** Any URL on the node's host, with whatever path, query or credentials. */
   private readonly urls: RegExp;
   /** The configuration's secrets, longest first; null when there are none. */
@@ -71,6 +78,7 @@ export class NodeEndpoint {
     const port = url.port || (url.protocol === 'https:' ? '443' : '80');
     this.name = settings.label || `${url.protocol}//${url.hostname}:${port}`;
     this.timeoutMs = settings.timeoutMs;
+    this.limiter = settings.rateLimit ? sharedLimiter(limiterKey(settings.url), settings.rateLimit) : null;
 
     const found = new Set<string>();
     const add = (value: string | undefined, min = MIN_SECRET) => {
@@ -190,6 +198,9 @@ export function failureOf(e: unknown): string {
   if (e instanceof Error && e.cause instanceof Error) return messageOf(e.cause);
   return e instanceof Error ? messageOf(e) : String(e);
 }
+
+/** Which limiter a node shares: one per configured URL (a provider's key may be in it). */
+export const limiterKey = (url: string) => url;
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 

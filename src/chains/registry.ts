@@ -11,6 +11,7 @@ import type { Db } from '../db/client.ts';
 import { AppError, ForbiddenError } from '../errors/app-error.ts';
 import { intervalJob, type Job } from '../core/jobs.ts';
 import type { Logger } from '../logger.ts';
+import { noMetrics, type Metrics } from '../core/metrics.ts';
 import type { AddressRequest, AllocatedAddress, ChainAdapter, ModeOutgoingListener, ModeTransferListener, OutgoingListener, OutgoingPurpose, OutgoingReport, OutgoingTransfer, TransferListener, TransferReport } from './adapter.ts';
 import type { ChainsFile } from './config.ts';
 import type { AddressBalance, CustodySource } from './custody.ts';
@@ -217,6 +218,8 @@ export interface OpenChainsOptions {
   chainWork?: boolean;
   /** Sends of the simulated chain that fail before one is accepted (SANDBOX_SEND_FAILURES). */
   sandboxSendFailures?: number;
+  /** Where the providers' requests, throttling and budgets are counted (nodes with a rateLimit). */
+  metrics?: Metrics;
 }
 
 export async function openChains(options: OpenChainsOptions): Promise<Chains> {
@@ -240,6 +243,7 @@ export async function openChains(options: OpenChainsOptions): Promise<Chains> {
   const live = new Map<Network, ChainAdapter>();
   const nodes = new Map<Network, { adapter: NodeAdapter; watcher: Watcher<unknown>; guarded: GuardedAdapter; name: string }>();
   const optional = new Set<Network>();
+  const limits = limitMetrics(options.metrics ?? noMetrics);
 
   for (const network of NETWORKS) {
     const config = options.file[network];
@@ -249,6 +253,7 @@ export async function openChains(options: OpenChainsOptions): Promise<Chains> {
       continue;
     }
     const endpoint = nodeEndpoint(config as NodeConfig);
+    limits.watch(network, endpoint);
     // What the adapter logs names its node and is scrubbed like its errors.
     const nodeLogger = logger.child({ node: endpoint.name }, { formatters: { log: (fields) => endpoint.scrubLog(fields as Record<string, unknown>) } });
     const adapter = new ScrubbedAdapter(FACTORIES[network](network, config as never, { ...context, logger: nodeLogger }), endpoint);
@@ -313,6 +318,41 @@ export async function openChains(options: OpenChainsOptions): Promise<Chains> {
     isOptional: (network) => optional.has(network),
     jobs: () => (chainWork ? [...nodes.values()].map((n) => n.watcher.job()) : nodes.size > 0 ? [remote.job()] : []),
     custodySources: () => [...nodes.values()].map((n) => n.adapter),
+  };
+}
+
+/**
+ * A provider's limiter as metrics: requests sent, throttling (answers that said slow down, and requests that waited
+ * for the limit here), and what is left of the day's budget. Only nodes with a `rateLimit` have a limiter.
+ */
+function limitMetrics(metrics: Metrics) {
+  const watched = new Map<Network, NodeEndpoint>();
+  const requests = metrics.counter({
+    name: 'payrail_chain_requests_total',
+    help: 'Requests sent to a chain provider with a rateLimit (CHAINS_FILE), by network (a JSON-RPC batch counts each call).',
+    labelNames: ['network'],
+  });
+  const throttled = metrics.counter({
+    name: 'payrail_chain_throttled_total',
+    help: 'Throttling of a chain provider with a rateLimit, by network and reason: its answers 429, 403 or 503 (backed off, tried again), or paced (a request waited for the limit here).',
+    labelNames: ['network', 'reason'],
+  });
+  metrics.gauge({
+    name: 'payrail_chain_budget_remaining',
+    help: "Requests left of a chain provider's daily budget (rateLimit.perDay) today (UTC), by network.",
+    labelNames: ['network'],
+    collect: () =>
+      [...watched].flatMap(([network, e]) => (e.limiter?.budget ? [{ labels: { network }, value: e.limiter.budget.remainingToday() }] : [])),
+  });
+  return {
+    watch(network: Network, endpoint: NodeEndpoint) {
+      if (!endpoint.limiter) return;
+      watched.set(network, endpoint);
+      endpoint.limiter.observe({
+        requested: (n) => requests.inc({ network }, n),
+        throttled: (reason) => throttled.inc({ network, reason }),
+      });
+    },
   };
 }
 

@@ -74,6 +74,40 @@ describe('Solana over JSON-RPC (a fake node)', () => {
     ]);
   });
 
+  it('reads v0 transactions whose wallet or reference comes from an address lookup table (meta.loadedAddresses)', async () => {
+    const [a, b, c] = [await allocate(), await allocate(), await allocate()];
+    const referenceLoaded = fake.solana.add({ amount: '0.25', references: [a], lookup: { references: true } });
+    const bothLoaded = fake.solana.add({ amount: '1.000000001', references: [b], lookup: { wallet: true, references: true } });
+    const walletLoaded = fake.solana.add({ amount: '7', references: [c], lookup: { wallet: true } });
+    // A lookup table's reference of someone else's payment, beside ours loaded too: several references, nothing credited.
+    const twoLoaded = fake.solana.add({ amount: '3', references: [a, b], lookup: { references: true } });
+    await h.scan(adapter);
+    const seen = (sig: string) => h.reports.filter((r) => r.txHash === sig).map((r) => [r.tag, r.amount.toFixed(), r.confirmations]);
+    expect(seen(referenceLoaded)).toEqual([[a, '0.25', 1]]);
+    expect(seen(bothLoaded)).toEqual([[b, '1.000000001', 1]]);
+    expect(seen(walletLoaded)).toEqual([[c, '7', 1]]);
+    expect(seen(twoLoaded)).toEqual([]);
+  });
+
+  it("with a rateLimit: getTransaction batches cut to the provider's burst, a 429 (Retry-After) waited out, no payment lost", async () => {
+    const limited = solanaAdapter('solana', config({ rateLimit: { perSecond: 500, burst: 10 } }), h.context);
+    const state = await limited.initialState();
+    const references: string[] = [];
+    for (let i = 0; i < 25; i++) references.push(await allocate());
+    const signatures = references.map((reference, i) => fake.solana.add({ amount: `0.${String(i + 1).padStart(3, '0')}`, references: [reference] }));
+    const batchesBefore = fake.batches.length;
+    fake.throttle('solana', { times: 2, retryAfter: 1 });
+    const started = Date.now();
+    await limited.scan(state);
+    // Two 429s of Retry-After 1 s: two seconds without a request, then the scan went on.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2_000);
+    expect(signatures.filter((sig) => h.reports.filter((r) => r.txHash === sig).length !== 1)).toEqual([]);
+    const batches = fake.batches.slice(batchesBefore);
+    expect(Math.max(...batches)).toBe(10);
+    // Answered batches (the two throttled were tried again): 25 calls in three.
+    expect(batches.filter((n) => n > 1)).toEqual([10, 10, 5]);
+  });
+
   it('with confirmations 1, `confirmed` is final', async () => {
     const quick = solanaAdapter('solana', config({ confirmations: 1 }), h.context);
     const state = await quick.initialState();

@@ -75,6 +75,40 @@ describe('TON over toncenter v2 (a fake)', () => {
     expect(reported(paid)).toHaveLength(1);
   });
 
+  it('hands out the non-bounceable form of a wallet that is not deployed (TON guidance), the configured one once it is', async () => {
+    fake.ton.state = 'uninitialized';
+    try {
+      const fresh = tonAdapter('ton', config(), h.context);
+      await fresh.connect();
+      const before = await fresh.allocateAddress({ companyId: randomUUID(), ownerId: randomUUID(), paymentCurrency: 'ton' });
+      expect(before.address).toBe(fake.ton.nonBounceableWallet);
+      expect(before.address).toMatch(/^UQ/);
+      fake.ton.state = 'active';
+      await fresh.scan(await fresh.initialState());
+      expect((await fresh.allocateAddress({ companyId: randomUUID(), ownerId: randomUUID(), paymentCurrency: 'ton' })).address).toBe(fake.ton.wallet);
+    } finally {
+      fake.ton.state = 'active';
+    }
+  });
+
+  it('credits nothing of a transfer that bounced (value in, returned in out_msgs); a non-bounceable one to the undeployed wallet stays and counts', async () => {
+    const [bouncedTag, keptTag] = [await allocate(), await allocate()];
+    fake.ton.state = 'uninitialized';
+    try {
+      const bounced = fake.ton.add({ amount: '5', comment: bouncedTag, bounceable: true });
+      const kept = fake.ton.add({ amount: '5', comment: keptTag, bounceable: false });
+      await h.scan(adapter);
+      expect(reported(bounced)).toEqual([]);
+      expect(reported(kept).map((r) => [r.tag, r.amount.toFixed()])).toEqual([[keptTag, '5']]);
+    } finally {
+      fake.ton.state = 'active';
+    }
+    // To a deployed wallet a bounceable transfer stays.
+    const stays = fake.ton.add({ amount: '1.25', comment: bouncedTag, bounceable: true });
+    await h.scan(adapter);
+    expect(reported(stays).map((r) => [r.tag, r.amount.toFixed()])).toEqual([[bouncedTag, '1.25']]);
+  });
+
   it('reads a backlog page by page, over several scans when it is long, and loses nothing', async () => {
     const tag = await allocate();
     // 25 pages of 100: more than one scan reads (20 pages), so the backlog is finished by the next one.

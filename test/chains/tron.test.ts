@@ -122,6 +122,87 @@ describe('Tron over its HTTP API (a fake full node)', () => {
     ]);
   });
 
+  it('reads a block again while the API lacks its results ([], {}, partial; an HTTP-200 error fails the scan): its USDT transfer is reported once, nothing skipped', async () => {
+    const to = await allocate();
+    for (const answer of ['[]', '{}', 'partial', 'error'] as const) {
+      const { number, txIDs } = fake.tron.addBlock([
+        { asset: 'trx', to: randomTronAddress(), units: 1_000_000n },
+        { asset: 'usdt', to, units: 4_000_000n },
+      ]);
+      fake.tron.answerNext('/wallet/gettransactioninfobyblocknum', answer, { num: number });
+      if (answer === 'error') {
+        await expect(h.scan(adapter), answer).rejects.toThrow(/gettransactioninfobyblocknum .*failed: class java.lang.NullPointerException/);
+      } else {
+        // The cursor stays at the block: the blocks before it are read, it is not.
+        expect((await h.scan(adapter)).next, answer).toBe(number);
+        expect(historyOf(h.reports, txIDs[1]!), answer).toEqual([]);
+      }
+      const state = await h.scan(adapter);
+      expect(state.next, answer).toBe(number + 1);
+      expect(historyOf(h.reports, txIDs[1]!), answer).toEqual([[1, false]]);
+    }
+    // A block the head's backend has and the block's backend has not yet ({}): read at the next scan.
+    const { number, txIDs } = fake.tron.addBlock([{ asset: 'usdt', to, units: 5_000_000n }]);
+    fake.tron.answerNext('/wallet/getblockbynum', '{}', { num: number });
+    expect((await h.scan(adapter)).next).toBe(number);
+    expect((await h.scan(adapter)).next).toBe(number + 1);
+    expect(historyOf(h.reports, txIDs[0]!)).toEqual([[1, false]]);
+  });
+
+  it("java-tron's HTTP-200 error never reads as empty or zero: balances fail, a failed constant call fails, an open send is not failed", async () => {
+    const to = await allocate();
+    fake.tron.addBlock([
+      { asset: 'usdt', to, units: 3_000_000n },
+      { asset: 'trx', to, units: 2_000_000n },
+    ]);
+    fake.tron.answerNext('/walletsolidity/getaccount', 'error');
+    await expect(adapter.watchedBalances([to])).rejects.toThrow(/getaccount .*failed: class java.lang.NullPointerException/);
+    fake.tron.answerNext('/walletsolidity/triggerconstantcontract', { fixture: 'tron/triggerconstantcontract-error' });
+    await expect(adapter.watchedBalances([to])).rejects.toThrow(/could not read the USDT balance .*CONTRACT_VALIDATE_ERROR Smart contract is not exist\./);
+    fake.tron.answerNext('/walletsolidity/triggerconstantcontract', 'error');
+    await expect(adapter.watchedBalances([to])).rejects.toThrow(/triggerconstantcontract .*failed/);
+    expect(await adapter.watchedBalances([to])).toEqual([
+      { address: to, asset: 'trx', amount: '2' },
+      { address: to, asset: 'trc20usdt', amount: '3' },
+    ]);
+
+    // A send stored but never broadcast (a crash), expired: an error answer about it leaves it open...
+    const usdt = transfer('trc20usdt', '1.5');
+    const held = fake.hold('tron /wallet/broadcasttransaction');
+    const interrupted = adapter.send(usdt);
+    await held.reached;
+    held.fail();
+    await expect(interrupted).rejects.toThrow(/503/);
+    fake.tron.advance(45);
+    fake.tron.answerNext('/wallet/gettransactioninfobyid', 'error');
+    await h.scan(adapter);
+    expect(h.outgoing.filter((o) => o.id === usdt.id)).toEqual([]);
+    expect(await h.context.db.chainSend.findUnique({ where: { id: usdt.id } })).toMatchObject({ status: 'signed' });
+    // ... and "not on chain" ({}) past its expiration fails it.
+    await h.scan(adapter);
+    expect(h.outgoing.filter((o) => o.id === usdt.id)).toEqual([expect.objectContaining({ outcome: 'failed' })]);
+  });
+
+  it("with a rateLimit: a throttled API (TronGrid's 403 and 503) is backed off and the scan goes on, the transfer reported once", async () => {
+    const limited = tronAdapter('tron', config({ rateLimit: { perSecond: 50, burst: 5 } }), h.context);
+    const state = await limited.initialState();
+    const to = await allocate();
+    const { txIDs } = fake.tron.addBlock([{ asset: 'usdt', to, units: 6_000_000n }]);
+    fake.tron.advance(1);
+    fake.throttle('tron', { times: 1, status: 403, retryAfter: 1 });
+    fake.throttle('tron', { times: 1, status: 503 });
+    const started = Date.now();
+    const next = await limited.scan(state);
+    // 1 s of Retry-After, then a backoff of 2 s (the second throttling in a row).
+    expect(Date.now() - started).toBeGreaterThanOrEqual(3_000);
+    expect(next.next).toBe(fake.tron.head.number + 1);
+    expect(historyOf(h.reports, txIDs[0]!)).toEqual([[2, false]]);
+    const throttled = fake.log.filter((l) => l.provider === 'tron' && l.throttled);
+    expect(throttled).toHaveLength(2);
+    const after = fake.log.filter((l) => l.provider === 'tron' && l.at > throttled[0]!.at);
+    expect(after[0]!.at - throttled[0]!.at).toBeGreaterThanOrEqual(990);
+  });
+
   it('passes over a transfer the service refuses (not a payment address) and goes on', async () => {
     const [refused, taken] = [await allocate(), await allocate()];
     h.unknown.add(refused);
@@ -193,6 +274,19 @@ describe('Tron over its HTTP API (a fake full node)', () => {
       expect(await h.context.db.chainSend.count({ where: { id: { in: [usdt.id, trx.id] } } })).toBe(0);
     } finally {
       fake.tron.tamperBuilds = false;
+    }
+  });
+
+  it('signs nothing whose raw_data (what java-tron serialises and verifies) is not its raw_data_hex', async () => {
+    fake.tron.tamperJson = true;
+    try {
+      const usdt = transfer('trc20usdt', '2');
+      await expect(adapter.send(usdt)).rejects.toThrow(/its raw_data is not its raw_data_hex\): not signed/);
+      const trx = transfer('trx', '2');
+      await expect(adapter.send(trx)).rejects.toThrow(/its raw_data is not its raw_data_hex/);
+      expect(await h.context.db.chainSend.count({ where: { id: { in: [usdt.id, trx.id] } } })).toBe(0);
+    } finally {
+      fake.tron.tamperJson = false;
     }
   });
 

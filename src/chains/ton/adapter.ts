@@ -8,7 +8,7 @@ import { randomInt } from 'node:crypto';
 import { PAYMENT_CURRENCY_INFO, type Network } from '../../domain/assets.ts';
 import { AppError } from '../../errors/app-error.ts';
 import type { AddressRequest, AllocatedAddress } from '../adapter.ts';
-import { tonAccountId, validateAddress } from '../address-formats.ts';
+import { tonAccountId, tonNonBounceable, validateAddress } from '../address-formats.ts';
 import type { TonChainConfig } from '../config.ts';
 import type { AddressBalance } from '../custody.ts';
 import { readHistory, type HistoryCursor, type HistoryPage } from '../history.ts';
@@ -25,6 +25,11 @@ const PAGES_PER_SCAN = 20;
 /** Tags are random in [1, 2^47): unguessable and far apart, so a mistyped tag almost never names another payment. */
 const TAG_LIMIT = 2 ** 47;
 const DECIMALS = PAYMENT_CURRENCY_INFO.ton.decimals;
+/** How long a deployed wallet's state is taken as known (one that is not deployed is asked at every scan). */
+const STATE_TTL_MS = 3_600_000;
+
+/** An account's state as toncenter computes it (v2 AccountStateEnum). */
+type AccountState = 'uninitialized' | 'active' | 'frozen';
 
 interface Position {
   lt: string;
@@ -44,6 +49,7 @@ interface ApiTransaction {
   utime?: number;
   transaction_id: { lt: string; hash: string };
   in_msg?: ApiMessage;
+  out_msgs?: ApiMessage[];
 }
 interface ApiAnswer<T> {
   ok: boolean;
@@ -63,6 +69,10 @@ class TonAdapter implements NodeAdapter<TonState> {
   private readonly api: HttpApi;
   private readonly wallet: string;
   private readonly watched: WatchedSet;
+  /** The wallet's non-bounceable form, handed out while it is not deployed. */
+  private readonly nonBounceable: string;
+  /** The wallet's state as last read (null: not read yet, so taken as not deployed). */
+  private walletState: { state: AccountState; at: number } | null = null;
 
   constructor(
     readonly network: Network,
@@ -75,6 +85,7 @@ class TonAdapter implements NodeAdapter<TonState> {
     this.pollMs = config.pollMs;
     this.api = new HttpApi(nodeEndpoint(config), { headers: config.apiKey ? { 'X-API-Key': config.apiKey } : {} });
     this.wallet = tonAccountId(config.address)!;
+    this.nonBounceable = tonNonBounceable(config.address, config.testnet);
     this.watched = new WatchedSet(context.db, network);
   }
 
@@ -84,7 +95,9 @@ class TonAdapter implements NodeAdapter<TonState> {
 
   async allocateAddress(request: AddressRequest): Promise<AllocatedAddress> {
     const { address: tag } = await allocateIndex(this.context.db, this.network, request.ownerId, () => String(randomInt(1, TAG_LIMIT)));
-    return { address: this.config.address, tag };
+    // A bounceable transfer to a wallet that is not deployed (or frozen) comes back: TON's guidance is to hand out the
+    // non-bounceable form then. A deployed wallet keeps the configured form.
+    return { address: this.walletState?.state === 'active' ? this.config.address : this.nonBounceable, tag };
   }
 
   sendRefusal(): string {
@@ -96,7 +109,19 @@ class TonAdapter implements NodeAdapter<TonState> {
   }
 
   async connect(): Promise<void> {
-    await this.call<{ balance: unknown }>('getAddressInformation', { address: this.config.address });
+    await this.readState();
+  }
+
+  /** The wallet's state (uninitialized, active, frozen), read again when unknown, not active, or an hour old. */
+  private async readState(): Promise<void> {
+    if (this.walletState?.state === 'active' && Date.now() - this.walletState.at < STATE_TTL_MS) return;
+    const info = await this.call<{ balance: unknown; state?: string }>('getAddressInformation', { address: this.config.address });
+    const state = info.state === 'active' || info.state === 'frozen' || info.state === 'uninitialized' ? info.state : null;
+    if (!state) throw new Error(`${this.api.where} getAddressInformation answered no account state`);
+    if (state !== this.walletState?.state && state !== 'active') {
+      this.context.logger.warn({ network: this.network, state }, 'the TON deposit wallet is not active: its non-bounceable address is handed out');
+    }
+    this.walletState = { state, at: Date.now() };
   }
 
   async initialState(): Promise<TonState> {
@@ -106,6 +131,7 @@ class TonAdapter implements NodeAdapter<TonState> {
 
   async scan(state: TonState): Promise<TonState> {
     await this.watched.refresh();
+    await this.readState();
     return readHistory(
       {
         page: (below) => this.page(below),
@@ -137,27 +163,45 @@ class TonAdapter implements NodeAdapter<TonState> {
     const message = tx.in_msg;
     // Incoming value from another account: external messages (our own wallet's sends) have no source.
     if (!message?.source || !message.destination || tonAccountId(message.destination) !== this.wallet) return;
-    const nanotons = integerOf(message.value ?? '0', 'a TON value');
-    if (nanotons <= 0n) return;
     const comment = commentOf(message);
     if (comment === null || !this.watched.has(comment)) {
       this.context.logger.debug({ network: this.network, txHash: tx.transaction_id.hash, comment }, 'incoming transfer without a tag of ours: ignored');
       return;
     }
+    // A bounceable transfer the wallet could not take (not deployed, frozen) goes back to its sender in the same
+    // transaction: toncenter shows the value in in_msg and returns it in out_msgs. Nothing of it stays.
+    const source = tonAccountId(message.source);
+    const outgoing = tx.out_msgs ?? [];
+    if (outgoing.some((m) => m.destination && tonAccountId(m.destination) === source)) {
+      this.context.logger.warn({ network: this.network, txHash: tx.transaction_id.hash, tag: comment }, 'a transfer bounced back to its sender: not credited');
+      return;
+    }
+    // What stays: the value in, net of anything the same transaction sent on.
+    const nanotons = outgoing.reduce((left, m) => left - integerOf(m.value ?? '0', 'a TON value'), integerOf(message.value ?? '0', 'a TON value'));
+    if (nanotons <= 0n) return;
     await deliverReport(this.context.report, this.context.logger, {
       network: this.network,
       asset: 'ton',
       txHash: tx.transaction_id.hash,
       outputIndex: 0,
       from: message.source,
-      // As handed out: payments are matched by the address string allocateAddress answered.
-      to: this.config.address,
+      to: await this.handedOut(comment),
       tag: comment,
       amount: fromBaseUnits(nanotons, DECIMALS),
       confirmations: this.confirmations,
       blockNumber: null,
       dropped: false,
     });
+  }
+
+  /**
+   * The wallet's form the tag was handed out with (payments are matched by the address string allocateAddress
+   * answered): the configured one, or the non-bounceable one while the wallet was not deployed.
+   */
+  private async handedOut(tag: string): Promise<string> {
+    const forms = [...new Set([this.config.address, this.nonBounceable])];
+    const row = await this.context.db.paymentAddress.findFirst({ where: { asset: 'ton', tag, address: { in: forms } }, select: { address: true } });
+    return row?.address ?? this.config.address;
   }
 
   /** Balances of the wallet (the only address here; the custody check asks for derived addresses, so none). */

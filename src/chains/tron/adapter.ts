@@ -24,7 +24,7 @@ import { HOT_WALLET, signerRefusal } from '../signer.ts';
 import { allocateIndex, findSend, isReported, openSends, replaceSend, storeSend, updateSend, WatchedSet } from '../store.ts';
 import { fromBaseUnits, toBaseUnits } from '../units.ts';
 import { deliverReport } from '../watch.ts';
-import { CONTRACT_TYPE, decodeRaw, decodeTransfer, decodeTrigger } from './protobuf.ts';
+import { CONTRACT_TYPE, decodeRaw, decodeTransfer, decodeTrigger, encodeRawJson } from './protobuf.ts';
 
 /** keccak-256 of Transfer(address,address,uint256): topic 0 of every TRC-20 transfer log. */
 const TRANSFER_TOPIC = 'ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
@@ -97,11 +97,19 @@ interface ApiTransactionInfo {
   receipt?: { result?: string };
   log?: { address: string; topics?: string[]; data?: string }[];
 }
+interface ApiConstantCall {
+  result?: { result?: boolean; code?: string; message?: string };
+  constant_result?: string[];
+  transaction?: { ret?: { ret?: string }[] };
+}
 interface ApiBroadcast {
   result?: boolean;
   code?: string;
+  /** Plain text: every call is made with visible=true (hex of the text otherwise). */
   message?: string;
 }
+/** A block read with its transactions' results, or why it cannot be read yet. */
+type BlockRead = { n: number; block: ApiBlock; infos: ApiTransactionInfo[] } | { n: number; unsynced: string };
 
 export function tronAdapter(network: Network, config: TronChainConfig, context: ChainContext): NodeAdapter<TronState> {
   return new TronAdapter(network, config, context);
@@ -154,7 +162,7 @@ class TronAdapter implements NodeAdapter<TronState> {
   async connect(): Promise<void> {
     await this.head();
     if (this.config.usdtContract) {
-      const contract = (await this.api.post('/wallet/getcontract', { value: this.config.usdtContract, visible: true })) as { contract_address?: string };
+      const contract = await this.call<{ contract_address?: string }>('/wallet/getcontract', { value: this.config.usdtContract, visible: true });
       if (!contract.contract_address) throw new Error(`usdtContract ${this.config.usdtContract} is no contract on this chain`);
     }
   }
@@ -175,7 +183,14 @@ class TronAdapter implements NodeAdapter<TronState> {
     read: for (let from = state.next; from <= lastToRead; from += PARALLEL_REQUESTS) {
       const numbers = range(from, Math.min(from + PARALLEL_REQUESTS - 1, lastToRead));
       const blocks = await Promise.all(numbers.map((n) => this.blockWithInfo(n)));
-      for (const { n, block, infos } of blocks) {
+      for (const read of blocks) {
+        const { n } = read;
+        if ('unsynced' in read) {
+          // The API's backends are not all at the head yet: this block is read again by the next scan, never skipped.
+          this.context.logger.warn({ network: this.network, block: n, why: read.unsynced }, 'a block cannot be read completely yet: read again at the next scan');
+          break read;
+        }
+        const { block, infos } = read;
         const last = recent.at(-1);
         if (last && last.n === n - 1 && parentOf(block) !== last.id) {
           next = (await this.forkPoint(recent)) + 1;
@@ -252,15 +267,43 @@ class TronAdapter implements NodeAdapter<TronState> {
     return { txHash, outputIndex, asset, from, to, amount, block: null, expiration, reported: 0 };
   }
 
-  private async blockWithInfo(n: number): Promise<{ n: number; block: ApiBlock; infos: ApiTransactionInfo[] }> {
-    const [block, infos] = await Promise.all([this.block(n), this.api.post('/wallet/gettransactioninfobyblocknum', { num: n })]);
-    return { n, block, infos: Array.isArray(infos) ? (infos as ApiTransactionInfo[]) : [] };
+  /**
+   * Block `n` and the results of all its transactions. A load-balanced API answers from backends that may be a block
+   * or two behind the one that gave the head: the block may be missing (`{}`), or its results missing or partial
+   * (`[]`, `{}`): then the block is not read yet, since reading it would skip its USDT transfers for good.
+   */
+  private async blockWithInfo(n: number): Promise<BlockRead> {
+    const [block, infos] = await Promise.all([
+      this.call<ApiBlock>('/wallet/getblockbynum', { num: n, visible: true }),
+      this.call<unknown>('/wallet/gettransactioninfobyblocknum', { num: n }),
+    ]);
+    if (!block.blockID) return { n, unsynced: `no block ${n} yet` };
+    if (block.block_header?.raw_data?.number !== n) throw new Error(`${this.api.where} answered another block for block ${n}`);
+    const transactions = block.transactions ?? [];
+    if (transactions.length === 0) return { n, block, infos: [] };
+    if (!Array.isArray(infos)) return { n, unsynced: `no results of block ${n} yet (${this.api.endpoint.quote(JSON.stringify(infos), 80)})` };
+    const known = new Set((infos as ApiTransactionInfo[]).map((i) => i.id));
+    const missing = transactions.filter((tx) => !known.has(tx.txID)).length;
+    if (missing > 0) return { n, unsynced: `results of ${missing} of the ${transactions.length} transactions of block ${n} missing` };
+    return { n, block, infos: infos as ApiTransactionInfo[] };
   }
 
   private async block(n: number): Promise<ApiBlock> {
-    const block = (await this.api.post('/wallet/getblockbynum', { num: n, visible: true })) as ApiBlock;
+    const block = await this.call<ApiBlock>('/wallet/getblockbynum', { num: n, visible: true });
     if (!block.blockID || block.block_header?.raw_data?.number !== n) throw new Error(`${this.api.where} has no block ${n}`);
     return block;
+  }
+
+  /**
+   * A call to java-tron, which answers most failures with HTTP 200 and `{"Error": "..."}`: that is an error, never
+   * an empty or "not found" answer.
+   */
+  private async call<T>(path: string, body: unknown): Promise<T> {
+    const answer = await this.api.post(path, body);
+    if (answer !== null && typeof answer === 'object' && !Array.isArray(answer) && 'Error' in answer) {
+      throw new Error(`POST ${path} at ${this.api.where} failed: ${this.api.endpoint.quote(String((answer as { Error: unknown }).Error))}`);
+    }
+    return answer as T;
   }
 
   /** The newest block read before that is still on the chain; throws when the reorg is deeper than what is kept. */
@@ -272,7 +315,7 @@ class TronAdapter implements NodeAdapter<TronState> {
   }
 
   private async head(): Promise<Head> {
-    const block = (await this.api.post('/wallet/getnowblock', {})) as ApiBlock;
+    const block = await this.call<ApiBlock>('/wallet/getnowblock', {});
     const raw = block.block_header?.raw_data;
     if (typeof raw?.number !== 'number' || typeof raw.timestamp !== 'number') throw new Error(`${this.api.where} answered no current block`);
     return { number: raw.number, timestamp: raw.timestamp };
@@ -314,7 +357,8 @@ class TronAdapter implements NodeAdapter<TronState> {
   /** Broadcasts the stored transaction; one that expired before it reached the chain is replaced by a new one. */
   private async broadcast(id: string, rawTx: string, transfer: OutgoingTransfer): Promise<{ txHash: string }> {
     const tx = JSON.parse(rawTx) as ApiTransaction;
-    const answer = (await this.api.post('/wallet/broadcasttransaction', tx)) as ApiBroadcast;
+    // java-tron serialises raw_data again (raw_data_hex is not read): build() checked it gives the bytes signed.
+    const answer = await this.call<ApiBroadcast>('/wallet/broadcasttransaction', { ...tx, visible: true });
     if (answer.result === true || answer.code === 'DUP_TRANSACTION_ERROR') {
       await updateSend(this.context.db, id, { status: 'sent' });
       return { txHash: tx.txID };
@@ -326,7 +370,7 @@ class TronAdapter implements NodeAdapter<TronState> {
       const row = (await findSend(this.context.db, id))!;
       if (row.txHash !== tx.txID) return this.broadcast(id, row.rawTx, transfer);
     }
-    throw new Error(`${this.api.where} refused transaction ${tx.txID}: ${answer.code ?? 'no result'} ${hexText(answer.message)}`);
+    throw new Error(`${this.api.where} refused transaction ${tx.txID}: ${answer.code ?? 'no result'} ${this.api.endpoint.quote(answer.message ?? '')}`);
   }
 
   /** The transaction built by the API, checked to be exactly `transfer`, signed by the hot wallet. */
@@ -337,9 +381,9 @@ class TronAdapter implements NodeAdapter<TronState> {
     let tx: ApiTransaction;
     if (transfer.asset === 'trx') {
       if (units > BigInt(Number.MAX_SAFE_INTEGER)) throw new Error(`${transfer.amount.toFixed()} TRX is more than one transaction carries here`);
-      tx = (await this.api.post('/wallet/createtransaction', { owner_address: from, to_address: transfer.to, amount: Number(units), visible: true })) as ApiTransaction;
+      tx = await this.call<ApiTransaction>('/wallet/createtransaction', { owner_address: from, to_address: transfer.to, amount: Number(units), visible: true });
     } else if (transfer.asset === 'trc20usdt' && this.config.usdtContract) {
-      const answer = (await this.api.post('/wallet/triggersmartcontract', {
+      const answer = await this.call<{ result?: { result?: boolean; code?: string; message?: string }; transaction?: ApiTransaction }>('/wallet/triggersmartcontract', {
         owner_address: from,
         contract_address: this.config.usdtContract,
         function_selector: 'transfer(address,uint256)',
@@ -347,8 +391,8 @@ class TronAdapter implements NodeAdapter<TronState> {
         fee_limit: Number(FEE_LIMIT_SUN),
         call_value: 0,
         visible: true,
-      })) as { result?: { result?: boolean; code?: string; message?: string }; transaction?: ApiTransaction };
-      if (!answer.result?.result || !answer.transaction) throw new Error(`${this.api.where} would not build the transfer: ${answer.result?.code ?? ''} ${hexText(answer.result?.message)}`);
+      });
+      if (!answer.result?.result || !answer.transaction) throw new Error(`${this.api.where} would not build the transfer: ${answer.result?.code ?? ''} ${this.api.endpoint.quote(answer.result?.message ?? '')}`);
       tx = answer.transaction;
     } else {
       throw new AppError('SERVICE_UNAVAILABLE', `Sending ${transfer.asset} on ${this.network} is not possible: no usdtContract is configured`);
@@ -365,6 +409,14 @@ class TronAdapter implements NodeAdapter<TronState> {
       throw new Error(`${this.api.where} built a transaction that is not the one asked for (${why}): not signed`);
     };
     if (bytesToHex(sha256(raw)) !== tx.txID.toLowerCase()) refuse('its txID is not the hash of its raw data');
+    // What the node verifies the signature against is raw_data serialised again, not raw_data_hex: the two must agree.
+    let fromJson: Uint8Array;
+    try {
+      fromJson = encodeRawJson(tx.raw_data, tronAccountBytes);
+    } catch (e) {
+      return refuse(`its raw_data cannot be checked: ${(e as Error).message}`);
+    }
+    if (!equal(fromJson, raw)) refuse('its raw_data is not its raw_data_hex');
     const decoded = decodeRaw(raw);
     if (decoded.contracts.length !== 1) refuse('not exactly one contract');
     const [contract] = decoded.contracts as [(typeof decoded.contracts)[number]];
@@ -400,13 +452,20 @@ class TronAdapter implements NodeAdapter<TronState> {
   private async expiredOffChain(tx: ApiTransaction): Promise<boolean> {
     const head = await this.head();
     if (head.timestamp <= expirationOf(tx) + EXPIRY_MARGIN_MS) return false;
-    return !((await this.api.post('/wallet/gettransactioninfobyid', { value: tx.txID })) as ApiTransactionInfo).id;
+    return !(await this.call<ApiTransactionInfo>('/wallet/gettransactioninfobyid', { value: tx.txID })).id;
   }
 
   /** Our sends: final (confirmed, or failed on chain) once deep enough; failed too when expired before reaching it. */
   private async followSends(head: Head): Promise<void> {
     for (const send of await openSends(this.context.db, this.network)) {
-      const info = (await this.api.post('/wallet/gettransactioninfobyid', { value: send.txHash })) as ApiTransactionInfo;
+      let info: ApiTransactionInfo;
+      try {
+        info = await this.call<ApiTransactionInfo>('/wallet/gettransactioninfobyid', { value: send.txHash });
+      } catch (e) {
+        // Not an answer about the transaction: it stays open (an error is never "not on chain", which could fail it).
+        this.context.logger.warn({ err: e, id: send.id, txHash: send.txHash }, 'an outgoing transaction could not be looked up; tried again at the next scan');
+        continue;
+      }
       let outcome: 'confirmed' | 'failed';
       if (info.id && typeof info.blockNumber === 'number') {
         if (head.number - info.blockNumber + 1 < this.confirmations) continue;
@@ -440,17 +499,23 @@ class TronAdapter implements NodeAdapter<TronState> {
   async watchedBalances(addresses: string[]): Promise<AddressBalance[]> {
     const balances: AddressBalance[] = [];
     for (const address of addresses) {
-      const account = (await this.api.post('/walletsolidity/getaccount', { address, visible: true })) as { balance?: unknown };
+      // `{}` is an account that does not exist (never paid): 0. An error is an error, not 0.
+      const account = await this.call<{ balance?: unknown }>('/walletsolidity/getaccount', { address, visible: true });
       balances.push({ address, asset: 'trx', amount: fromBaseUnits(integerOf(account.balance ?? 0, 'a balance'), TRX_DECIMALS).toFixed() });
       if (!this.config.usdtContract) continue;
-      const answer = (await this.api.post('/walletsolidity/triggerconstantcontract', {
+      const answer = await this.call<ApiConstantCall>('/walletsolidity/triggerconstantcontract', {
         owner_address: address,
         contract_address: this.config.usdtContract,
         function_selector: 'balanceOf(address)',
         parameter: word(tronBytes(address)),
         visible: true,
-      })) as { constant_result?: string[] };
-      const units = BigInt(`0x${answer.constant_result?.[0] || '0'}`);
+      });
+      const result = answer.constant_result?.[0];
+      // A call that failed (no contract, a revert, the node's own error) answers no word, or not a balance: an error.
+      if (answer.result?.result !== true || answer.transaction?.ret?.[0]?.ret === 'FAILED' || typeof result !== 'string' || !/^[0-9a-fA-F]{64}$/.test(result)) {
+        throw new Error(`${this.api.where} could not read the USDT balance of ${address}: ${answer.result?.code ?? 'no result'} ${this.api.endpoint.quote(answer.result?.message ?? '')}`);
+      }
+      const units = BigInt(`0x${result}`);
       balances.push({ address, asset: 'trc20usdt', amount: fromBaseUnits(units, PAYMENT_CURRENCY_INFO.trc20usdt.decimals).toFixed() });
     }
     return balances;
@@ -472,5 +537,4 @@ const word = (bytes21: Uint8Array) => bytesToHex(bytes21.subarray(1)).padStart(6
 const tronAddressOfWord = (hex: string) => encodeAddress('tron', hexToBytes(hex.slice(-40)));
 /** ABI arguments of transfer(address,uint256). */
 const transferParameter = (to: string, units: bigint) => word(tronBytes(to)) + units.toString(16).padStart(64, '0');
-/** java-tron's error messages come hex-encoded. */
-const hexText = (message: string | undefined) => (message && /^[0-9a-f]+$/i.test(message) ? new TextDecoder().decode(hexToBytes(message)) : (message ?? ''));
+

@@ -13,12 +13,19 @@ export interface SolanaTransferSpec {
   from?: string;
   /** The transaction failed on chain (it is listed, with err). */
   failed?: boolean;
+  /**
+   * A v0 transaction whose accounts come partly from an address lookup table: the wallet (writable) and/or the
+   * references (read-only) are then in meta.loadedAddresses, not in accountKeys.
+   */
+  lookup?: { wallet?: boolean; references?: boolean };
 }
 
 interface FakeSolanaTx {
   signature: string;
   slot: number;
+  /** accountKeys (the static keys), then loaded writable, then loaded read-only: the order of the balances. */
   keys: string[];
+  loaded: { writable: string[]; readonly: string[] } | null;
   walletIndex: number;
   pre: bigint;
   post: bigint;
@@ -35,6 +42,8 @@ export const json = (value: unknown): string =>
 
 export const randomSolanaKey = () => base58.encode(randomBytes(32));
 const SYSTEM_PROGRAM = '11111111111111111111111111111111';
+/** The lookup table v0 transactions load accounts from. */
+const LOOKUP_TABLE = base58.encode(createHash('sha256').update('payrail fake lookup table').digest());
 
 export class FakeSolana {
   readonly wallet = base58.encode(createHash('sha256').update('payrail fake solana wallet').digest());
@@ -58,11 +67,17 @@ export class FakeSolana {
     const post = spec.failed ? pre : pre + lamports;
     this.balance = post;
     const signature = base58.encode(randomBytes(64));
+    const from = spec.from ?? randomSolanaKey();
+    const wallet = spec.lookup?.wallet ? [] : [this.wallet];
+    const references = spec.lookup?.references ? [] : spec.references;
+    const loaded = spec.lookup ? { writable: spec.lookup.wallet ? [this.wallet] : [], readonly: spec.lookup.references ? spec.references : [] } : null;
+    const keys = [from, ...wallet, ...references, SYSTEM_PROGRAM, ...(loaded ? [...loaded.writable, ...loaded.readonly] : [])];
     this.bySignature.set(signature, {
       signature,
       slot: ++this.slot,
-      keys: [spec.from ?? randomSolanaKey(), this.wallet, ...spec.references, SYSTEM_PROGRAM],
-      walletIndex: 1,
+      keys,
+      loaded,
+      walletIndex: keys.indexOf(this.wallet),
       pre,
       post,
       failed: spec.failed ?? false,
@@ -165,19 +180,31 @@ export class FakeSolana {
   }
 
   private transaction(t: FakeSolanaTx) {
-    const result = fixture('solana/getTransaction').result;
+    const result = fixture(t.loaded ? 'solana/getTransaction-v0' : 'solana/getTransaction').result;
     const payerBefore = 10_000_000_000n;
     const sent = t.post - t.pre;
+    const system = t.keys.indexOf(SYSTEM_PROGRAM);
+    const staticKeys = t.loaded ? t.keys.slice(0, system + 1) : t.keys;
     result.slot = t.slot;
     result.meta.err = t.failed ? { InstructionError: [0, { Custom: 1 }] } : null;
     result.meta.status = t.failed ? { Err: result.meta.err } : { Ok: null };
-    // Balances as u64 numbers, the way the RPC writes them.
-    result.meta.preBalances = t.keys.map((_, i) => (i === 0 ? payerBefore : i === t.walletIndex ? t.pre : i === t.keys.length - 1 ? 1n : 0n));
-    result.meta.postBalances = t.keys.map((_, i) => (i === 0 ? payerBefore - sent - 5_000n : i === t.walletIndex ? t.post : i === t.keys.length - 1 ? 1n : 0n));
-    result.transaction.message.accountKeys = t.keys;
-    result.transaction.message.instructions[0].accounts = t.keys.slice(0, -1).map((_, i) => i);
-    result.transaction.message.instructions[0].programIdIndex = t.keys.length - 1;
-    result.transaction.message.header.numReadonlyUnsignedAccounts = t.keys.length - 2;
+    // Balances as u64 numbers, the way the RPC writes them, over the static keys then the loaded ones.
+    result.meta.preBalances = t.keys.map((_, i) => (i === 0 ? payerBefore : i === t.walletIndex ? t.pre : i === system ? 1n : 0n));
+    result.meta.postBalances = t.keys.map((_, i) => (i === 0 ? payerBefore - sent - 5_000n : i === t.walletIndex ? t.post : i === system ? 1n : 0n));
+    result.transaction.message.accountKeys = staticKeys;
+    result.transaction.message.instructions[0].accounts = t.keys.map((_, i) => i).filter((i) => i !== system);
+    result.transaction.message.instructions[0].programIdIndex = system;
+    result.transaction.message.header.numReadonlyUnsignedAccounts = staticKeys.length - 1 - (staticKeys.includes(this.wallet) ? 1 : 0);
+    if (t.loaded) {
+      result.meta.loadedAddresses = t.loaded;
+      result.transaction.message.addressTableLookups = [
+        {
+          accountKey: LOOKUP_TABLE,
+          writableIndexes: t.loaded.writable.map((_, i) => i),
+          readonlyIndexes: t.loaded.readonly.map((_, i) => t.loaded!.writable.length + i),
+        },
+      ];
+    }
     result.transaction.signatures = [t.signature];
     return result;
   }

@@ -12,6 +12,8 @@ export interface TonTransferSpec {
   /** The text comment; null: a body that is no text comment. */
   comment: string | null;
   from?: string;
+  /** Sent bounceable (to an EQ... address): a wallet that is not active sends it back in the same transaction. */
+  bounceable?: boolean;
 }
 
 interface FakeTonTx {
@@ -21,6 +23,8 @@ interface FakeTonTx {
   source: string;
   nanotons: bigint;
   comment: string | null;
+  /** What went back to the sender in the same transaction (a bounce), nanotons; 0n for none. */
+  bounced: bigint;
   /** Its JSON as served, built once. */
   text?: string;
 }
@@ -37,6 +41,8 @@ export function tonFriendly(hash: Uint8Array, bounceable: boolean): string {
 }
 
 export const randomTonAddress = () => tonFriendly(randomBytes(32), true);
+/** What a bounce costs its sender (forwarding fees), in nanotons. */
+const BOUNCE_FEE = 2_666_690n;
 
 export class FakeTon {
   private readonly account = createHash('sha256').update('payrail fake ton wallet').digest();
@@ -49,6 +55,10 @@ export class FakeTon {
   readonly maxLimit = 100;
   /** Every call answers toncenter's error object (HTTP 200, ok: false) while true. */
   erroring = false;
+  /** The wallet's account state (v2 AccountStateEnum): a wallet not deployed yet is `uninitialized`. */
+  state: 'active' | 'uninitialized' | 'frozen' = 'active';
+  /** The wallet as toncenter writes it when it is not deployed or not: its non-bounceable form. */
+  readonly nonBounceableWallet = tonFriendly(this.account, false);
 
   constructor() {
     this.add({ amount: '1', comment: 'before the watcher started' });
@@ -60,7 +70,9 @@ export class FakeTon {
     const hash = createHash('sha256').update(`ton:${lt}`).digest('base64');
     const [whole, fraction = ''] = spec.amount.split('.');
     const nanotons = BigInt(whole!) * 1_000_000_000n + BigInt(fraction.padEnd(9, '0').slice(0, 9) || '0');
-    this.txs.push({ lt, hash, utime: 1_714_060_800 + this.txs.length, source: spec.from ?? randomTonAddress(), nanotons, comment: spec.comment });
+    // The bounce carries the value back less the fees of its own forwarding.
+    const bounced = spec.bounceable && this.state !== 'active' ? nanotons - BOUNCE_FEE : 0n;
+    this.txs.push({ lt, hash, utime: 1_714_060_800 + this.txs.length, source: spec.from ?? randomTonAddress(), nanotons, comment: spec.comment, bounced });
     return hash;
   }
 
@@ -68,12 +80,12 @@ export class FakeTon {
   addOutgoing(): string {
     const lt = (this.lt += 1_000n);
     const hash = createHash('sha256').update(`ton:${lt}`).digest('base64');
-    this.txs.push({ lt, hash, utime: 1_714_060_800 + this.txs.length, source: '', nanotons: 0n, comment: null });
+    this.txs.push({ lt, hash, utime: 1_714_060_800 + this.txs.length, source: '', nanotons: 0n, comment: null, bounced: 0n });
     return hash;
   }
 
   get balance(): bigint {
-    return this.txs.reduce((sum, t) => sum + t.nanotons, 0n);
+    return this.txs.reduce((sum, t) => sum + (t.bounced ? 0n : t.nanotons), 0n);
   }
 
   handle(path: string, query: URLSearchParams): string {
@@ -86,6 +98,9 @@ export class FakeTon {
       case '/getAddressInformation': {
         const answer = fixture('ton/getAddressInformation');
         answer.result.balance = this.balance.toString();
+        answer.result.state = this.state;
+        // An account not deployed has neither code nor data.
+        if (this.state !== 'active') Object.assign(answer.result, { code: '', data: '' });
         return JSON.stringify(answer);
       }
       case '/getAddressBalance':
@@ -120,6 +135,19 @@ export class FakeTon {
           : { '@type': 'msg.dataText', text: Buffer.from(t.comment, 'utf8').toString('base64') },
       message: t.comment ?? '',
     });
+    tx.out_msgs = t.bounced
+      ? [
+          {
+            ...structuredClone(tx.in_msg),
+            source: this.walletAsApiWritesIt,
+            destination: t.source,
+            value: t.bounced.toString(),
+            created_lt: (t.lt + 1n).toString(),
+            msg_data: { '@type': 'msg.dataRaw', body: 'te6cckEBAQEAAgAAAEysuc0=', init_state: '' },
+            message: '',
+          },
+        ]
+      : [];
     return tx;
   }
 }

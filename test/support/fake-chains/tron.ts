@@ -37,6 +37,8 @@ interface FakeTx {
   to: string;
   units: bigint;
   rawHex: string;
+  refBlockBytes: string;
+  refBlockHash: string;
   expiration: number;
   timestamp: number;
   failed: boolean;
@@ -68,6 +70,10 @@ export class FakeTron {
   readonly broadcasts: { txID: string; signer: string; to: string; units: bigint; asset: TronTransferAsset }[] = [];
   /** The next transactions built move the amount elsewhere than asked (a node that cannot be trusted). */
   tamperBuilds = false;
+  /** The next transactions built say in their JSON raw_data another receiver than their raw_data_hex. */
+  tamperJson = false;
+  /** Answers to come instead of the real ones, per path (and block number): an API backend out of sync or failing. */
+  private readonly overrides: { path: string; num?: number; answer: string; times: number }[] = [];
   /** Block numbers asked for with getblockbynum, in order. */
   readonly blockReads: number[] = [];
   private reorgs = 0;
@@ -140,22 +146,58 @@ export class FakeTron {
     const head = this.blocks.at(-1);
     const refBlock = head ? hexToBytes(head.id) : new Uint8Array(32);
     const expiration = (head?.timestamp ?? GENESIS_MS) + EXPIRATION_MS;
+    // Each built transaction unique (as a node's clock makes them).
+    timestamp += this.builds++;
     const rawHex = encodeTronRaw({
       refBlockBytes: refBlock.subarray(6, 8),
       refBlockHash: refBlock.subarray(8, 16),
       expiration,
-      timestamp: timestamp + this.builds++,
+      timestamp,
       contract:
         asset === 'trx'
           ? { kind: 'transfer', owner, to: recipientInRaw, amount: units }
           : { kind: 'trigger', owner, contract: FAKE_USDT_CONTRACT, data: transferData(recipientInRaw, units), feeLimit: 100_000_000n },
     });
-    return { txID: bytesToHex(sha256(hexToBytes(rawHex))), asset, owner, to, units, rawHex, expiration, timestamp, failed: false };
+    return {
+      txID: bytesToHex(sha256(hexToBytes(rawHex))),
+      asset,
+      owner,
+      to,
+      units,
+      rawHex,
+      refBlockBytes: bytesToHex(refBlock.subarray(6, 8)),
+      refBlockHash: bytesToHex(refBlock.subarray(8, 16)),
+      expiration,
+      timestamp,
+      failed: false,
+    };
+  }
+
+  /**
+   * The next `times` answers of `path` (for block `num`, if given) are `answer`: `[]` or `{}` of a backend that has
+   * not caught up, or java-tron's HTTP-200 error object (`error`).
+   */
+  answerNext(path: string, answer: '[]' | '{}' | 'error' | 'partial' | { fixture: string }, options: { num?: number; times?: number } = {}): void {
+    // java-tron's catch-all error answer (documentation-en docs/api/http, "Other exceptions"; test/fixtures/chains/README.md).
+    const text = answer === 'error' ? JSON.stringify(fixture('tron/error')) : typeof answer === 'object' ? JSON.stringify(fixture(answer.fixture)) : answer;
+    this.overrides.push({ path, ...(options.num !== undefined ? { num: options.num } : {}), answer: text, times: options.times ?? 1 });
+  }
+
+  /** Answers set with answerNext not given yet. */
+  get overridesLeft(): number {
+    return this.overrides.reduce((n, o) => n + o.times, 0);
   }
 
   // --- the API ---
 
   handle(path: string, body: any): string {
+    const override = this.overrides.find((o) => o.times > 0 && o.path === path && (o.num === undefined || o.num === body.num));
+    if (override) {
+      override.times--;
+      // The results of all but the block's last transaction: a backend that has not processed all of it.
+      if (override.answer === 'partial') return JSON.stringify((JSON.parse(this.blockJson(this.byNumber(body.num)!).infos) as unknown[]).slice(0, -1));
+      return override.answer;
+    }
     switch (path) {
       case '/wallet/getnowblock':
         return this.blockJson(this.head).block;
@@ -178,7 +220,7 @@ export class FakeTron {
         return JSON.stringify(this.buildAnswer(this.build('trx', body.owner_address, body.to_address, BigInt(body.amount))));
       case '/wallet/triggersmartcontract': {
         if (body.contract_address !== FAKE_USDT_CONTRACT || body.function_selector !== 'transfer(address,uint256)') {
-          return JSON.stringify({ result: { code: 'CONTRACT_VALIDATE_ERROR', message: hexText('No contract or not a valid smart contract') } });
+          return JSON.stringify({ result: { code: 'CONTRACT_VALIDATE_ERROR', message: this.text(body, 'Smart contract is not exist.') } });
         }
         const to = addressOfAccountBytes(body.parameter.slice(0, 64));
         const tx = this.build('usdt', body.owner_address, to, BigInt(`0x${body.parameter.slice(64)}`));
@@ -216,27 +258,53 @@ export class FakeTron {
     answer.txID = tx.txID;
     answer.raw_data_hex = tx.rawHex;
     Object.assign(answer.raw_data, { expiration: tx.expiration, timestamp: tx.timestamp });
+    Object.assign(answer.raw_data, { ref_block_bytes: tx.refBlockBytes, ref_block_hash: tx.refBlockHash });
     const value = answer.raw_data.contract[0].parameter.value;
-    if (tx.asset === 'trx') Object.assign(value, { owner_address: tx.owner, to_address: tx.to, amount: Number(tx.units) });
-    else Object.assign(value, { owner_address: tx.owner, contract_address: FAKE_USDT_CONTRACT, data: transferData(tx.to, tx.units) });
+    const to = this.tamperJson ? randomTronAddress() : tx.to;
+    if (tx.asset === 'trx') Object.assign(value, { owner_address: tx.owner, to_address: to, amount: Number(tx.units) });
+    else Object.assign(value, { owner_address: tx.owner, contract_address: FAKE_USDT_CONTRACT, data: transferData(to, tx.units) });
     return answer;
   }
 
-  private broadcast(tx: { txID?: string; raw_data_hex?: string; signature?: string[] }) {
-    const built = tx.txID ? this.built.get(tx.txID) : undefined;
-    const refuse = (code: string, message: string) => ({ code, txid: tx.txID, message: hexText(message) });
-    if (!built || built.rawHex !== tx.raw_data_hex) return refuse('OTHER_ERROR', 'unknown transaction');
+  /** A message as java-tron writes it: text with visible=true, hex of the text otherwise. */
+  private text(body: { visible?: boolean }, message: string): string {
+    return body.visible === true ? message : hexText(message);
+  }
+
+  /**
+   * As java-tron does: raw_data_hex and txID are not read; raw_data is serialised again, and the signature must hold
+   * for those bytes and recover to the owner.
+   */
+  private broadcast(tx: { raw_data?: any; signature?: string[]; visible?: boolean }) {
+    if (!tx.raw_data || !Array.isArray(tx.raw_data.contract)) return JSON.parse(JSON.stringify(fixture('tron/error')));
+    let raw: Uint8Array;
+    try {
+      raw = hexToBytes(rawOfJson(tx.raw_data));
+    } catch {
+      return JSON.parse(JSON.stringify(fixture('tron/error')));
+    }
+    const txID = bytesToHex(sha256(raw));
+    const refuse = (code: string, message: string) => ({ result: false, code, txid: txID, message: this.text(tx, message) });
+    const built = this.built.get(txID);
     const signature = hexToBytes(tx.signature?.[0] ?? '');
-    if (signature.length !== 65) return refuse('SIGERROR', 'validate signature error: not 65 bytes');
+    if (signature.length !== 65) return refuse('SIGERROR', 'Validate signature error: miss sig or contract');
     const v = signature[64]!;
-    const key = secp256k1.Signature.fromBytes(signature.subarray(0, 64), 'compact')
-      .addRecoveryBit(v >= 27 ? v - 27 : v)
-      .recoverPublicKey(sha256(hexToBytes(built.rawHex)))
-      .toBytes(false);
-    const signer = base58check.encode(Uint8Array.of(0x41, ...keccak_256(key.subarray(1)).subarray(12)));
-    if (signer !== built.owner) return refuse('SIGERROR', `validate signature error: signed by ${signer}, not ${built.owner}`);
-    if (this.head.timestamp > built.expiration) return refuse('TRANSACTION_EXPIRATION_ERROR', 'transaction expired');
-    if (this.pool.includes(built) || this.blocks.some((b) => b.txs.includes(built))) return refuse('DUP_TRANSACTION_ERROR', 'dup transaction');
+    let signer: string;
+    try {
+      const key = secp256k1.Signature.fromBytes(signature.subarray(0, 64), 'compact')
+        .addRecoveryBit(v >= 27 ? v - 27 : v)
+        .recoverPublicKey(raw.length ? sha256(raw) : raw)
+        .toBytes(false);
+      signer = base58check.encode(Uint8Array.of(0x41, ...keccak_256(key.subarray(1)).subarray(12)));
+    } catch {
+      return refuse('SIGERROR', 'validateSignature error');
+    }
+    const owner = tx.raw_data.contract[0]?.parameter?.value?.owner_address;
+    if (signer !== owner) return refuse('SIGERROR', `Validate signature error: ${signer} is signed by ${owner}`);
+    // A transaction this node did not build is one it cannot follow here.
+    if (!built) return refuse('OTHER_ERROR', 'unknown transaction');
+    if (this.head.timestamp > built.expiration) return refuse('TRANSACTION_EXPIRATION_ERROR', 'Transaction expired');
+    if (this.pool.includes(built) || this.blocks.some((b) => b.txs.includes(built))) return refuse('DUP_TRANSACTION_ERROR', 'Dup transaction.');
     this.pool.push(built);
     this.broadcasts.push({ txID: built.txID, signer, to: built.to, units: built.units, asset: built.asset });
     return { ...fixture('tron/broadcasttransaction-ok'), txid: built.txID };
@@ -283,6 +351,23 @@ const word = (address: string) => bytesToHex(accountBytes(address)).padStart(64,
 const transferData = (to: string, units: bigint) => `a9059cbb${word(to)}${units.toString(16).padStart(64, '0')}`;
 
 // --- protobuf, written here independently of the adapter's reader ---
+
+/** What java-tron serialises of a JSON raw_data (visible=true) of the two contracts the fake builds, hex. */
+function rawOfJson(raw: any): string {
+  const contract = raw.contract[0];
+  if (raw.contract.length !== 1 || !contract) throw new Error('one contract');
+  const value = contract.parameter.value;
+  return encodeTronRaw({
+    refBlockBytes: hexToBytes(raw.ref_block_bytes),
+    refBlockHash: hexToBytes(raw.ref_block_hash),
+    expiration: raw.expiration,
+    timestamp: raw.timestamp,
+    contract:
+      contract.type === 'TransferContract'
+        ? { kind: 'transfer', owner: value.owner_address, to: value.to_address, amount: BigInt(value.amount) }
+        : { kind: 'trigger', owner: value.owner_address, contract: value.contract_address, data: value.data, ...(raw.fee_limit !== undefined ? { feeLimit: BigInt(raw.fee_limit) } : {}) },
+  });
+}
 
 function varint(n: bigint): Uint8Array {
   const out: number[] = [];
