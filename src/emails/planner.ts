@@ -1,7 +1,9 @@
-// Turns committed events into e-mail deliveries. It reads the Event table in the event bus's order from its own
-// position (EmailCursor), so it needs no signal to be complete: a rolled-back change has no event and sends nothing,
-// and an event committed while the process was down is planned when it comes back. The deliveries and the new
-// position commit together; the cursor row's lock keeps two processes from planning the same events (and the unique
+// Turns committed events into e-mail deliveries. It reads the Event table from its own position (EmailCursor, in the
+// event bus's (txid, seq) order), so it needs no signal to be complete: a rolled-back change has no event and sends
+// nothing, and an event committed while the process was down is planned when it comes back. Events above the cursor
+// are planned as soon as they are visible and marked (EmailPlanned); the cursor moves up only past what is final
+// (below the oldest open transaction), and the marks below it are dropped. The deliveries, the marks and the cursor
+// commit together; the cursor row's lock keeps two processes from planning the same events (and the unique
 // (event, kind, recipient) would drop a duplicate anyway). The caps against mail-bombing are counted here.
 import { randomUUID } from 'node:crypto';
 import { Prisma } from '../../generated/prisma/client.ts';
@@ -12,6 +14,7 @@ import { DEFAULT_SETTINGS, EMAIL_EVENT_TYPES, planFor, type NotificationSettings
 
 const CURSOR_ID = 'emails';
 const BATCH = 200;
+const END: BusCursor = { txid: 2n ** 63n - 1n, seq: 2n ** 63n - 1n };
 
 export interface Caps {
   maxPerInvoice: number;
@@ -44,7 +47,7 @@ export class EmailPlanner {
 
   private async step(): Promise<{ recorded: number; more: boolean }> {
     const { db } = this.deps;
-    // Everything below this position has committed (or never will): a read that is not full may move past it.
+    // Every transaction below this position has ended: what it committed is visible now.
     const present = await presentPosition(db);
     const cursor = await db.emailCursor.findUnique({ where: { id: CURSOR_ID } });
     if (!cursor) {
@@ -53,19 +56,39 @@ export class EmailPlanner {
       return { recorded: 0, more: true };
     }
     const after: BusCursor = { txid: cursor.txid, seq: cursor.seq };
-    const { messages, full } = await readEvents(db, { after, limit: BATCH, where: Prisma.sql`x."type" = ANY(${EMAIL_EVENT_TYPES}::text[])` });
+    // Every committed event above the cursor not planned yet, without waiting for older transactions to end (the
+    // bus waits for them; a long transaction anywhere on the database would hold e-mails back).
+    const { messages, full } = await readEvents(db, {
+      after,
+      upto: END,
+      limit: BATCH,
+      where: Prisma.sql`x."type" = ANY(${EMAIL_EVENT_TYPES}::text[]) AND NOT EXISTS (SELECT 1 FROM "EmailPlanned" p WHERE p."eventId" = x."id")`,
+    });
+    // The cursor moves up to what is final: below the present everything has been read; with a full page, up to its
+    // last event at most.
     const last = messages.at(-1);
-    let next: BusCursor = last ? { txid: last.txid, seq: last.seq } : after;
-    if (!full && isAfter(present, next)) next = present;
-    if (!isAfter(next, after)) return { recorded: 0, more: false };
+    let next: BusCursor = full && last && isAfter(present, last) ? { txid: last.txid, seq: last.seq } : present;
+    if (!isAfter(next, after)) next = after;
+    if (messages.length === 0 && next === after) return { recorded: 0, more: false };
     const rows = this.deps.sending && messages.length ? await this.plan(messages) : [];
     const recorded = await transactionWithRetry(db, async (tx) => {
       const [locked] = await tx.$queryRaw<{ txid: bigint; seq: bigint }[]>`SELECT "txid", "seq" FROM "EmailCursor" WHERE "id" = ${CURSOR_ID} FOR UPDATE`;
-      // Another process planned these meanwhile.
+      // Another process planned meanwhile: read again.
       if (!locked || locked.txid !== after.txid || locked.seq !== after.seq) return -1;
+      const marked = messages.length
+        ? await tx.$queryRaw<{ eventId: string }[]>`
+            INSERT INTO "EmailPlanned" ("eventId") SELECT unnest(${messages.map((m) => m.eventId)}::text[]) ON CONFLICT DO NOTHING RETURNING "eventId"`
+        : [];
+      const fresh = new Set(marked.map((m) => m.eventId));
       let n = 0;
-      for (const row of rows) n += await insertDelivery(tx, row, this.deps.caps);
-      await tx.emailCursor.update({ where: { id: CURSOR_ID }, data: { txid: next.txid, seq: next.seq } });
+      for (const row of rows) if (fresh.has(row.eventId)) n += await insertDelivery(tx, row, this.deps.caps);
+      if (next !== after) {
+        await tx.emailCursor.update({ where: { id: CURSOR_ID }, data: { txid: next.txid, seq: next.seq } });
+        // Marks at or below the cursor are no longer needed: the cursor covers those events.
+        await tx.$executeRaw`
+          DELETE FROM "EmailPlanned" p USING "Event" e
+          WHERE e."id" = p."eventId" AND (e."txid", e."seq") <= (${next.txid}, ${next.seq})`;
+      }
       return n;
     });
     return { recorded: Math.max(0, recorded), more: full || recorded < 0 };

@@ -28,6 +28,7 @@ interface Claimed {
   attempts: number;
   createdAt: Date;
   payload: unknown;
+  seq: bigint;
 }
 
 /** Delays before each retry: `min`, then 4 times longer each, at most `max`; `attempts - 1` of them. */
@@ -52,16 +53,18 @@ export class EmailSender {
 
   private async claim(): Promise<Claimed[]> {
     const leaseUntil = new Date(Date.now() + this.options.leaseMs);
-    return this.deps.db.$queryRaw<Claimed[]>`
+    // Sent in event order (an UPDATE ... RETURNING keeps no order of its own): a client reads "pending" before "done".
+    const rows = await this.deps.db.$queryRaw<Claimed[]>`
       WITH due AS (
-        SELECT d."id" FROM "EmailDelivery" d
+        SELECT d."id" FROM "EmailDelivery" d JOIN "Event" x ON x."id" = d."eventId"
         WHERE d."status" = 'pending' AND d."nextAttemptAt" <= now() AND (d."claimedUntil" IS NULL OR d."claimedUntil" < now())
-        ORDER BY d."nextAttemptAt", d."id" LIMIT ${BATCH} FOR UPDATE SKIP LOCKED
+        ORDER BY d."nextAttemptAt", x."seq", d."kind" LIMIT ${BATCH} FOR UPDATE OF d SKIP LOCKED
       )
       UPDATE "EmailDelivery" d SET "claimedUntil" = ${leaseUntil} FROM due, "Event" e
       WHERE d."id" = due."id" AND e."id" = d."eventId"
-      RETURNING d."id"::text AS "id", d."kind", d."lang", d."recipient", d."companyId"::text AS "companyId", d."invoiceId", d."attempts",
+      RETURNING e."seq", d."id"::text AS "id", d."kind", d."lang", d."recipient", d."companyId"::text AS "companyId", d."invoiceId", d."attempts",
         d."createdAt", e."payload"`;
+    return rows.sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : a.kind.localeCompare(b.kind)));
   }
 
   /** One attempt (0 when it was put off without one). */

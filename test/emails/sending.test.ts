@@ -1,41 +1,11 @@
 // Sending: the e-mails of committed events go to a real SMTP server (smtp-server in this process), are retried while it
 // is down or answers 4xx, given up on 5xx, and nothing is sent without SMTP_URL. Credentials never show.
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATABASES } from '../support/databases.ts';
-import { useServer, type TestMerchant, type TestServer } from '../support/server.ts';
+import { useServer } from '../support/server.ts';
 import { startSmtp, type TestSmtp } from '../support/smtp.ts';
-
-export const FAST_EMAIL_ENV = {
-  EMAIL_POLL_MS: '100',
-  EMAIL_RETRY_MIN_MS: '200',
-  EMAIL_RETRY_MAX_MS: '400',
-  EMAIL_MAX_ATTEMPTS: '100',
-  EMAIL_TIMEOUT_MS: '2000',
-  EMAIL_LEASE_MS: '10000',
-  MAIL_FROM: 'Payrail Test <payments@payrail.test>',
-};
-
-export async function until<T>(what: string, read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-/** A filled invoice (pending) of `merchant` whose client is `clientEmail`. */
-export async function proceeded(server: TestServer, merchant: TestMerchant, clientEmail: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
-  const created = await server.request('POST', '/api/invoices/v1/regular', { token: merchant.publicToken, json: { invoiceCurrency: 'usd', items: [{ name: 'Order', price: 100 }] } });
-  expect(created.status).toBe(201);
-  const filled = await server.request('POST', `/api/invoices/v1/regular/${created.body.id}/proceed`, { json: { clientEmail, paymentCurrency: 'trc20usdt', ...extra }, headers });
-  expect(filled.status).toBe(200);
-  return filled.body as { id: string; address: { address: string } };
-}
-
-export const emailsOf = async (server: TestServer, merchant: TestMerchant, invoiceId: string) =>
-  (await server.request('GET', `/api/company/emails?invoiceId=${invoiceId}`, { token: merchant.publicToken })).body.emails as Record<string, any>[];
+import { emailsOf, FAST_EMAIL_ENV, proceeded, until } from './support.ts';
 
 describe.each(DATABASES)('e-mail sending on %s', (kind) => {
   let smtp: TestSmtp;
@@ -126,5 +96,41 @@ describe.each(DATABASES)('no SMTP_URL on %s', (kind) => {
     expect(await emailsOf(server, m, invoice.id)).toEqual([]);
     expect(server.logs.filter((l) => String(l['msg']).startsWith('e-mail is off'))).toHaveLength(1);
     expect((await server.request('GET', `/api/invoices/v1/regular/${invoice.id}`)).body.status).toBe('pending');
+  });
+});
+
+describe.each(DATABASES.filter((k) => k === 'postgres'))('an open transaction elsewhere on %s', (kind) => {
+  let smtp: TestSmtp;
+  const env: Record<string, string> = { ...FAST_EMAIL_ENV };
+  beforeAll(async () => {
+    smtp = await startSmtp();
+    env['SMTP_URL'] = smtp.url;
+  });
+  afterAll(async () => smtp?.stop());
+  const server = useServer(kind, env);
+
+  it('does not hold e-mails back (the event bus waits for it; the planner needs not), and its own events wait for its commit', async () => {
+    const m = await server.merchant();
+    const other = new pg.Client({ connectionString: server.databaseUrl });
+    await other.connect();
+    try {
+      // An old transaction with a transaction id, left open: below it the bus's horizon stays.
+      await other.query('BEGIN');
+      await other.query('SELECT pg_current_xact_id()');
+      const invoice = await proceeded(server, m, 'open-tx@example.com');
+      await smtp.waitFor(1, 'open-tx@example.com');
+      // An event the open transaction writes is not planned until it commits.
+      await other.query(
+        `INSERT INTO "Event" ("id", "companyId", "type", "subjectType", "subjectId", "payload") VALUES (gen_random_uuid()::text, $1::uuid, 'invoice.done', 'invoice', $2, '{}'::json)`,
+        [m.tenantId, invoice.id],
+      );
+      await new Promise((r) => setTimeout(r, 500));
+      expect((await emailsOf(server, m, invoice.id)).map((e) => e.kind)).toEqual(['client.pending']);
+      await other.query('COMMIT');
+      const after = await until('the late event planned', () => emailsOf(server, m, invoice.id), (e) => e.length === 2);
+      expect(after.map((e) => e.kind).sort()).toEqual(['client.done', 'client.pending']);
+    } finally {
+      await other.end();
+    }
   });
 });

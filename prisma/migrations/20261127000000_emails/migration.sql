@@ -47,6 +47,14 @@ CREATE TABLE "EmailCursor" (
     CONSTRAINT "EmailCursor_pkey" PRIMARY KEY ("id")
 );
 
+-- CreateTable
+CREATE TABLE "EmailPlanned" (
+    "eventId" TEXT NOT NULL,
+    "createdAt" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+
+    CONSTRAINT "EmailPlanned_pkey" PRIMARY KEY ("eventId")
+);
+
 -- CreateIndex
 CREATE INDEX "EmailDelivery_status_nextAttemptAt_idx" ON "EmailDelivery"("status", "nextAttemptAt");
 
