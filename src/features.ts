@@ -2,6 +2,7 @@
 // (and its config section in config.ts); see docs/architecture.md.
 import { companiesFeature } from './companies/index.ts';
 import { depositsFeature } from './deposits/index.ts';
+import { emailsFeature } from './emails/index.ts';
 import { exportsFeature } from './exports/index.ts';
 import { loadConfig, type Config } from './config.ts';
 import type { Feature, Platform, Services } from './core/feature.ts';
@@ -25,6 +26,7 @@ export const features = (config: Config): Feature[] => [
   withdrawalsFeature(config.withdrawals),
   depositsFeature(),
   exportsFeature(config.exports),
+  emailsFeature(config.emails),
 ];
 
 /** Every REST route of the public API listener (routes do not depend on the configuration: defaults do). */
@@ -36,6 +38,7 @@ const API_TAGS: TagDoc[] = [
   { name: 'Withdrawals', description: 'Payouts from the balance, one or many per call, and auto-withdrawal rules (docs/withdrawals.md).' },
   { name: 'Deposits', description: 'Static deposit addresses for your users, and the deposits to them (docs/deposits.md).' },
   { name: 'Webhooks', description: 'The webhook URL, the delivery log, redelivery and the event feed (docs/webhooks.md).' },
+  { name: 'E-mails', description: 'E-mails to the paying client and to you: which are sent, and the log of what was sent (docs/emails.md).' },
   { name: 'Merchant', description: 'Balances and underpayment limits.' },
   { name: 'Sandbox', description: 'Simulated chain activity and the test clock, for test-mode tokens only (a live-mode token gets 403; docs/modes.md).' },
   { name: 'Exports', description: 'Reconciliation exports: the ledger and the invoices of a date range as streamed RFC 4180 CSV, and download links (docs/exports.md).' },

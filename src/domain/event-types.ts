@@ -23,10 +23,16 @@ export type EventType = (typeof EVENT_TYPES)[number];
 export const CREDENTIALS_CHANGED = 'company.credentials_changed';
 
 /**
+ * A merchant's webhook endpoint has been failing for a while (src/emails/webhook-watch.ts): the merchant gets an
+ * e-mail (docs/emails.md).
+ */
+export const WEBHOOK_FAILING = 'webhook.failing';
+
+/**
  * Events for the service's own processes (on the event bus, in the Event table), never for the merchant: no webhook,
  * not in the events feed, not redeliverable.
  */
-export const INTERNAL_EVENT_TYPES: readonly string[] = [CREDENTIALS_CHANGED];
+export const INTERNAL_EVENT_TYPES: readonly string[] = [CREDENTIALS_CHANGED, WEBHOOK_FAILING];
 
 export const EVENT_TYPE_DESCRIPTIONS: Record<EventType, string> = {
   'invoice.created': 'An invoice was created.',

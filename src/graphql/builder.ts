@@ -17,6 +17,8 @@ import { decodeNodeId, encodeNodeId } from './node-ids.ts';
 export type GraphQLContext = Services & {
   company: Company | null;
   requestId: string;
+  /** The request's Accept-Language header (the client's e-mails' language when an input names none). */
+  acceptLanguage?: string | null;
 };
 
 /** Most global ids one `nodes` query resolves. */

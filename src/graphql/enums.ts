@@ -1,6 +1,7 @@
 // Enums and small value types shared by several features' GraphQL types.
 import { COMPANY_ASSETS, INVOICE_CURRENCIES, NETWORKS, PAYMENT_CURRENCIES } from '../domain/assets.ts';
 import { EVENT_TYPE_DESCRIPTIONS, EVENT_TYPES } from '../domain/event-types.ts';
+import { LANGUAGES } from '../domain/languages.ts';
 import { MODES } from '../domain/modes.ts';
 import { builder } from './builder.ts';
 
@@ -23,6 +24,7 @@ export const CompanyAssetEnum = specEnum('CompanyAsset', COMPANY_ASSETS, 'Asset 
 export const ModeEnum = specEnum('Mode', MODES, 'Test mode (the simulated chain, a test clock) or live mode (real money on real nodes); docs/modes.md.', (m) =>
   m === 'test' ? 'Simulated payments: nothing here is real money.' : 'Real payments on real nodes.',
 );
+export const LanguageEnum = specEnum('Language', LANGUAGES, 'A language of the checkout page and the client’s e-mails.', (l) => (l === 'en' ? 'English.' : 'German.'));
 export const NetworkEnum = specEnum('Network', NETWORKS, 'A blockchain network (the deposit webhook `network`).');
 
 /** Every currency an amount can be in: invoice currencies and payment currencies (asset plus network). */

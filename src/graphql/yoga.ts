@@ -135,7 +135,7 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<ServerContext, Gra
     context: async ({ request, requestId }) => {
       try {
         const company = await deps.caller(request.headers.get('authorization') ?? undefined);
-        return { ...deps.services, company, requestId: requestId ?? '' };
+        return { ...deps.services, company, requestId: requestId ?? '', acceptLanguage: request.headers.get('accept-language') };
       } catch (e) {
         const error = clientError(e, (err) => deps.logger.error({ err }, 'graphql authentication failed'));
         throw new GraphQLError(error.message, {

@@ -91,6 +91,7 @@ const CHANGE_COLUMNS = {
   proceededAt: 'timestamptz',
   clientEmail: 'text',
   paymentCurrency: 'text',
+  lang: 'text',
 } as const;
 
 export type InvoiceChange = Partial<Record<keyof typeof CHANGE_COLUMNS, string | Date | null>>;
@@ -213,6 +214,7 @@ export async function proceedInvoice(
     await reevaluate(tx, invoice, 'proceed', now, {
       clientEmail: input.clientEmail,
       paymentCurrency,
+      lang: input.lang,
       rate: quote.rate.toFixed(),
       invoiceFee: quote.invoiceFee.toFixed(),
       paymentAmount: quote.paymentAmount.toFixed(),

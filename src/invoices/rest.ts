@@ -1,6 +1,7 @@
 // The spec's invoice paths, mapped onto the invoice services, plus the merchant's decisions on short payments.
 import type { Services } from '../core/feature.ts';
 import { idempotencyKeySchema } from '../core/idempotency.ts';
+import { preferredLanguage } from '../domain/languages.ts';
 import { route, type Route } from '../http/router.ts';
 import { acceptInvoice, proceedInvoice, refundInvoice } from './lifecycle.ts';
 import { z } from 'zod';
@@ -72,14 +73,18 @@ export const invoiceRoutes: Route<Services>[] = [
       operationId: 'proceedInvoice',
       summary: 'Fill an invoice with client info',
       description:
-        "The client's e-mail and payment currency: assigns the payment address, the quote and `expiredAt` (status `pending`). `paymentCurrency` is ignored when the merchant fixed one. Repeating the same fill answers the same invoice; anything else on an invoice that is no longer `created` is a 409. No token is needed; a valid token of another merchant is a 404.",
+        "The client's e-mail and payment currency (and `lang`, the language of the client's e-mails: `en` or `de`; absent, the request's `Accept-Language` decides, else English): assigns the payment address, the quote and `expiredAt` (status `pending`). `paymentCurrency` is ignored when the merchant fixed one. Repeating the same fill answers the same invoice; anything else on an invoice that is no longer `created` is a 409. No token is needed; a valid token of another merchant is a 404.",
       tag: TAG,
       params,
       requestExample: { clientEmail: 'client@example.com', paymentCurrency: 'trc20usdt' },
       responses: { 200: invoiceAnswer('The filled invoice, with clientEmail, address, paymentDetails, redirectURL and expiredAt.') },
       errors: [404, 409],
     },
-    handler: async (req, ctx) => invoiceBody(ctx, await proceedInvoice(ctx.invoices, req.params['id']!, req.body, req.company), 200),
+    handler: async (req, ctx) => {
+      const acceptLanguage = req.headers['accept-language'];
+      const lang = req.body.lang ?? preferredLanguage(typeof acceptLanguage === 'string' ? acceptLanguage : null);
+      return invoiceBody(ctx, await proceedInvoice(ctx.invoices, req.params['id']!, { ...req.body, lang }, req.company), 200);
+    },
   }),
   route({
     method: 'GET',

@@ -1,6 +1,7 @@
 // Pure invoice rules: input validation, price rounding and the payment quote. No I/O here.
 import type { Decimal } from 'decimal.js';
 import { z } from 'zod';
+import { LANGUAGES } from '../domain/languages.ts';
 import {
   INVOICE_CURRENCIES,
   PAYMENT_CURRENCIES,
@@ -80,6 +81,8 @@ export type CreateInvoiceInput = z.output<typeof createInvoiceSchema>;
 export const proceedInvoiceSchema = z.object({
   clientEmail: email,
   paymentCurrency: z.enum(PAYMENT_CURRENCIES, enumMessage(PAYMENT_CURRENCIES)).nullish().transform((c) => c ?? null),
+  /** The client's language for e-mails (the checkout page's); absent: the request's Accept-Language, else English. */
+  lang: z.enum(LANGUAGES, enumMessage(LANGUAGES)).nullish().transform((l) => l ?? null),
 });
 
 export type ProceedInvoiceInput = z.output<typeof proceedInvoiceSchema>;

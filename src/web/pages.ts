@@ -10,6 +10,7 @@ import { pageSecurityHeaders } from '../http/page-headers.ts';
 import { INVOICE_ID_PATTERN } from '../invoices/ids.ts';
 import { outstandingPayment } from '../invoices/presenter.ts';
 import { labelRoute } from '../http/route-label.ts';
+import { preferredLanguage } from '../domain/languages.ts';
 import type { Logger } from '../logger.ts';
 import type { WebAssets } from './assets.ts';
 import { isLanguage, LANGUAGE_NAMES, LANGUAGES, text, type Language, type TextKey } from './client/shared/i18n.ts';
@@ -46,17 +47,7 @@ const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt
 export function pickLanguage(url: URL, acceptLanguage: string | undefined): Language {
   const asked = url.searchParams.get('lang');
   if (isLanguage(asked)) return asked;
-  const preferences = (acceptLanguage ?? '')
-    .slice(0, 200)
-    .split(',')
-    .map((part, order) => {
-      const [range = '', ...params] = part.trim().split(';');
-      const q = Number(params.find((p) => p.trim().startsWith('q='))?.trim().slice(2) ?? '1');
-      return { code: range.slice(0, 2).toLowerCase(), q: Number.isFinite(q) ? q : 0, order };
-    })
-    .filter((p) => p.q > 0 && isLanguage(p.code))
-    .sort((a, b) => b.q - a.q || a.order - b.order);
-  return (preferences[0]?.code as Language | undefined) ?? 'en';
+  return preferredLanguage(acceptLanguage) ?? 'en';
 }
 
 interface Shell {

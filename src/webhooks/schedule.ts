@@ -1,4 +1,6 @@
 // When to try a webhook again: quickly at first, then spreading out to about three days in all.
+import { retryAt } from '../core/retry.ts';
+
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
@@ -8,12 +10,5 @@ export const RETRY_DELAYS_MS = [5 * SECOND, MINUTE, 5 * MINUTE, 30 * MINUTE, 2 *
 
 export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 
-/**
- * The next attempt time after `attempts` failed attempts, or null when the delivery has failed for good.
- * Jitter only ever adds up to 10%, so a receiver never sees a retry earlier than the schedule says.
- */
-export function nextAttemptAt(attempts: number, now: Date, random = Math.random): Date | null {
-  const delay = RETRY_DELAYS_MS[attempts - 1];
-  if (delay === undefined) return null;
-  return new Date(now.getTime() + delay + Math.floor(delay * 0.1 * random()));
-}
+/** The next attempt time after `attempts` failed attempts, or null when the delivery has failed for good (core/retry.ts). */
+export const nextAttemptAt = (attempts: number, now: Date, random = Math.random): Date | null => retryAt(RETRY_DELAYS_MS, attempts, now, random);

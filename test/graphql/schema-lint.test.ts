@@ -11,11 +11,13 @@ import { describe, expect, it } from 'vitest';
  * a page's info, an error's details), so caches store it under that parent. docs/graphql.md lists them.
  */
 const VALUE_TYPES = [
+  'ClientNotifications',
   'CompanyAssetSetting',
   'ErrorDetail',
   'ExportLink',
   'InvoiceContent',
   'InvoiceItem',
+  'MerchantNotifications',
   'Money',
   'PageInfo',
   'PaymentDetails',

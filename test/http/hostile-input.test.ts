@@ -93,7 +93,7 @@ function samples(ids: { invoice: string; transfer: string; event: string }, mode
     'POST /api/invoices/v1/regular': {
       body: { invoiceCurrency: 'usd', items: [{ name: 'x', price: 1 }], paymentCurrency: fixed, isMerchantPaysFee: false, redirectURL: 'https://a.example/r' },
     },
-    'POST /api/invoices/v1/regular/:id/proceed': { params: { id: ids.invoice }, body: { clientEmail: 'a@b.co', paymentCurrency: asset } },
+    'POST /api/invoices/v1/regular/:id/proceed': { params: { id: ids.invoice }, body: { clientEmail: 'a@b.co', paymentCurrency: asset, lang: 'de' } },
     'GET /api/invoices/v1/regular/:id': { params: { id: ids.invoice } },
     'POST /api/invoices/v1/regular/:id/accept': { params: { id: ids.invoice } },
     'POST /api/invoices/v1/regular/:id/refund': { params: { id: ids.invoice }, body: { address, tag: '1' } },
@@ -134,6 +134,11 @@ function samples(ids: { invoice: string; transfer: string; event: string }, mode
     'GET /api/company/exports/ledger.csv': { query: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z' } },
     'GET /api/company/exports/invoices.csv': { query: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z' } },
     'GET /api/exports/:token': { params: { token: 'A'.repeat(43) } },
+    'PUT /api/company/settings/notifications': {
+      body: { client: { pending: true, done: false, wrong: true, refunded: true, closed: true }, merchant: { emails: ['a@b.co'], done: true, webhookFailing: false } },
+    },
+    'GET /api/company/settings/notifications': {},
+    'GET /api/company/emails': { query: { invoiceId: ids.invoice, status: 'sent', after: randomUUID(), limit: '10' } },
   };
 }
 

@@ -282,6 +282,18 @@ describe.runIf(CHROMIUM)('the checkout page in Chromium', () => {
       expect(problems).toEqual([]);
     });
 
+    it('the page\'s language becomes the invoice\'s: the client\'s e-mails are in German from /pay/<id>?lang=de', async () => {
+      const id = await invoiceFor(server, token);
+      const { page, problems } = await browser.open();
+      await page.goto(`${server.url}/pay/${id}?lang=de`);
+      await page.getByLabel('Ihre E-Mail-Adresse').fill('kunde@example.com');
+      await page.locator('select').selectOption('BTC');
+      await page.getByRole('button', { name: 'Weiter zur Zahlung' }).click();
+      await page.locator('[data-amount]').waitFor();
+      expect((await server.app.db.prisma.invoice.findUniqueOrThrow({ where: { id } })).lang).toBe('de');
+      expect(problems).toEqual([]);
+    });
+
     it('a bad e-mail is marked on its field, with the message read out', async () => {
       const id = await invoiceFor(server, token);
       const { page, problems } = await browser.open();

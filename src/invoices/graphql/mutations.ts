@@ -2,7 +2,8 @@
 import { parseInput } from '../../core/validation.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors/app-error.ts';
 import { builder, mutationOutcome } from '../../graphql/builder.ts';
-import { InvoiceCurrencyEnum, PaymentCurrencyEnum } from '../../graphql/enums.ts';
+import { preferredLanguage } from '../../domain/languages.ts';
+import { InvoiceCurrencyEnum, LanguageEnum, PaymentCurrencyEnum } from '../../graphql/enums.ts';
 import { acceptInvoice, proceedInvoice, refundInvoice } from '../lifecycle.ts';
 import { createInvoiceSchema, proceedInvoiceSchema, refundInvoiceSchema } from '../rules.ts';
 import { createInvoice } from '../service.ts';
@@ -52,6 +53,7 @@ const ProceedInvoiceInput = builder.inputType('ProceedInvoiceInput', {
     invoiceId: t.id({ required: true, description: 'The public invoice id.' }),
     clientEmail: t.string({ required: true, description: 'Where the client gets receipts.' }),
     paymentCurrency: t.field({ type: PaymentCurrencyEnum, required: false, description: 'Required unless the merchant fixed one.' }),
+    lang: t.field({ type: LanguageEnum, required: false, description: 'The language of the client’s e-mails (the checkout page’s); absent: the request’s Accept-Language, else English.' }),
   }),
 });
 
@@ -64,7 +66,8 @@ builder.mutationField('proceedInvoice', (t) =>
     args: { input: t.arg({ type: ProceedInvoiceInput, required: true, description: 'The invoice and the client’s choices.' }) },
     resolve: async (_root, { input }, ctx) => {
       const { invoiceId, ...fields } = input;
-      return proceedInvoice(ctx.invoices, String(invoiceId), parseInput(proceedInvoiceSchema, fields), ctx.company);
+      const fill = parseInput(proceedInvoiceSchema, fields);
+      return proceedInvoice(ctx.invoices, String(invoiceId), { ...fill, lang: fill.lang ?? preferredLanguage(ctx.acceptLanguage) }, ctx.company);
     },
   }),
 );

@@ -140,7 +140,10 @@ function fillForm(invoice: Invoice) {
     button.disabled = true;
     button.textContent = t('proceeding');
     const paymentCurrency = (fixed ?? select.value) || null;
-    request(CheckoutProceedDocument, { input: { invoiceId, clientEmail: email.value.trim(), paymentCurrency: paymentCurrency as PaymentCurrency | null } })
+    request(CheckoutProceedDocument, {
+      // The page's language becomes the language of the client's e-mails (docs/emails.md).
+      input: { invoiceId, clientEmail: email.value.trim(), paymentCurrency: paymentCurrency as PaymentCurrency | null, lang: language === 'de' ? 'DE' : 'EN' },
+    })
       .then(({ proceedInvoice: result }) => {
         if (result.__typename === 'ProceedInvoiceSuccess') return show(result.invoice);
         if (result.__typename === 'ConflictError') return refresh();

@@ -1,7 +1,8 @@
 // Every text of the checkout page and the dashboard, per language: English and German. The server picks the
 // language (?lang=, else Accept-Language, else English) and writes it into <html lang>; the scripts read it there.
-export const LANGUAGES = ['en', 'de'] as const;
-export type Language = (typeof LANGUAGES)[number];
+import { LANGUAGES, isLanguage, type Language } from '../../../domain/languages.ts';
+
+export { LANGUAGES, isLanguage, type Language };
 
 export const LANGUAGE_NAMES: Record<Language, string> = { en: 'English', de: 'Deutsch' };
 
@@ -262,7 +263,6 @@ const de: Record<TextKey, string> = {
 
 export const TEXTS: Record<Language, Record<TextKey, string>> = { en, de };
 
-export const isLanguage = (value: string | null | undefined): value is Language => (LANGUAGES as readonly string[]).includes(value ?? '');
 
 /** The text of `key` in `language`, with `{name}` placeholders filled in. */
 export function text(language: Language, key: TextKey, values: Record<string, string | number> = {}): string {
