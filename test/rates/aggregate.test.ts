@@ -52,7 +52,8 @@ describe('aggregate', () => {
   it('prices stablecoins from their own markets and converts markets quoted in them', () => {
     const quotes = [q('k', 'usdt', 'usd', '1.0002'), q('g', 'usdt', 'usd', '1.0004'), q('b', 'eth', 'usdt', 3500), q('s', 'eth', 'usd', '3500.9')];
     const p = aggregate(quotes, ['eth', 'usdt'], rules, now);
-    expect(p.get('usdt')!.ok && p.get('usdt')!.usd.toFixed()).toBe('1.0003');
+    const usdt = p.get('usdt')!;
+    expect(usdt.ok && usdt.usd.toFixed()).toBe('1.0003');
     const eth = p.get('eth')!;
     expect(eth.ok && eth.sources.map((s) => [s.source, s.usd])).toEqual([
       ['b', '3501.05'],
