@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { aggregate, crossRate, type SourceQuote } from '../../src/pricing/live/aggregate.ts';
 import { Money } from '../../src/domain/money.ts';
+import { chooseMarkets } from '../../src/pricing/live/sources.ts';
 
 const now = new Date('2026-11-26T12:00:00.000Z');
 const rules = { maxAgeMs: 120_000, minSources: 2, maxDeviationPercent: new Money(3) };
@@ -88,5 +89,18 @@ describe('crossRate', () => {
   it('names the currency and why when a side has no good price', () => {
     const none = aggregate([], ['eth'], rules, now);
     expect(crossRate(prices.get('usd'), none.get('eth'), new Money(0), 18, now)).toEqual({ ok: false, currency: 'eth', reason: 'no fresh source' });
+  });
+});
+
+describe('chooseMarkets', () => {
+  it('prices each asset in USD first, then a stablecoin, then EUR; EUR itself through an asset in both', () => {
+    expect(chooseMarkets(new Set(['BTC/USD', 'BTC/EUR', 'ETH/USDT', 'ETH/EUR', 'LTC/USDC', 'SOL/EUR', 'ADA/USD']))).toEqual([
+      { asset: 'btc', symbol: 'BTC/USD', quote: 'usd' },
+      { asset: 'eth', symbol: 'ETH/USDT', quote: 'usdt' },
+      { asset: 'sol', symbol: 'SOL/EUR', quote: 'eur' },
+      { asset: 'ltc', symbol: 'LTC/USDC', quote: 'usdc' },
+      { asset: 'btc', symbol: 'BTC/EUR', quote: 'eur' },
+    ]);
+    expect(chooseMarkets(new Set(['BTC/USD', 'BTC/EUR', 'EUR/USD'])).map((m) => m.symbol)).toEqual(['BTC/USD', 'EUR/USD']);
   });
 });

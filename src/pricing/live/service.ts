@@ -5,7 +5,7 @@ import type { Metrics } from '../../core/metrics.ts';
 import type { Logger } from '../../logger.ts';
 import { aggregate, crossRate, type AssetPrice, type RateOutcome, type SourceQuote } from './aggregate.ts';
 import type { RatesConfig } from './config.ts';
-import { PRICED_ASSETS, type PriceSource } from './sources.ts';
+import { PRICED_ASSETS, StaticTableSource, type PriceSource } from './sources.ts';
 
 export interface SourceState {
   source: string;
@@ -61,6 +61,11 @@ export class LiveRates {
       labelNames: ['asset'],
       collect: () => PRICED_ASSETS.map((asset) => ({ labels: { asset }, value: this.price(asset).ok ? 1 : 0 })),
     });
+    // The static table needs no fetch: it counts from the start, before the first refresh.
+    for (const source of sources) {
+      if (source instanceof StaticTableSource) this.quotes.set(source.name, source.quotesNow(this.now()));
+    }
+    this.recompute();
   }
 
   get refreshMs(): number {

@@ -49,6 +49,11 @@ export function chooseMarkets(symbols: Set<string>): { asset: string; symbol: st
       }
     }
   }
+  // Without an EUR/USD market, one asset priced in both USD and EUR gives the exchange's EUR price (aggregate.ts).
+  if (!out.some((m) => m.asset === 'eur')) {
+    const both = ['BTC', 'ETH', 'USDT'].find((b) => symbols.has(`${b}/EUR`) && out.some((m) => m.symbol === `${b}/USD`));
+    if (both) out.push({ asset: both.toLowerCase(), symbol: `${both}/EUR`, quote: 'eur' });
+  }
   return out;
 }
 
@@ -160,11 +165,12 @@ export class CoinGeckoSource implements PriceSource {
 export class StaticTableSource implements PriceSource {
   readonly name = 'static';
   constructor(private readonly usdPrices: ReadonlyMap<string, Decimal>) {}
+  /** Its prices without waiting (the refresher has them from its start). */
+  quotesNow(fetchedAt: Date): SourceQuote[] {
+    return [...this.usdPrices].filter(([asset]) => asset !== 'usd').map(([asset, price]) => ({ source: this.name, base: asset, quote: 'usd', market: 'RATES_FILE', price, fetchedAt }));
+  }
   fetch(): Promise<SourceQuote[]> {
-    const fetchedAt = new Date();
-    return Promise.resolve(
-      [...this.usdPrices].filter(([asset]) => asset !== 'usd').map(([asset, price]) => ({ source: this.name, base: asset, quote: 'usd', market: 'RATES_FILE', price, fetchedAt })),
-    );
+    return Promise.resolve(this.quotesNow(new Date()));
   }
 }
 
