@@ -11,7 +11,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 // Two levels below the root, like src/<dir>/: relative paths in the sources (../../prisma/migrations) still resolve.
 const OUT_DIR = path.join(ROOT, ".build", "run");
 
-export const EXTERNAL = ["@electric-sql/pglite", "pglite-prisma-adapter", "@prisma/*", "prisma", "pg", "pg-native", "pino", "ws", "bufferutil", "utf-8-validate", "esbuild"];
+export const EXTERNAL = ["@electric-sql/pglite", "pglite-prisma-adapter", "@prisma/*", "prisma", "pg", "pg-native", "pino", "ws", "bufferutil", "utf-8-validate", "esbuild", "ccxt"];
 
 /** The bundle of `entry` if none of the files it was built from changed since, else null. */
 export function freshBundle(entry, outDir = OUT_DIR) {
@@ -48,7 +48,8 @@ export async function buildBundle(entry, outDir = OUT_DIR) {
     target: "node20",
     // Plain-JS packages go into the bundle: loading them as ~1,000 separate modules was half of the start's
     // module loading. Left out: packages that read files beside themselves (wasm, data, worker scripts) or load
-    // optional native addons. graphql is bundled together with everything that uses it (one realm).
+    // optional native addons, and ccxt (tens of megabytes, imported only when RATES_CONFIG names an exchange).
+    // graphql is bundled together with everything that uses it (one realm).
     external: EXTERNAL,
     // Bundled CommonJS code requires node builtins.
     banner: { js: 'import { createRequire as __payrailCreateRequire } from "node:module"; const require = __payrailCreateRequire(import.meta.url);' },

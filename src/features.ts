@@ -35,6 +35,7 @@ export const apiRoutes: Route<Services>[] = features(loadConfig({})).flatMap((f)
 /** The groups of the API reference, in the order it shows them. */
 const API_TAGS: TagDoc[] = [
   { name: 'Invoices', description: 'Fixed-amount invoices: create, fill (proceed), read; accept or refund a short payment (docs/payments.md).' },
+  { name: 'Rates', description: 'The exchange rates proceed locks now: live sources checked against each other, or the static table in test mode (docs/rates.md).' },
   { name: 'Withdrawals', description: 'Payouts from the balance, one or many per call, and auto-withdrawal rules (docs/withdrawals.md).' },
   { name: 'Deposits', description: 'Static deposit addresses for your users, and the deposits to them (docs/deposits.md).' },
   { name: 'Webhooks', description: 'The webhook URL, the delivery log, redelivery and the event feed (docs/webhooks.md).' },

@@ -4,6 +4,7 @@ import { spreadsheetText, type ExportRange } from '../domain/exports.ts';
 import { formatFixed, formatPlain } from '../domain/money.ts';
 import type { Db } from '../db/client.ts';
 import { keysetPages } from './csv.ts';
+import { rateDetailsCell } from '../pricing/audit.ts';
 
 /** The columns of an invoice export, in file order (docs/exports.md). */
 export const INVOICE_COLUMNS = [
@@ -30,6 +31,7 @@ export const INVOICE_COLUMNS = [
   'refund_amount',
   'refund_network_fee',
   'refund_tx_hash',
+  'rate_sources',
 ] as const;
 
 const readPage = (db: Db, companyId: string, range: ExportRange) => (after: { createdAt: Date; id: string } | null, limit: number) =>
@@ -75,6 +77,7 @@ export const invoiceCells = (i: InvoiceRow): string[] => [
   amount(i.refund?.amount ?? null),
   amount(i.refund?.networkFee ?? null),
   i.refund?.txHash ?? '',
+  rateDetailsCell(i.rateDetails),
 ];
 
 /** The invoices created in the range, in (createdAt, id) order, a page at a time, as CSV cells. */

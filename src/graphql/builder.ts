@@ -160,6 +160,7 @@ const ERROR_CODE_DESCRIPTIONS: Record<ErrorCode, string> = {
   IDEMPOTENCY_KEY_REUSED: 'The idempotency key was used before with a different input (REST 409).',
   RATE_LIMITED: 'The caller holds too much open at once (live connections or subscriptions); close something first (REST 429).',
   SERVICE_UNAVAILABLE: 'The service cannot take the request now; retry later (REST 503).',
+  RATE_UNAVAILABLE: 'No good exchange rate of the payment currency exists now (no fresh source, too few agreeing sources, or none configured); other currencies may work (REST 503).',
   INTERNAL: 'An unexpected failure on our side (REST 500).',
 };
 

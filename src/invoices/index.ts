@@ -3,16 +3,20 @@ import type { ConfigOf } from '../core/config-section.ts';
 import type { Feature, Platform } from '../core/feature.ts';
 import { chainJob, intervalJob, wakingOn, type Job } from '../core/jobs.ts';
 import { defaultFeeTable, loadFeeTable } from '../pricing/fees.ts';
-import { StaticRateSource } from '../pricing/rates.ts';
+import { RateBook, StaticRateSource } from '../pricing/rates.ts';
+import { LiveRates } from '../pricing/live/service.ts';
+import { buildSource } from '../pricing/live/sources.ts';
 import type { invoiceConfig } from './config.ts';
 import './graphql/types.ts';
 import './graphql/queries.ts';
 import './graphql/mutations.ts';
 import './graphql/subscriptions.ts';
+import './graphql/rates.ts';
 import { sweepExpired, type InvoiceDeps } from './lifecycle.ts';
 import { refundQueueGauge } from './metrics.ts';
 import { applyRefundOutcome, dispatchQueuedRefunds } from './refunds.ts';
 import { invoiceRoutes } from './rest.ts';
+import { rateRoutes } from './rates.ts';
 
 declare module '../core/feature.ts' {
   interface Services {
@@ -21,10 +25,13 @@ declare module '../core/feature.ts' {
 }
 
 export function invoicesFeature(config: ConfigOf<typeof invoiceConfig>): Feature {
+  let live: LiveRates | null = null;
   return {
     name: 'invoices',
     services: (p) => {
       refundQueueGauge(p.metrics, p.db);
+      const table = config.ratesFile ? StaticRateSource.fromFile(config.ratesFile) : new StaticRateSource();
+      live = config.rates ? new LiveRates(config.rates, config.rates.sources.map((s) => buildSource(s, table.usdPrices)), p.logger, p.metrics) : null;
       const invoices: InvoiceDeps = {
         db: p.db,
         events: p.commits,
@@ -32,7 +39,7 @@ export function invoicesFeature(config: ConfigOf<typeof invoiceConfig>): Feature
         chains: p.chains,
         credits: p.credits,
         logger: p.logger,
-        rates: config.ratesFile ? StaticRateSource.fromFile(config.ratesFile) : new StaticRateSource(),
+        rates: new RateBook(table, live, config.testModeRates),
         fees: config.feesFile ? loadFeeTable(config.feesFile) : defaultFeeTable(),
         idempotencyTtlMs: p.config.idempotencyKeyTtlHours * 3_600_000,
         payUrl: p.config.payUrl,
@@ -40,8 +47,10 @@ export function invoicesFeature(config: ConfigOf<typeof invoiceConfig>): Feature
       p.chains.onOutgoing('refund', (report, mode) => applyRefundOutcome(invoices, report, mode));
       return { invoices };
     },
-    routes: invoiceRoutes,
+    routes: [...invoiceRoutes, ...rateRoutes],
     jobs: (p, s) => [
+      // Prices are fetched here, in the background, never on a request (docs/rates.md).
+      ...(live ? [intervalJob('rates-refresher', live.refreshMs, () => live!.refresh(), p.logger)] : []),
       intervalJob('expiry-sweeper', config.sweepIntervalMs, () => sweepExpired(s.invoices), p.logger),
       refundSender(p, intervalJob('refund-sender', config.refundRetryIntervalMs, () => dispatchQueuedRefunds(s.invoices), p.logger)),
     ],

@@ -15,7 +15,7 @@ import { MAX_AMOUNT, MAX_BALANCE, Money, toMoney } from '../domain/money.ts';
 import { AppError, ConflictError, LimitExceededError, NotFoundError, ValidationError } from '../errors/app-error.ts';
 import { ACCOUNTS, postJournal } from '../ledger/ledger.ts';
 import type { FeeTable } from '../pricing/fees.ts';
-import type { RateSource } from '../pricing/rates.ts';
+import type { RateBook } from '../pricing/rates.ts';
 import type { Logger } from '../logger.ts';
 import { acceptsCurrency, expiryFor, quotePayment, type ProceedInvoiceInput, type RefundInvoiceInput } from './rules.ts';
 import { decide, type Trigger } from './state-machine.ts';
@@ -35,7 +35,7 @@ export interface LifecycleDeps extends EventDeps {
 }
 
 export interface InvoiceDeps extends LifecycleDeps {
-  rates: RateSource;
+  rates: RateBook;
   fees: FeeTable;
   /** How long an Idempotency-Key answers with its first response. */
   idempotencyTtlMs: number;
@@ -83,6 +83,7 @@ const CHANGE_COLUMNS = {
   overpaidAmount: 'numeric',
   feeCharged: 'numeric',
   rate: 'numeric',
+  rateDetails: 'jsonb',
   invoiceFee: 'numeric',
   paymentAmount: 'numeric',
   acceptedAt: 'timestamptz',
@@ -188,10 +189,15 @@ export async function proceedInvoice(
   if (current.status !== 'created') return sameFillOrConflict(current, input.clientEmail, paymentCurrency);
 
   if (!isInvoiceCurrency(current.invoiceCurrency)) throw new Error(`stored invoice currency ${current.invoiceCurrency} is unknown`);
-  const rate = await deps.rates.rate(current.invoiceCurrency, paymentCurrency);
+  // From memory (the refresher fetches in the background); never a stale or unchecked rate (docs/rates.md).
+  const priced = deps.rates.quote(mode, current.invoiceCurrency, paymentCurrency);
+  if (!priced.ok) {
+    const side = priced.currency === PAYMENT_CURRENCY_INFO[paymentCurrency].asset ? priced.reason : `no good ${priced.currency} price: ${priced.reason}`;
+    throw new AppError('RATE_UNAVAILABLE', `No exchange rate for ${paymentCurrency} now: ${side}`, [{ path: 'paymentCurrency', message: side }]);
+  }
   const quote = quotePayment({
     total: toMoney(current.total),
-    rate,
+    rate: priced.quote.rate,
     fee: deps.fees[paymentCurrency],
     paymentCurrency,
     isMerchantPaysFee: current.isMerchantPaysFee,
@@ -216,6 +222,7 @@ export async function proceedInvoice(
       paymentCurrency,
       lang: input.lang,
       rate: quote.rate.toFixed(),
+      rateDetails: JSON.stringify(priced.quote.details),
       invoiceFee: quote.invoiceFee.toFixed(),
       paymentAmount: quote.paymentAmount.toFixed(),
       expiredAt: expiryFor(paymentCurrency, now),

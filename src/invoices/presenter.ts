@@ -15,6 +15,7 @@ import { MODES } from '../domain/modes.ts';
 import { formatFixed, formatPlain, toMoney } from '../domain/money.ts';
 import { decimalString, isoInstant } from '../http/schemas.ts';
 import type { InvoiceRecord } from './queries.ts';
+import { RATE_SOURCE_NAMES, presentRateDetails } from '../pricing/audit.ts';
 import { INVOICE_STATUSES } from './status.ts';
 
 // The REST invoice as the OpenAPI document shows it (docs/openapi.md); presentInvoice below produces it.
@@ -50,6 +51,34 @@ const paymentAddressSchema = z
   })
   .meta({ id: 'PaymentAddress', description: 'Where the client pays. Present once the invoice is filled.' });
 
+const rateSourceSchema = z
+  .strictObject({
+    source: z.enum(RATE_SOURCE_NAMES).meta({ description: 'Where the price came from (docs/rates.md); static: the RATES_FILE table.' }),
+    market: z.string().meta({ description: 'The market or id the source priced, e.g. BTC/USD, BTC/USDT, bitcoin.usd, RATES_FILE.' }),
+    price: decimalString.meta({ description: 'The price as the source gave it, in the market’s quote currency.' }),
+    usdPrice: decimalString.meta({ description: 'The same in USD (through the market’s stablecoin or EUR price when not quoted in USD).' }),
+    fetchedAt: isoInstant.meta({ description: 'When the source answered.' }),
+  })
+  .meta({ id: 'RateSourcePrice' });
+
+const ratePriceSchema = z
+  .strictObject({
+    asset: z.string().meta({ description: 'The currency or asset priced (usd, eur, btc, usdt, ...).' }),
+    usdPrice: decimalString.meta({ description: 'Its USD price: the median of the sources used (1 for usd).' }),
+    sources: z.array(rateSourceSchema).meta({ description: 'The sources whose prices made it (none for usd).' }),
+  })
+  .meta({ id: 'RatePrice' });
+
+export const rateSourcesSchema = z
+  .strictObject({
+    kind: z.enum(['live', 'static']).meta({ description: 'live: aggregated from the sources of RATES_CONFIG; static: the RATES_FILE table (test mode).' }),
+    invoiceCurrency: ratePriceSchema,
+    paymentCurrency: ratePriceSchema,
+    spreadPercent: decimalString.meta({ description: 'Added to the mid rate (the client pays it).' }),
+    computedAt: isoInstant.meta({ description: 'When the rate was locked (proceed).' }),
+  })
+  .meta({ id: 'RateSources', description: 'What the locked rate was made of: rate = invoiceCurrency.usdPrice / paymentCurrency.usdPrice × (1 + spreadPercent/100).' });
+
 const paymentDetailsSchema = z
   .strictObject({
     rate: decimalString.meta({ description: 'Exchange rate from the invoice currency to the payment currency.' }),
@@ -57,6 +86,7 @@ const paymentDetailsSchema = z
     amount: decimalString.meta({ description: 'What the client must send (docs/money.md).' }),
     paidAmount: decimalString.meta({ description: 'Confirmed so far.' }),
     overpaidAmount: decimalString.meta({ description: 'Confirmed beyond the amount.' }),
+    rateSources: rateSourcesSchema.optional().meta({ description: 'The rate’s audit (docs/rates.md); absent for invoices filled before it was recorded.' }),
   })
   .meta({ id: 'PaymentDetails', description: 'The quote. Present once the invoice is filled.' });
 
@@ -126,16 +156,20 @@ export const effectivePaymentCurrency = (invoice: Pick<InvoiceRecord, 'paymentCu
 /** clientEmail, address, paymentDetails, expiredAt and the top-level redirectURL exist once filled. */
 export const isFilled = (invoice: Pick<InvoiceRecord, 'proceededAt'>) => invoice.proceededAt !== null;
 
-export const presentPaymentDetails = (invoice: Pick<InvoiceRecord, 'rate' | 'invoiceFee' | 'paymentAmount' | 'paidAmount' | 'overpaidAmount'>) =>
-  invoice.rate === null || invoice.invoiceFee === null || invoice.paymentAmount === null
-    ? null
-    : {
-        rate: formatPlain(invoice.rate),
-        invoiceFee: formatPlain(invoice.invoiceFee),
-        amount: formatPlain(invoice.paymentAmount),
-        paidAmount: formatPlain(invoice.paidAmount),
-        overpaidAmount: formatPlain(invoice.overpaidAmount),
-      };
+export const presentPaymentDetails = (
+  invoice: Pick<InvoiceRecord, 'rate' | 'invoiceFee' | 'paymentAmount' | 'paidAmount' | 'overpaidAmount'> & { rateDetails?: unknown },
+) => {
+  if (invoice.rate === null || invoice.invoiceFee === null || invoice.paymentAmount === null) return null;
+  const rateSources = presentRateDetails(invoice.rateDetails);
+  return {
+    rate: formatPlain(invoice.rate),
+    invoiceFee: formatPlain(invoice.invoiceFee),
+    amount: formatPlain(invoice.paymentAmount),
+    paidAmount: formatPlain(invoice.paidAmount),
+    overpaidAmount: formatPlain(invoice.overpaidAmount),
+    ...(rateSources ? { rateSources } : {}),
+  };
+};
 
 /** Statuses in which the client is asked to pay: waiting for a payment, or for the rest of a short one. */
 const AWAITING_PAYMENT = new Set(['pending', 'wrong']);

@@ -86,7 +86,7 @@ const ERROR_RESPONSES: Record<number, ErrorResponse> = {
   503: {
     name: 'ServiceUnavailable',
     description:
-      "`SERVICE_UNAVAILABLE`: the database gave up on the transaction (safe to retry), or a currency's network is off or its node does not answer.",
+      "`SERVICE_UNAVAILABLE`: the database gave up on the transaction (safe to retry), or a currency's network is off or its node does not answer. `RATE_UNAVAILABLE`: no good exchange rate of the payment currency now (docs/rates.md); the message names the currency and why.",
     example: { code: 'SERVICE_UNAVAILABLE', message: 'The database is busy; retry the request' },
     headers: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'string' } } },
   },

@@ -1,8 +1,11 @@
 import type { Decimal } from 'decimal.js';
 import { z } from 'zod';
-import { COMPANY_ASSETS, INVOICE_CURRENCIES, PAYMENT_CURRENCY_INFO, type InvoiceCurrency, type PaymentCurrency } from '../domain/assets.ts';
+import { COMPANY_ASSETS, INVOICE_CURRENCIES, PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO, type InvoiceCurrency, type PaymentCurrency } from '../domain/assets.ts';
+import type { Mode } from '../domain/modes.ts';
 import { Money } from '../domain/money.ts';
 import { decimal, readConfigFile } from '../core/validation.ts';
+import { crossRate, type AssetPrice, type RateOutcome } from './live/aggregate.ts';
+import type { LiveRates, SourceState } from './live/service.ts';
 
 /** Where exchange rates come from. The built-in source is a static table; a live feed can replace it. */
 export interface RateSource {
@@ -49,11 +52,85 @@ export class StaticRateSource implements RateSource {
   static fromFile(path: string): StaticRateSource {
     return new StaticRateSource(readConfigFile(priceTableSchema, path) as Record<string, Decimal>);
   }
+  /** The table's USD prices (the `static` live source reads them). */
+  get usdPrices(): ReadonlyMap<string, Decimal> {
+    return this.usd;
+  }
+  /** The rate with what it was made of (the table's two prices), like a live quote. */
+  quote(from: InvoiceCurrency, to: PaymentCurrency, now: Date): RateOutcome {
+    const side = (asset: string): AssetPrice | undefined => {
+      const usd = this.usd.get(asset);
+      if (!usd) return undefined;
+      return { ok: true, asset, usd, dropped: [], updatedAt: now, sources: [{ source: 'static', market: 'RATES_FILE', price: usd.toFixed(), usd: usd.toFixed(), fetchedAt: now }] };
+    };
+    return crossRate(side(from), side(PAYMENT_CURRENCY_INFO[to].asset), new Money(0), RATE_PLACES, now, 'static');
+  }
   async rate(from: InvoiceCurrency, to: PaymentCurrency): Promise<Decimal> {
     const asset = PAYMENT_CURRENCY_INFO[to].asset;
     const fromUsd = this.usd.get(from);
     const toUsd = this.usd.get(asset);
     if (!fromUsd || !toUsd) throw new Error(`no rate for ${from} -> ${to}`);
     return fromUsd.div(toUsd).toDecimalPlaces(RATE_PLACES, Money.ROUND_HALF_EVEN);
+  }
+}
+
+/** One rate of `GET /api/rates`: what `invoiceCurrency` converts to in `paymentCurrency` now. */
+export interface RateListing {
+  paymentCurrency: PaymentCurrency;
+  rate: Decimal;
+  sources: string[];
+  updatedAt: Date;
+}
+
+export interface RatesState {
+  /** Where live-mode rates come from: `live` (RATES_CONFIG) or `none` (live proceed answers 503). */
+  live: 'live' | 'none';
+  /** Where test-mode rates come from (TEST_MODE_RATES). */
+  test: 'static' | 'live';
+  sources: SourceState[];
+  /** Assets without a good price now, with why. */
+  unavailable: { asset: string; reason: string }[];
+}
+
+/**
+ * The rates of each mode (docs/rates.md, "Modes"): test mode the static table unless TEST_MODE_RATES=live; live mode
+ * the aggregated sources of RATES_CONFIG, or none at all (every live quote is unavailable, never a demo price).
+ */
+export class RateBook {
+  constructor(
+    private readonly table: StaticRateSource,
+    private readonly live: LiveRates | null,
+    private readonly testMode: 'static' | 'live',
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  quote(mode: Mode, from: InvoiceCurrency, to: PaymentCurrency): RateOutcome {
+    const useLive = mode === 'live' || this.testMode === 'live';
+    if (!useLive) return this.table.quote(from, to, this.now());
+    if (!this.live) return { ok: false, currency: to, reason: 'no rate source configured (RATES_CONFIG)' };
+    return this.live.quote(from, PAYMENT_CURRENCY_INFO[to].asset, RATE_PLACES);
+  }
+
+  /** Every payment currency's rate from `invoiceCurrency` that is available now (the others are left out). */
+  list(mode: Mode, invoiceCurrency: InvoiceCurrency): RateListing[] {
+    return PAYMENT_CURRENCIES.flatMap((paymentCurrency) => {
+      const outcome = this.quote(mode, invoiceCurrency, paymentCurrency);
+      if (!outcome.ok) return [];
+      const { details, rate } = outcome.quote;
+      const used = [...details.from.sources, ...details.to.sources];
+      const sources = [...new Set(used.map((s) => s.source))];
+      const updatedAt = used.length ? new Date(Math.min(...used.map((s) => s.fetchedAt.getTime()))) : details.computedAt;
+      return [{ paymentCurrency, rate, sources, updatedAt }];
+    });
+  }
+
+  state(): RatesState {
+    const unavailable = this.live
+      ? [...new Set(PAYMENT_CURRENCIES.map((c) => PAYMENT_CURRENCY_INFO[c].asset))].flatMap((asset) => {
+          const p = this.live!.price(asset);
+          return p.ok ? [] : [{ asset, reason: p.reason }];
+        })
+      : [];
+    return { live: this.live ? 'live' : 'none', test: this.testMode, sources: this.live?.sourceStates() ?? [], unavailable };
   }
 }

@@ -29,6 +29,7 @@ describe.runIf(ANVIL && DATABASES.includes('postgres'))('the chains worker besid
     chains = chainsEnv({ ethereum: { rpcUrl: node.rpcUrl, chainId: node.chainId, xpub: testXpub('ethereum', false), confirmations: CONFIRMATIONS, pollMs: 100, sweepIntervalMs: 3_600_000 } });
     // The server's environment has the chains file, not the mnemonic.
     env['CHAINS_FILE'] = chains['CHAINS_FILE']!;
+    env['RATES_CONFIG'] = chains['RATES_CONFIG']!;
   });
   const server = useServer('postgres', env);
   beforeAll(async () => {

@@ -223,6 +223,8 @@ describe.each(DATABASES)('exports on %s', { timeout: 120_000 }, (kind) => {
       refund_tx_hash: '',
     });
     expect(res.text).toContain(",'-2+3@example.com,");
+    // What the locked rate was made of: test mode's static table on both sides (docs/rates.md).
+    expect(paid.rate_sources).toMatch(/^static; spread 0%; invoice usd=1 USD \[static RATES_FILE 1 @ \d{4}-\d\d-\d\dT[\d:.]+Z\]; payment usdt=1 USD \[static RATES_FILE 1 @ [\dT:.Z-]+\]$/);
     expect(refunded).toMatchObject({
       status: 'refunded',
       paid_amount: '60',

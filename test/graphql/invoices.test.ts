@@ -9,6 +9,7 @@ const INVOICE_FIELDS = `
   redirectURL clientEmail
   address { id address tag asset }
   paymentDetails { rate invoiceFee amount paidAmount overpaidAmount }
+  rateDetails { kind spreadPercent computedAt invoiceCurrency { asset usdPrice sources { source market price usdPrice fetchedAt } } paymentCurrency { asset usdPrice sources { source market price usdPrice fetchedAt } } }
   expiredAt`;
 
 const CREATE = `mutation Create($input: CreateInvoiceInput!) {
@@ -75,7 +76,12 @@ describe.each(DATABASES)('GraphQL invoices on %s', (kind) => {
     expect(read.createdAt).toBe(rest.createdAt);
     expect(read.expiredAt).toBe(rest.expiredAt);
     expect(read.clientEmail).toBe(rest.clientEmail);
-    expect(read.paymentDetails).toEqual(rest.paymentDetails);
+    const { rateSources, ...restDetails } = rest.paymentDetails;
+    expect(read.paymentDetails).toEqual(restDetails);
+    // The rate's audit: REST paymentDetails.rateSources and GraphQL Invoice.rateDetails say the same.
+    const side = (s: { asset: string; usdPrice: string; sources: Record<string, string>[] }) => ({ ...s, asset: s.asset.toLowerCase(), sources: s.sources.map((x) => ({ ...x, source: x['source']!.toLowerCase() })) });
+    expect({ ...read.rateDetails, kind: read.rateDetails.kind.toLowerCase(), invoiceCurrency: side(read.rateDetails.invoiceCurrency), paymentCurrency: side(read.rateDetails.paymentCurrency) }).toEqual(rateSources);
+    expect(rateSources).toMatchObject({ kind: 'static', spreadPercent: '0', invoiceCurrency: { asset: 'usd', usdPrice: '1' }, paymentCurrency: { asset: 'usdt', usdPrice: '1' } });
     // Other nodes' global ids are opaque: base64url of "<Type>:<REST id>".
     expect({ ...read.address, asset: read.address.asset.toLowerCase(), id: Buffer.from(read.address.id, 'base64url').toString() }).toEqual({
       ...rest.address,

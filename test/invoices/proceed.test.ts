@@ -33,7 +33,21 @@ describe.each(DATABASES)('POST /api/invoices/v1/regular/{id}/proceed on %s', (ki
     expect(validateAddress('evm', inv.address.address)).toBe(true);
     // usd 7.75 at the built-in table (eth = 3500 usd): rate 1/3500 to 18 places, amount rounded up to wei.
     // converted = ceil18(7.75 x rate) = 0.002214285714285717; fee = ceil18(1% of that) = 0.000022142857142858.
-    expect(inv.paymentDetails).toEqual({ rate: '0.000285714285714286', invoiceFee: '0.000022142857142858', amount: '0.002236428571428575', paidAmount: '0', overpaidAmount: '0' });
+    expect(inv.paymentDetails).toEqual({
+      rate: '0.000285714285714286',
+      invoiceFee: '0.000022142857142858',
+      amount: '0.002236428571428575',
+      paidAmount: '0',
+      overpaidAmount: '0',
+      // What the rate was made of: test mode's static table (docs/rates.md).
+      rateSources: {
+        kind: 'static',
+        invoiceCurrency: { asset: 'usd', usdPrice: '1', sources: [{ source: 'static', market: 'RATES_FILE', price: '1', usdPrice: '1', fetchedAt: expect.stringMatching(ISO_MS_Z) }] },
+        paymentCurrency: { asset: 'eth', usdPrice: '3500', sources: [{ source: 'static', market: 'RATES_FILE', price: '3500', usdPrice: '3500', fetchedAt: expect.stringMatching(ISO_MS_Z) }] },
+        spreadPercent: '0',
+        computedAt: expect.stringMatching(ISO_MS_Z),
+      },
+    });
     expect(inv.expiredAt).toMatch(ISO_MS_Z);
     const minutes = (Date.parse(inv.expiredAt) - before) / 60_000;
     expect(minutes).toBeGreaterThan(29.9);
@@ -65,10 +79,10 @@ describe.each(DATABASES)('POST /api/invoices/v1/regular/{id}/proceed on %s', (ki
   it('charges the fee to the client unless the merchant pays it', async () => {
     const clientPays = await newInvoice(server, { invoiceCurrency: 'usd', items: [{ name: 'x', price: 100 }] });
     const a = await proceed(server, clientPays.invoice.id, { clientEmail: 'c@example.com', paymentCurrency: 'trc20usdt' });
-    expect(a.body.paymentDetails).toEqual({ rate: '1', invoiceFee: '1', amount: '101', paidAmount: '0', overpaidAmount: '0' });
+    expect(a.body.paymentDetails).toEqual({ rate: '1', invoiceFee: '1', amount: '101', paidAmount: '0', overpaidAmount: '0', rateSources: expect.any(Object) });
     const merchantPays = await newInvoice(server, { invoiceCurrency: 'usd', items: [{ name: 'x', price: 100 }], isMerchantPaysFee: true });
     const b = await proceed(server, merchantPays.invoice.id, { clientEmail: 'c@example.com', paymentCurrency: 'trc20usdt' });
-    expect(b.body.paymentDetails).toEqual({ rate: '1', invoiceFee: '1', amount: '100', paidAmount: '0', overpaidAmount: '0' });
+    expect(b.body.paymentDetails).toEqual({ rate: '1', invoiceFee: '1', amount: '100', paidAmount: '0', overpaidAmount: '0', rateSources: expect.any(Object) });
   });
 
   it('ignores the client currency when the merchant fixed one (and then does not require it)', async () => {

@@ -69,7 +69,7 @@ async function filledInvoice(server: TestServer, token: string): Promise<string>
   });
   expect(proceeded.status, proceeded.text).toBe(200);
   expect(proceeded.body.status).toBe('pending');
-  expect(proceeded.body.paymentDetails).toEqual({ rate: '1', invoiceFee: '1', amount: '101', paidAmount: '0', overpaidAmount: '0' });
+  expect(proceeded.body.paymentDetails).toEqual({ rate: '1', invoiceFee: '1', amount: '101', paidAmount: '0', overpaidAmount: '0', rateSources: expect.any(Object) });
   return id;
 }
 
@@ -126,7 +126,7 @@ describe.each(DATABASES)('concurrent transfer reports on %s', { timeout: 240_000
       const res = await server.request('GET', `/api/invoices/v1/regular/${id}`);
       expect(res.status).toBe(200);
       expect(res.body.status, id).toBe('done');
-      expect(res.body.paymentDetails).toEqual({ rate: '1', invoiceFee: '1', amount: '101', paidAmount: '101', overpaidAmount: '0' });
+      expect(res.body.paymentDetails).toEqual({ rate: '1', invoiceFee: '1', amount: '101', paidAmount: '101', overpaidAmount: '0', rateSources: expect.any(Object) });
       const txs = res.body.invoiceTransactions as { txHash: string; amount: string; status: string; kind: string; confirmations: number }[];
       expect(txs).toHaveLength(2);
       expect(txs.map((t) => t.txHash).sort()).toEqual([...hashes.get(id)!].sort());

@@ -130,7 +130,7 @@ describe.each(DATABASES)('kill -9 and restart on %s', { timeout: 300_000 }, (kin
     expect(confirmed.body).toMatchObject({ id: paid.transferId, state: 'confirmed', confirmations: 19 });
     const done = await getInvoice(paidId);
     expect(done.status).toBe('done');
-    expect(done.paymentDetails).toEqual({ ...DETAILS, paidAmount: '101', overpaidAmount: '0' });
+    expect(done.paymentDetails).toEqual({ ...DETAILS, paidAmount: '101', overpaidAmount: '0', rateSources: expect.any(Object) });
 
     // Replays: the confirmation again, the original report (0 and 19 confirmations), all answer the one transfer.
     const again = await api('POST', `/api/sandbox/transfers/${paid.transferId}/confirm`, {});
@@ -143,7 +143,7 @@ describe.each(DATABASES)('kill -9 and restart on %s', { timeout: 300_000 }, (kin
     }
     const after = await getInvoice(paidId);
     expect(after.status).toBe('done');
-    expect(after.paymentDetails).toEqual({ ...DETAILS, paidAmount: '101', overpaidAmount: '0' });
+    expect(after.paymentDetails).toEqual({ ...DETAILS, paidAmount: '101', overpaidAmount: '0', rateSources: expect.any(Object) });
     expect(after.invoiceTransactions).toHaveLength(1);
 
     // The invoice left pending closes when the clock passes its window, and stays closed. (The background
@@ -224,7 +224,7 @@ describe.each(DATABASES)('kill -9 and restart on %s', { timeout: 300_000 }, (kin
     for (const id of ids) {
       const invoice = await getInvoice(id);
       expect(invoice.status, id).toBe('done');
-      expect(invoice.paymentDetails).toEqual({ ...DETAILS, paidAmount: '101', overpaidAmount: '0' });
+      expect(invoice.paymentDetails).toEqual({ ...DETAILS, paidAmount: '101', overpaidAmount: '0', rateSources: expect.any(Object) });
     }
     // In the database: each settled exactly once, whatever the kill cut short.
     await kill9();

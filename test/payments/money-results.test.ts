@@ -29,7 +29,7 @@ async function btcInvoice(server: TestServer) {
   const id = created.body.id as string;
   const filled = await server.request('POST', `/api/invoices/v1/regular/${id}/proceed`, { json: { clientEmail: 'client@example.com', paymentCurrency: 'btc' } });
   expect(filled.status, filled.text).toBe(200);
-  expect(filled.body.paymentDetails).toEqual({ ...QUOTE, paidAmount: '0', overpaidAmount: '0' });
+  expect(filled.body.paymentDetails).toEqual({ ...QUOTE, paidAmount: '0', overpaidAmount: '0', rateSources: expect.any(Object) });
   const call = (method: string, path: string, json?: unknown) => server.request(method, path, { token, json });
   return {
     m,
@@ -78,7 +78,7 @@ describe.each(DATABASES)('money results on %s', (kind) => {
     const done = await inv.read();
     expect(done.status).toBe('done');
     // overpaid = 0.0015 - 0.00106317.
-    expect(done.paymentDetails).toEqual({ ...QUOTE, paidAmount: '0.0015', overpaidAmount: '0.00043683' });
+    expect(done.paymentDetails).toEqual({ ...QUOTE, paidAmount: '0.0015', overpaidAmount: '0.00043683', rateSources: expect.any(Object) });
     // fee = min(invoiceFee, paid) = 0.00001053; available = 0.0015 - 0.00001053.
     expect((await inv.stored()).feeCharged?.toFixed()).toBe('0.00001053');
     expect(await inv.balances()).toEqual(btcBalance('0.00148947'));
@@ -100,7 +100,7 @@ describe.each(DATABASES)('money results on %s', (kind) => {
     await inv.pay(QUOTE.amount);
     const late = await inv.read();
     expect(late.status).toBe('closed');
-    expect(late.paymentDetails).toEqual({ ...QUOTE, paidAmount: '0.00106317', overpaidAmount: '0' });
+    expect(late.paymentDetails).toEqual({ ...QUOTE, paidAmount: '0.00106317', overpaidAmount: '0', rateSources: expect.any(Object) });
     expect(late.invoiceTransactions).toEqual([expect.objectContaining({ kind: 'late', status: 'confirmed', amount: '0.00106317' })]);
     expect((await inv.stored()).feeCharged).toBeNull();
     expect(await inv.balances()).toEqual(btcBalance('0.00106317'));
@@ -172,7 +172,7 @@ describe.each(DATABASES)('money results on %s', (kind) => {
     expect(await inv.balances()).toEqual(btcBalance('0.001'));
     const accepted = await inv.accept();
     expect(accepted.body.status, accepted.text).toBe('done');
-    expect((await inv.read()).paymentDetails).toEqual({ ...QUOTE, paidAmount: '0.001', overpaidAmount: '0' });
+    expect((await inv.read()).paymentDetails).toEqual({ ...QUOTE, paidAmount: '0.001', overpaidAmount: '0', rateSources: expect.any(Object) });
     // fee = min(0.00001053, 0.001) = 0.00001053; available = 0.001 - 0.00001053.
     expect((await inv.stored()).feeCharged?.toFixed()).toBe('0.00001053');
     expect(await inv.balances()).toEqual(btcBalance('0.00098947'));
