@@ -27,6 +27,7 @@ import { PAYMENT_CURRENCY_INFO } from '../../src/domain/assets.ts';
 import { MAX_BALANCE, Money } from '../../src/domain/money.ts';
 import type { ErrorBody } from '../../src/http/io.ts';
 import { startAnvil, type Anvil } from '../support/anvil-node.ts';
+import { ANVIL } from '../support/anvil.ts';
 import { chainsEnv, testXpub } from '../support/chains.ts';
 import { bookDirectly } from '../support/funding.ts';
 import { checkApiExchange } from '../support/contract.ts';
@@ -38,7 +39,8 @@ const TRON_ADDRESS = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
 /** anvil's second default account: an ethereum address live mode can send to. */
 const EVM_ADDRESS = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
 type Mode = 'test' | 'live';
-const MODES: Mode[] = ['test', 'live'];
+/** Live mode's passes need its node (anvil from npm); where npm has none for this machine they do not run. */
+const MODES: Mode[] = ANVIL ? ['test', 'live'] : ['test'];
 /** What each mode's samples pay and send with: test mode every network on the sandbox, live mode ethereum on anvil. */
 const CHAIN = {
   test: { asset: 'trc20usdt', address: TRON_ADDRESS, fixed: 'btc' },
@@ -363,6 +365,7 @@ describe.each(DATABASES)('hostile input on %s', { timeout: 180_000 }, (kind) => 
   let node: Anvil | undefined;
   const env: Record<string, string> = { WEBHOOK_ALLOW_PRIVATE: '0' };
   beforeAll(async () => {
+    if (!ANVIL) return;
     node = await startAnvil();
     Object.assign(env, chainsEnv({ ethereum: { rpcUrl: node.rpcUrl, chainId: node.chainId, xpub: testXpub('ethereum', false), confirmations: 3, pollMs: 1_000 } }));
   });

@@ -174,4 +174,33 @@ describe.each(DATABASES)('sandbox controls on a network that runs on a real node
     const kinds = await prisma().ledgerEntry.groupBy({ by: ['kind'], where: { companyId: m.tenantId }, _count: true });
     expect(kinds.map((k) => k.kind).sort()).toEqual(['fee', 'payment', 'withdrawal_hold']);
   });
+
+  it('a live token is refused before anything else of the request is read: a malformed id, query or body still answers 403, never 400 or 422', async () => {
+    const m = await server.liveMerchant();
+    const token = m.live.publicToken;
+    const cases: [string, string, string | undefined][] = [
+      ['POST', '/api/sandbox/transfers', '{"invoiceId": 1, "amount": "1e400", "confirmations": -1}'],
+      ['POST', '/api/sandbox/transfers', '{"amount": "1"'],
+      ['POST', '/api/sandbox/transfers?unknown=%00', '{}'],
+      ['POST', '/api/sandbox/transfers/a%00b/confirm', '{"confirmations": "many"}'],
+      ['POST', '/api/sandbox/transfers/not-a-uuid/drop', undefined],
+      ['POST', '/api/sandbox/clock/advance', '{"minutes": 1e10000000}'],
+      ['GET', '/api/sandbox/clock?x=%ED%A0%80', undefined],
+      ['POST', '/api/sandbox/withdrawals/%00/confirm', '[]'],
+      ['POST', '/api/sandbox/withdrawals/x/reject', 'null'],
+    ];
+    for (const [method, path, body] of cases) {
+      const res = await server.request(method, path, { token, body, headers: body === undefined ? {} : { 'content-type': 'application/json' } });
+      expect(res.status, `${method} ${path} ${body}: ${res.text}`).toBe(403);
+      expect(res.body.error).toMatchObject(FORBIDDEN);
+      expect(res.headers.get('payrail-mode')).toBe('live');
+    }
+    // Over GraphQL likewise: input the resolver would refuse as invalid gets the ForbiddenError first.
+    const advance = await server.graphql('mutation { advanceSandboxClock(input: { minutes: -5 }) { __typename ... on Error { code message } } }', {}, token);
+    expect(advance.body.data.advanceSandboxClock).toEqual({ __typename: 'ForbiddenError', ...FORBIDDEN });
+    const confirm = await server.graphql(gql.confirm, { i: { id: 'not-a-node-id', confirmations: -1 } }, token);
+    expect(confirm.body.data.confirmSandboxTransfer).toEqual({ __typename: 'ForbiddenError', ...FORBIDDEN });
+    // The test token with the same malformed input is told what is wrong with it.
+    expect((await server.request('POST', '/api/sandbox/clock/advance', { token: m.test.publicToken, json: { minutes: -5 } })).status).toBe(422);
+  });
 });

@@ -3,15 +3,17 @@
 // the attempts that were in flight at the kill (sent, not yet recorded), resent with the same webhook-id and body
 // once their lease ends, never earlier; there are at most WEBHOOK_PIPELINE of them per endpoint.
 //
+// The four lanes are both modes of two merchant accounts (test and live tenants, each with its own webhook URL and
+// secret key): every event reaches its own mode's URL, signed with that mode's key, with its Payrail-Mode header.
+//
 // Three server runs on one database:
-//   1. WEBHOOK_WORKER=0: four merchants set their webhook URL and 400 invoices are created (400 pending
+//   1. WEBHOOK_WORKER=0: four lanes set their webhook URL and 400 invoices are created (400 pending
 //      deliveries, nothing sent), then a clean SIGTERM. This keeps the backlog's size independent of how fast
 //      this machine creates invoices.
 //   2. The worker is on. The receiver answers the first HOLD_AFTER requests and then holds every further one
 //      (never answers), so each lane ends with its pipeline full of held requests. kill -9 as soon as every lane
 //      has PIPELINE held (or shortly after the first, well inside WEBHOOK_TIMEOUT_MS).
 //   3. Restart: the receiver answers everything; wait until all 400 event ids have arrived.
-import { testMerchant, type TestMerchant } from '../support/server.ts';
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -44,10 +46,21 @@ interface Receipt {
   body: string;
   specValid: boolean;
   standardValid: boolean;
+  /** The Payrail-Mode header. */
+  mode: string;
   held: boolean;
 }
 
-/** One node:http server, one path per merchant (/hooks/<lane>), each verified with that merchant's secret. */
+/** One mode of one merchant account: where its webhooks go and what signs them. */
+interface Lane {
+  mode: 'test' | 'live';
+  token: string;
+  secretKey: string;
+  /** The mode's tenant: the companyId of its events. */
+  tenantId: string;
+}
+
+/** One node:http server, one path per lane (/hooks/<lane>), each verified with that lane's secret key. */
 async function startLaneReceiver(secrets: string[]) {
   const receipts: Receipt[] = [];
   const state = { holdAfter: Infinity, answerDelayMs: 2 };
@@ -72,6 +85,7 @@ async function startLaneReceiver(secrets: string[]) {
         body,
         specValid: safe(() => verifySpecSignature(secret, body, req.headers['signature'] as string | undefined)),
         standardValid: safe(() => verifyStandardSignature(secret, req.headers, body)),
+        mode: String(req.headers['payrail-mode'] ?? ''),
         held: hold,
       });
       if (hold) held.push(res);
@@ -123,7 +137,7 @@ describe.each(DATABASES)('webhooks survive kill -9 on %s', { timeout: 120_000 },
   const databases: TestDatabase[] = [];
   let databaseUrl: string;
   let receiver: Awaited<ReturnType<typeof startLaneReceiver>>;
-  let merchants: TestMerchant[];
+  let lanes: Lane[];
   let env: Record<string, string>;
   let server: ServerProcess | null = null;
 
@@ -142,15 +156,21 @@ describe.each(DATABASES)('webhooks survive kill -9 on %s', { timeout: 120_000 },
   beforeAll(async () => {
     const base = await environment(kind, databases);
     databaseUrl = databaseUrlOf(base);
-    // No server yet: create the merchants directly (the CLI does the same through the admin API).
+    // No server yet: create the merchants directly (the CLI does the same through the admin API); each gives a test
+    // and a live lane.
     const db = await openDatabase({ url: databaseUrl, poolSize: 1, role: 'test' });
     try {
-      merchants = [];
-      for (let i = 0; i < LANES; i++) merchants.push(testMerchant(await createCompany(db.prisma, { name: `Crash ${i}` })));
+      lanes = [];
+      for (let i = 0; i < LANES / 2; i++) {
+        const account = await createCompany(db.prisma, { name: `Crash ${i}` });
+        const live = await db.prisma.company.findUniqueOrThrow({ where: { accountId_mode: { accountId: account.companyId, mode: 'live' } } });
+        lanes.push({ mode: 'test', token: account.test.publicToken, secretKey: account.test.secretKey, tenantId: account.companyId });
+        lanes.push({ mode: 'live', token: account.live.publicToken, secretKey: account.live.secretKey, tenantId: live.id });
+      }
     } finally {
       await db.close();
     }
-    receiver = await startLaneReceiver(merchants.map((m) => m.secretKey));
+    receiver = await startLaneReceiver(lanes.map((l) => l.secretKey));
     env = {
       ...base,
       WEBHOOK_LEASE_MS: String(LEASE_MS),
@@ -176,19 +196,19 @@ describe.each(DATABASES)('webhooks survive kill -9 on %s', { timeout: 120_000 },
     server = await startServerProcess({ ...env, WEBHOOK_WORKER: '0' });
     for (let lane = 0; lane < LANES; lane++) {
       const set = await server.request('PUT', '/api/company/settings/webhook-url', {
-        token: merchants[lane]!.publicToken,
+        token: lanes[lane]!.token,
         json: { webHookUrl: receiver.url(lane) },
       });
       expect(set.status, set.text).toBe(200);
     }
-    // Round-robin over the merchants, CREATE_CONCURRENCY at a time, so every claim batch spans all lanes.
+    // Round-robin over the lanes, CREATE_CONCURRENCY at a time, so every claim batch spans all lanes (both modes).
     const invoiceLane = new Map<string, number>();
     let next = 0;
     const creator = async () => {
       for (let i = next++; i < TOTAL; i = next++) {
         const lane = i % LANES;
         const res = await server!.request('POST', '/api/invoices/v1/regular', {
-          token: merchants[lane]!.publicToken,
+          token: lanes[lane]!.token,
           json: { invoiceCurrency: 'usd', items: [{ name: 'x', price: 1 }] },
         });
         expect(res.status, res.text).toBe(201);
@@ -205,7 +225,8 @@ describe.each(DATABASES)('webhooks survive kill -9 on %s', { timeout: 120_000 },
     expect(events).toHaveLength(TOTAL);
     expect(new Set(events.map((e) => e.type))).toEqual(new Set(['invoice.created']));
     const eventById = new Map(events.map((e) => [e.id, e]));
-    const laneOfCompany = new Map(merchants.map((m, lane) => [m.companyId, lane]));
+    const laneOfCompany = new Map(lanes.map((l, lane) => [l.tenantId, lane]));
+    expect(laneOfCompany.size).toBe(LANES);
     const before = await deliveries();
     expect(before).toHaveLength(TOTAL);
     expect(before.every((d) => d.status === 'pending' && d.attempts === 0 && d.claimedUntil === null)).toBe(true);
@@ -235,7 +256,7 @@ describe.each(DATABASES)('webhooks survive kill -9 on %s', { timeout: 120_000 },
     expect(heldIds.size).toBeGreaterThanOrEqual(1);
     for (const id of heldIds) expect(inFlight.has(id), `held ${id} is in flight`).toBe(true);
     // The duplicate bound: a lane has at most PIPELINE attempts started and not yet recorded (sent, or answered
-    // and waiting for their batch to commit), so at most that many per merchant can be sent twice because of the
+    // and waiting for their batch to commit), so at most that many per lane (one mode of a merchant) can be sent twice because of the
     // kill. Unrecorded = receipts before the kill beyond the attempts recorded at the kill (a held request that
     // timed out before the kill was recorded as a failed attempt: it is retried on schedule, not by the crash).
     const receiptsBeforeKill = new Map<string, number>();
@@ -284,9 +305,11 @@ describe.each(DATABASES)('webhooks survive kill -9 on %s', { timeout: 120_000 },
     expect(attemptRows!.ok).toBe(TOTAL);
     expect(attemptRows!.n).toBe(after.reduce((s, d) => s + d.attempts, 0));
 
-    // Each receipt: both signatures valid, sent to its merchant's lane, the exact spec body of its event.
+    // Each receipt: both signatures valid (with its mode's secret key), sent to its mode's URL with its mode in
+    // Payrail-Mode, the exact spec body of its event.
     for (const r of receiver.receipts) {
       expect(r.specValid && r.standardValid, `signatures of ${r.id}`).toBe(true);
+      expect(r.mode, r.id).toBe(lanes[r.lane]!.mode);
       const event = eventById.get(r.id)!;
       expect(r.lane).toBe(laneOfCompany.get(event.companyId));
       expect(invoiceLane.get(event.invoiceId)).toBe(r.lane);
