@@ -15,9 +15,19 @@
 // reports (delivered to a counter here, not to the payments processor: that is bench/payments.ts's subject), the
 // scan's own database reads (watched-set refresh, open sends) on an embedded PGlite. The fake runs in this process,
 // so its (small) serving cost is in both columns. Env: BENCH_ROUNDS (default 3; the median is shown).
+//
+// Then the providers' quotas: each adapter with the rateLimit of its provider's documented quota (TronGrid 100,000
+// requests a day and 15/s per key; toncenter 1/s without a key; Solana's public RPC 40 calls per method and 100 in all
+// per 10 s), its requests counted at the fake: per hour at steady state (the default poll, the chain's block rate and
+// a payment every 10 s), and during a catch-up of 1,000 blocks (Tron) or 1,000 transactions (TON, Solana) after an
+// outage. The limiter runs on a virtual clock that its waits move on (a request itself takes no time there): the hours
+// of a provider are simulated in seconds, and what bounds a catch-up is the quota, not this machine.
+// BENCH_QUOTAS_ONLY=1 runs only this part.
 import { randomBytes, randomInt } from 'node:crypto';
 import { base58 } from '@scure/base';
 import { encodeAddress } from '../src/chains/address-formats.ts';
+import { limiterKey } from '../src/chains/node-endpoint.ts';
+import { useLimiterClock, type Clock, type RateLimitConfig } from '../src/chains/rate-limit.ts';
 import { solanaChainSchema, tonChainSchema, tronChainSchema } from '../src/chains/config.ts';
 import type { ChainContext, NodeAdapter } from '../src/chains/registry.ts';
 import { Signer } from '../src/chains/signer.ts';
@@ -202,6 +212,198 @@ async function benchSolana(fake: FakeChains, context: ChainContext, counted: { r
   };
 }
 
+/** A clock that only the limiter's waits (and the simulation) move on. */
+function virtualClock(): Clock & { advance(ms: number): void } {
+  let t = Date.UTC(2026, 0, 1, 0, 5);
+  return {
+    now: () => t,
+    sleep: async (ms) => void (t += ms),
+    advance: (ms) => void (t += ms),
+  };
+}
+
+interface QuotaRow {
+  chain: string;
+  quota: string;
+  /** Requests per hour the quota allows on average (the binding one). */
+  quotaPerHour: number;
+  steadyPerHour: number;
+  /** Of the method with the most calls (Solana's per-method limit). */
+  steadyBusiestMethodPerHour: number;
+  catchUp: { what: string; requests: number; seconds: number; perHour: number; peakPerSecond: number; peakPer10s: number };
+}
+
+/** Requests (calls, for JSON-RPC batches) the fake saw from `provider` since `from`, and per route. */
+function countSince(fake: FakeChains, provider: 'tron' | 'ton' | 'solana', from: number): { total: number; byMethod: Map<string, number> } {
+  const byMethod = new Map<string, number>();
+  let total = 0;
+  for (const entry of fake.log.slice(from)) {
+    if (entry.provider !== provider) continue;
+    // A Solana batch is logged as its methods joined; each call counts.
+    for (const method of entry.route.replace(/^\w+ /, '').split(',')) {
+      byMethod.set(method, (byMethod.get(method) ?? 0) + 1);
+      total++;
+    }
+  }
+  return { total, byMethod };
+}
+
+/** The most requests in any `windowMs` of virtual time. */
+function peak(times: number[], windowMs: number): number {
+  let best = 0;
+  for (let i = 0, j = 0; i < times.length; i++) {
+    while (times[i]! - times[j]! >= windowMs) j++;
+    best = Math.max(best, i - j + 1);
+  }
+  return best;
+}
+
+async function benchQuotas(fake: FakeChains, context: ChainContext): Promise<QuotaRow[]> {
+  const rows: QuotaRow[] = [];
+  const HOUR = 3_600_000;
+  const STEADY_POLLS = 60;
+
+  // --- Tron: TronGrid with a key ---
+  {
+    // At most 15 in any second (burst + one second's refill), the day's 100,000 spent evenly: docs/chains-http.md.
+    const limit: RateLimitConfig = { perSecond: 10, burst: 5, perDay: 100_000 };
+    const clock = virtualClock();
+    const limiter = useLimiterClock(limiterKey(fake.tronUrl), limit, clock);
+    const times: number[] = [];
+    limiter.observe({ requested: (n) => times.push(...Array<number>(n).fill(clock.now())), throttled: () => undefined });
+    const config = tronChainSchema.parse({ apiUrl: fake.tronUrl, xpub: Signer.fromMnemonic(MNEMONIC).accountXpub('tron', false), usdtContract: FAKE_USDT_CONTRACT, rateLimit: limit });
+    const adapter = tronAdapter('tron', config, context);
+    let state = await adapter.initialState();
+    const blocksPerPoll = config.pollMs / 3_000;
+    let from = fake.log.length;
+    for (let poll = 0; poll < STEADY_POLLS; poll++) {
+      fake.tron.advance(blocksPerPoll);
+      clock.advance(config.pollMs);
+      state = await adapter.scan(state);
+    }
+    const steady = countSince(fake, 'tron', from);
+    // 1,000 blocks behind; blocks go on arriving every 3 s meanwhile, and the watcher polls again after each scan.
+    fake.tron.advance(1_000);
+    from = fake.log.length;
+    times.length = 0;
+    const started = clock.now();
+    let madeUntil = started;
+    // Caught up once a scan leaves no more behind than a poll brings.
+    while (fake.tron.head.number - state.next + 1 > blocksPerPoll) {
+      state = await adapter.scan(state);
+      clock.advance(config.pollMs);
+      const due = Math.floor((clock.now() - madeUntil) / 3_000);
+      fake.tron.advance(due);
+      madeUntil += due * 3_000;
+    }
+    const catchUp = countSince(fake, 'tron', from);
+    const seconds = (clock.now() - started) / 1_000;
+    rows.push({
+      chain: 'tron',
+      quota: 'TronGrid: 100,000/day, 15/s per key',
+      quotaPerHour: 100_000 / 24,
+      steadyPerHour: (steady.total * HOUR) / (STEADY_POLLS * config.pollMs),
+      steadyBusiestMethodPerHour: (Math.max(...steady.byMethod.values()) * HOUR) / (STEADY_POLLS * config.pollMs),
+      catchUp: { what: '1,000 blocks', requests: catchUp.total, seconds, perHour: (catchUp.total * 3_600) / seconds, peakPerSecond: peak(times, 1_000), peakPer10s: peak(times, 10_000) },
+    });
+  }
+
+  // --- TON: toncenter without a key ---
+  {
+    const limit: RateLimitConfig = { perSecond: 1 };
+    const clock = virtualClock();
+    const limiter = useLimiterClock(limiterKey(fake.tonUrl), limit, clock);
+    const times: number[] = [];
+    limiter.observe({ requested: (n) => times.push(...Array<number>(n).fill(clock.now())), throttled: () => undefined });
+    const config = tonChainSchema.parse({ apiUrl: fake.tonUrl, address: fake.ton.wallet, rateLimit: limit });
+    const adapter = tonAdapter('ton', config, context);
+    await adapter.connect();
+    let state = await adapter.initialState();
+    let from = fake.log.length;
+    for (let poll = 0, due = 0; poll < STEADY_POLLS; poll++) {
+      for (due += config.pollMs / 10_000; due >= 1; due--) fake.ton.add({ amount: '1', comment: '1' });
+      clock.advance(config.pollMs);
+      state = await adapter.scan(state);
+    }
+    const steady = countSince(fake, 'ton', from);
+    for (let i = 0; i < 1_000; i++) fake.ton.add({ amount: '1', comment: '1' });
+    from = fake.log.length;
+    times.length = 0;
+    const started = clock.now();
+    do {
+      state = await adapter.scan(state);
+      clock.advance(config.pollMs);
+    } while (state.backlog);
+    const catchUp = countSince(fake, 'ton', from);
+    const seconds = (clock.now() - started) / 1_000;
+    rows.push({
+      chain: 'ton',
+      quota: 'toncenter without a key: 1/s',
+      quotaPerHour: 3_600,
+      steadyPerHour: (steady.total * HOUR) / (STEADY_POLLS * config.pollMs),
+      steadyBusiestMethodPerHour: (Math.max(...steady.byMethod.values()) * HOUR) / (STEADY_POLLS * config.pollMs),
+      catchUp: { what: '1,000 transactions', requests: catchUp.total, seconds, perHour: (catchUp.total * 3_600) / seconds, peakPerSecond: peak(times, 1_000), peakPer10s: peak(times, 10_000) },
+    });
+  }
+
+  // --- Solana: the public RPC ---
+  {
+    // At most 40 in any 10 s (burst + ten seconds' refill): within 40 per method and 100 in all.
+    const limit: RateLimitConfig = { perSecond: 2, burst: 20 };
+    const clock = virtualClock();
+    const limiter = useLimiterClock(limiterKey(fake.solanaUrl), limit, clock);
+    const times: number[] = [];
+    limiter.observe({ requested: (n) => times.push(...Array<number>(n).fill(clock.now())), throttled: () => undefined });
+    const config = solanaChainSchema.parse({ rpcUrl: fake.solanaUrl, address: fake.solana.wallet, rateLimit: limit });
+    const adapter = solanaAdapter('solana', config, context);
+    let state = await adapter.initialState();
+    let from = fake.log.length;
+    const reference = base58.encode(randomBytes(32));
+    for (let poll = 0, due = 0; poll < STEADY_POLLS; poll++) {
+      for (due += config.pollMs / 10_000; due >= 1; due--) fake.solana.add({ amount: '0.5', references: [reference] });
+      // A transaction is finalized about 13 s after it is confirmed.
+      if (poll % Math.ceil(13_000 / config.pollMs) === 0) fake.solana.finalize();
+      clock.advance(config.pollMs);
+      state = await adapter.scan(state);
+    }
+    const steady = countSince(fake, 'solana', from);
+    fake.solana.finalize();
+    state = await adapter.scan(state);
+    for (let i = 0; i < 1_000; i++) fake.solana.add({ amount: '0.5', references: [reference] });
+    fake.solana.finalize();
+    from = fake.log.length;
+    times.length = 0;
+    const started = clock.now();
+    do {
+      state = await adapter.scan(state);
+      clock.advance(config.pollMs);
+    } while (state.history.backlog);
+    const catchUp = countSince(fake, 'solana', from);
+    const seconds = (clock.now() - started) / 1_000;
+    rows.push({
+      chain: 'solana',
+      quota: 'public RPC: 40/10 s per method, 100/10 s in all',
+      quotaPerHour: 14_400,
+      steadyPerHour: (steady.total * HOUR) / (STEADY_POLLS * config.pollMs),
+      steadyBusiestMethodPerHour: (Math.max(...steady.byMethod.values()) * HOUR) / (STEADY_POLLS * config.pollMs),
+      catchUp: { what: '1,000 transactions', requests: catchUp.total, seconds, perHour: (catchUp.total * 3_600) / seconds, peakPerSecond: peak(times, 1_000), peakPer10s: peak(times, 10_000) },
+    });
+  }
+  return rows;
+}
+
+function printQuotas(rows: QuotaRow[]): void {
+  const n = (x: number) => Math.round(x).toLocaleString('en');
+  console.log('\nRequests per hour against each provider\'s documented quota (rateLimit set to it; virtual clock)\n');
+  console.log('chain    quota                                           allows/h   steady/h  (busiest method/h)  share   catch-up                requests  took     req/h during  peak/s  peak/10 s');
+  for (const r of rows) {
+    console.log(
+      `${r.chain.padEnd(8)} ${r.quota.padEnd(47)} ${n(r.quotaPerHour).padStart(8)}   ${n(r.steadyPerHour).padStart(8)}  (${n(r.steadyBusiestMethodPerHour).padStart(6)})            ${((100 * r.steadyPerHour) / r.quotaPerHour).toFixed(0).padStart(3)}%   ` +
+        `${r.catchUp.what.padEnd(22)}  ${n(r.catchUp.requests).padStart(8)}  ${r.catchUp.seconds.toFixed(0).padStart(5)} s  ${n(r.catchUp.perHour).padStart(12)}  ${String(r.catchUp.peakPerSecond).padStart(6)}  ${String(r.catchUp.peakPer10s).padStart(9)}`,
+    );
+  }
+}
+
 async function main(): Promise<void> {
   log('starting: embedded PGlite in memory, the fake chain APIs');
   const database = await openDatabase({ url: 'pglite:memory://', role: 'bench' });
@@ -216,6 +418,7 @@ async function main(): Promise<void> {
     reportOutgoing: async () => undefined,
   };
   try {
+    if (process.env['BENCH_QUOTAS_ONLY'] === '1') return printQuotas(await benchQuotas(fake, context));
     const rows: Row[] = [];
     log('tron');
     rows.push(await benchTron(fake, context, counted));
@@ -235,6 +438,8 @@ async function main(): Promise<void> {
       `\nsolana, polling each reference instead: ${solana.pollsPerSecond.toFixed(0)} getSignaturesForAddress calls/s (8 at a time) here, ` +
         `so one poll of ${WATCHED.toLocaleString('en')} open references takes ${(WATCHED / solana.pollsPerSecond).toFixed(1)} s, every poll, before any getTransaction`,
     );
+    log('quotas');
+    printQuotas(await benchQuotas(fake, context));
   } finally {
     await fake.close();
     await database.close();

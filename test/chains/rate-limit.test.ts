@@ -1,6 +1,7 @@
 // The providers' limiter on a clock the test owns (its sleeps move the time on): the pace and burst, the day's
 // budget spent evenly, a throttling answer pausing every request (Retry-After or a growing backoff), the order kept.
 import { describe, expect, it } from 'vitest';
+import { chainsFileSchema, solanaChainSchema } from '../../src/chains/config.ts';
 import { RateLimiter, retryAfterMs, type Clock } from '../../src/chains/rate-limit.ts';
 
 function virtualClock(start = Date.UTC(2026, 0, 1, 12)): Clock & { t: number } {
@@ -80,5 +81,16 @@ describe('the providers rate limiter', () => {
     expect(retryAfterMs(new Date(now + 30_000).toUTCString(), now)).toBe(30_000);
     expect(retryAfterMs('soon', now)).toBeNull();
     expect(retryAfterMs(null, now)).toBeNull();
+  });
+
+  it('is configured per node in CHAINS_FILE (tron, ton, solana), its values checked', () => {
+    const node = (rateLimit: unknown) => ({ rpcUrl: 'https://solana.example', address: '11111111111111111111111111111111', rateLimit });
+    expect(chainsFileSchema.parse({ solana: node({ perSecond: 2, burst: 20 }) }).solana).toMatchObject({ rateLimit: { perSecond: 2, burst: 20 } });
+    const problems = (rateLimit: unknown) => solanaChainSchema.safeParse(node(rateLimit)).error?.issues.map((i) => i.path.join('.'));
+    expect(problems({ perSecond: 0 })).toEqual(['rateLimit.perSecond']);
+    expect(problems({ perSecond: 1, burst: 0.5 })).toEqual(['rateLimit.burst']);
+    expect(problems({ perSecond: 1, perDay: -1 })).toEqual(['rateLimit.perDay']);
+    expect(problems({ perSecond: 1, perHour: 5 })).toEqual(['rateLimit']);
+    expect(problems({ burst: 5 })).toEqual(['rateLimit.perSecond']);
   });
 });

@@ -73,6 +73,8 @@ class TonAdapter implements NodeAdapter<TonState> {
   private readonly nonBounceable: string;
   /** The wallet's state as last read (null: not read yet, so taken as not deployed). */
   private walletState: { state: AccountState; at: number } | null = null;
+  /** Whether the scan under way must look up which form each tag got (some got the non-bounceable one); null: not known yet. */
+  private bothForms: boolean | null = null;
 
   constructor(
     readonly network: Network,
@@ -132,6 +134,7 @@ class TonAdapter implements NodeAdapter<TonState> {
   async scan(state: TonState): Promise<TonState> {
     await this.watched.refresh();
     await this.readState();
+    this.bothForms = null;
     return readHistory(
       {
         page: (below) => this.page(below),
@@ -199,6 +202,11 @@ class TonAdapter implements NodeAdapter<TonState> {
    * answered): the configured one, or the non-bounceable one while the wallet was not deployed.
    */
   private async handedOut(tag: string): Promise<string> {
+    // One query a scan, not one a payment: most wallets never had their non-bounceable form handed out. Asked at the
+    // scan's first payment, after its page was read: any address paid in that page was handed out (and written) before.
+    this.bothForms ??=
+      this.nonBounceable !== this.config.address && (await this.context.db.paymentAddress.findFirst({ where: { asset: 'ton', address: this.nonBounceable }, select: { id: true } })) !== null;
+    if (!this.bothForms) return this.config.address;
     const forms = [...new Set([this.config.address, this.nonBounceable])];
     const row = await this.context.db.paymentAddress.findFirst({ where: { asset: 'ton', tag, address: { in: forms } }, select: { address: true } });
     return row?.address ?? this.config.address;

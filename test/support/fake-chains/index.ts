@@ -160,6 +160,9 @@ export async function startFakeChains(): Promise<FakeChains> {
       );
     });
   });
+  // Idle connections kept longer than clients wait between requests: a client's pooled socket is never closed under
+  // a request it is sending (ECONNRESET after a pause of more than Node's default 5 s).
+  server.keepAliveTimeout = 120_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
