@@ -44,7 +44,9 @@ export function emailsFeature(config: EmailConfig): Feature {
           { db, logger, mailer },
           { leaseMs: config.leaseMs, retryDelaysMs: retryDelays(config.retryMinMs, config.retryMaxMs, config.maxAttempts), payUrl: platform.config.payUrl },
         );
-        sender = intervalJob('email-sender', config.pollMs, () => emailSender.run(), logger);
+        const job = intervalJob('email-sender', config.pollMs, () => emailSender.run(), logger);
+        // A stop lets the attempt in flight finish and starts no other (a slow SMTP server must not outlast shutdown).
+        sender = { ...job, stop: () => (emailSender.halt(), job.stop()) };
         jobs.push(
           sender,
           intervalJob('email-webhook-watch', Math.min(60_000, Math.max(1_000, Math.floor(config.webhookFailingAfterMs / 4))), () =>

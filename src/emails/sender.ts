@@ -41,14 +41,28 @@ export class EmailSender {
     private readonly options: SenderOptions,
   ) {}
 
+  private halted = false;
+
+  /** Starts no more attempts (shutdown): the run in progress ends after the one in flight; its other claims lapse. */
+  halt(): void {
+    this.halted = true;
+  }
+
   /** Sends what is due now, batch after batch; answers how many attempts it made. */
   async run(): Promise<number> {
     let attempts = 0;
-    for (;;) {
+    while (!this.halted) {
       const claimed = await this.claim();
-      for (const d of claimed) attempts += await this.deliver(d);
-      if (claimed.length < BATCH) return attempts;
+      for (const d of claimed) {
+        if (this.halted) {
+          await this.deps.db.$executeRaw`UPDATE "EmailDelivery" SET "claimedUntil" = NULL WHERE "id" = ${d.id}::uuid AND "status" = 'pending'`;
+          continue;
+        }
+        attempts += await this.deliver(d);
+      }
+      if (claimed.length < BATCH) break;
     }
+    return attempts;
   }
 
   private async claim(): Promise<Claimed[]> {
