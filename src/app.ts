@@ -7,7 +7,8 @@ import type { Platform, Services } from './core/feature.ts';
 import { pruneIdempotencyKeys } from './core/idempotency.ts';
 import { intervalJob, JobRunner } from './core/jobs.ts';
 import type { Database } from './db/client.ts';
-import { apiReference, assemble, graphqlSchema } from './features.ts';
+import { apiReference, assemble, graphqlSchema, printedSchema } from './features.ts';
+import { schemaFile } from './graphql/schema-file.ts';
 import { graphiqlPage } from './graphql/graphiql.ts';
 import { buildYoga } from './graphql/yoga.ts';
 import { attachGraphqlWs } from './graphql/ws.ts';
@@ -129,6 +130,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
   });
   const sseStreams = new SseStreams(liveLimits, session, addressOf, liveSessions);
   const graphiql = config.graphiql ? graphiqlPage('/graphql') : null;
+  const schemaText = schemaFile(printedSchema);
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const incoming = req.headers['x-request-id'];
@@ -142,6 +144,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (await ops.serve(req, res, url.pathname, requestId)) return;
     if (graphiql?.(req, res, url)) return;
+    if (schemaText(req, res, url)) return;
     if (url.pathname === '/graphql') {
       labelRoute(res, '/graphql');
       try {

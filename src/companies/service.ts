@@ -6,13 +6,15 @@ import { COMPANY_ASSETS, DEFAULT_ACCEPTED_ASSETS } from '../domain/assets.ts';
 import { MODES, type Mode } from '../domain/modes.ts';
 import { NotFoundError } from '../errors/app-error.ts';
 import { httpUrl, parseInput } from '../core/validation.ts';
-import { hashToken, newPublicToken, newSecretKey } from '../core/tokens.ts';
+import { hashToken, newPublicToken, newSecretKey, standardWebhooksSecret } from '../core/tokens.ts';
 import { recordCredentialsChanged } from '../core/auth.ts';
 import type { CommitSignal } from '../core/events.ts';
 
 export interface ModeCredentials {
   publicToken: string;
   secretKey: string;
+  /** The same secret in the form Standard Webhooks libraries take (shown beside it so nobody has to derive it). */
+  standardWebhooksSecret: string;
 }
 
 /** A new merchant account: its id and each mode's credentials (shown once). */
@@ -37,7 +39,7 @@ type StoreFields = Pick<Company, 'name' | 'logoUrl' | 'redirectUrl' | 'acceptedA
  * One mode's tenant of an account. The store's own fields (name, logo, redirect, accepted assets) are the account's:
  * both tenants carry the same values, written together.
  */
-const tenantData = (accountId: string, mode: Mode, store: StoreFields, credentials: ModeCredentials | { secretKey: string; publicToken: null }) => ({
+const tenantData = (accountId: string, mode: Mode, store: StoreFields, credentials: { secretKey: string; publicToken: string | null }) => ({
   // A test tenant's id is its account's id (a CHECK in the migration): an account id names one test tenant.
   id: mode === 'test' ? accountId : randomUUID(),
   accountId,
@@ -47,7 +49,10 @@ const tenantData = (accountId: string, mode: Mode, store: StoreFields, credentia
   secretKey: credentials.secretKey,
 });
 
-const freshCredentials = (mode: Mode): ModeCredentials => ({ publicToken: newPublicToken(mode), secretKey: newSecretKey(mode) });
+function freshCredentials(mode: Mode): ModeCredentials {
+  const secretKey = newSecretKey(mode);
+  return { publicToken: newPublicToken(mode), secretKey, standardWebhooksSecret: standardWebhooksSecret(secretKey) };
+}
 
 /** A new merchant account with both modes; the input is checked here too (operators reach this from a CLI as well as the admin API). */
 export async function createCompany(db: Db, fields: CreateCompanyInput): Promise<CompanyCredentials> {
@@ -132,11 +137,14 @@ export async function rotatePublicToken(db: Db, ref: CompanyModeRef, events?: Co
   return { companyId: ref.companyId, mode: ref.mode, publicToken };
 }
 
-export async function rotateSecretKey(db: Db, ref: CompanyModeRef): Promise<{ companyId: string; mode: Mode; secretKey: string }> {
+export async function rotateSecretKey(
+  db: Db,
+  ref: CompanyModeRef,
+): Promise<{ companyId: string; mode: Mode; secretKey: string; standardWebhooksSecret: string }> {
   const secretKey = newSecretKey(ref.mode);
   await transactionWithRetry(db, async (tx) => {
     const tenant = await tenantOf(tx, ref);
     await tx.company.update({ where: { id: tenant.id }, data: { secretKey } });
   });
-  return { companyId: ref.companyId, mode: ref.mode, secretKey };
+  return { companyId: ref.companyId, mode: ref.mode, secretKey, standardWebhooksSecret: standardWebhooksSecret(secretKey) };
 }

@@ -5,6 +5,12 @@ import type { Mode } from '../domain/modes.ts';
 export const newPublicToken = (mode: Mode): string => `pk_${mode}_${randomBytes(32).toString('base64url')}`;
 export const newSecretKey = (mode: Mode): string => `sk_${mode}_${randomBytes(32).toString('base64url')}`;
 
+/**
+ * The secret key as Standard Webhooks libraries take it: `whsec_` + base64 of the key's UTF-8 bytes (the bytes the
+ * `webhook-signature` header is keyed with, docs/webhooks.md).
+ */
+export const standardWebhooksSecret = (secretKey: string): string => `whsec_${Buffer.from(secretKey.trim(), 'utf8').toString('base64')}`;
+
 export const hashToken = (token: string): string => createHash('sha256').update(token, 'utf8').digest('hex');
 
 /** Constant-time comparison of two hex digests of equal length. */

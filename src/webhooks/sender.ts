@@ -1,7 +1,7 @@
 // One HTTP POST of a signed webhook body, with a timeout, the SSRF guard and keep-alive connections.
 import http from 'node:http';
 import https from 'node:https';
-import { guardedLookup, literalHostBlocked } from './ssrf.ts';
+import { ALLOW_PRIVATE_HINT, guardedLookup, literalHostBlocked } from './ssrf.ts';
 import type { Mode } from '../domain/modes.ts';
 import { specSignature, standardWebhookHeaders } from './signing.ts';
 
@@ -55,7 +55,7 @@ export class WebhookSender {
       return Promise.resolve(done({ statusCode: null, error: 'invalid URL', responseBody: null }));
     }
     const blockedHost = literalHostBlocked(url, this.allowPrivate);
-    if (blockedHost) return Promise.resolve(done({ statusCode: null, error: `${blockedHost} is a non-public address; webhooks may not reach it`, responseBody: null }));
+    if (blockedHost) return Promise.resolve(done({ statusCode: null, error: `${blockedHost} is a non-public address; webhooks may not reach it ${ALLOW_PRIVATE_HINT}`, responseBody: null }));
 
     return new Promise((resolve) => {
       let settled = false;

@@ -10,7 +10,7 @@ import { NotFoundError, ValidationError } from '../errors/app-error.ts';
 import { httpUrl, instant, sequenceCursor } from '../core/validation.ts';
 import { parseJsonKeepingNumbers } from '../core/json.ts';
 import { pageArgs, pageOf } from '../core/pages.ts';
-import { literalHostBlocked } from './ssrf.ts';
+import { ALLOW_PRIVATE_HINT, literalHostBlocked } from './ssrf.ts';
 import type { SendResult, WebhookSender } from './sender.ts';
 
 export interface WebhookDeps {
@@ -30,7 +30,7 @@ export async function setWebhookUrl(
   { webHookUrl }: z.output<typeof webhookUrlSchema>,
 ): Promise<{ webHookUrl: string | null }> {
   if (webHookUrl && literalHostBlocked(new URL(webHookUrl), deps.allowPrivate)) {
-    throw new ValidationError([{ path: 'webHookUrl', message: 'must not point at a private, loopback or link-local address' }]);
+    throw new ValidationError([{ path: 'webHookUrl', message: `must not point at a private, loopback or link-local address ${ALLOW_PRIVATE_HINT}` }]);
   }
   await deps.db.company.update({ where: { id: company.id }, data: { webhookUrl: webHookUrl } });
   return { webHookUrl };

@@ -36,9 +36,12 @@ export function isNonPublicAddress(ip: string): boolean {
   return v6.range() !== 'unicast';
 }
 
+/** Names the operator setting, so a developer testing against a local shop finds the fix in the error itself. */
+export const ALLOW_PRIVATE_HINT = '(the operator can allow private addresses with WEBHOOK_ALLOW_PRIVATE=1)';
+
 export class BlockedAddressError extends Error {
   constructor(host: string, ip: string) {
-    super(`${host} resolves to ${ip}, a non-public address; webhooks may not reach it`);
+    super(`${host} resolves to ${ip}, a non-public address; webhooks may not reach it ${ALLOW_PRIVATE_HINT}`);
     this.name = 'BlockedAddressError';
   }
 }

@@ -103,6 +103,17 @@ describe.each(DATABASES)('GraphQL through a typed client on %s', (kind) => {
     };
   };
 
+  it('serves GET /schema.graphql: the committed schema, for codegen against a deployment', async () => {
+    const res = await fetch(`${server.url}/schema.graphql`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/graphql; charset=utf-8');
+    expect(await res.text()).toBe(fs.readFileSync(new URL('../../schema.graphql', import.meta.url), 'utf8'));
+    const head = await fetch(`${server.url}/schema.graphql`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(Number(head.headers.get('content-length'))).toBe(Buffer.byteLength(fs.readFileSync(new URL('../../schema.graphql', import.meta.url))));
+    expect((await fetch(`${server.url}/schema.graphql`, { method: 'POST' })).status).toBe(404);
+  });
+
   it('runs every operation and switches on the result types', async () => {
     const m = await server.merchant({ name: 'Typed Co' });
     const merchant = clientFor(m.publicToken);

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { copyPgliteTemplate, DATABASES, freshDatabase, type TestDatabase } from '../support/databases.ts';
 import { credentialsFrom, parseJson, startServerProcess, stopAllChildren, stopServer, tempDir, type Credentials, type ServerProcess } from '../support/processes.ts';
 import { cli, cliViaTsx, createInvoice, environment, lastLine, logLines, someMerchant, splitDemoBanner, type LogLine } from '../support/server-env.ts';
+import { whsec } from '../support/receiver.ts';
 
 afterAll(() => stopAllChildren());
 
@@ -34,7 +35,9 @@ describe.each(DATABASES)('server lifecycle on %s', { timeout: 120_000 }, (kind) 
       expect(banners).toBe(1);
       demo = printed!;
       // Both modes' pairs; the "Try:" line uses the test-mode token.
-      expect(Object.keys(demo.test).sort()).toEqual(['publicToken', 'secretKey']);
+      expect(Object.keys(demo.test).sort()).toEqual(['publicToken', 'secretKey', 'standardWebhooksSecret']);
+      expect(demo.test.standardWebhooksSecret).toBe(whsec(demo.test.secretKey));
+      expect(demo.live.standardWebhooksSecret).toBe(whsec(demo.live.secretKey));
       expect(demo.companyId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
       expect(demo.test.publicToken).toMatch(/^pk_test_\S+$/);
       expect(demo.test.secretKey).toMatch(/^sk_test_\S+$/);
@@ -45,7 +48,7 @@ describe.each(DATABASES)('server lifecycle on %s', { timeout: 120_000 }, (kind) 
       expect(banners).toBe(0);
       demo = await someMerchant(first, env);
     }
-    secretsSeen.push(demo.test.publicToken, demo.test.secretKey, demo.live.publicToken, demo.live.secretKey);
+    secretsSeen.push(demo.test.publicToken, demo.test.secretKey, demo.test.standardWebhooksSecret, demo.live.publicToken, demo.live.secretKey, demo.live.standardWebhooksSecret);
     const res = await createInvoice(first, demo.publicToken);
     expect(res.status, res.text).toBe(201);
     expect(res.body.status).toBe('created');
@@ -76,8 +79,8 @@ describe.each(DATABASES)('server lifecycle on %s', { timeout: 120_000 }, (kind) 
     expect(created.stderr).toBe(`database: ${label()} (through the running server, pid ${server.proc.child.pid})\n`);
     expect(Object.keys(created.json).sort()).toEqual(['companyId', 'live', 'test']);
     acme = credentialsFrom(created.json);
-    expect(acme.test).toEqual({ publicToken: expect.stringMatching(/^pk_test_/), secretKey: expect.stringMatching(/^sk_test_/) });
-    expect(acme.live).toEqual({ publicToken: expect.stringMatching(/^pk_live_/), secretKey: expect.stringMatching(/^sk_live_/) });
+    expect(acme.test).toEqual({ publicToken: expect.stringMatching(/^pk_test_/), secretKey: expect.stringMatching(/^sk_test_/), standardWebhooksSecret: whsec(acme.test.secretKey) });
+    expect(acme.live).toEqual({ publicToken: expect.stringMatching(/^pk_live_/), secretKey: expect.stringMatching(/^sk_live_/), standardWebhooksSecret: whsec(acme.live.secretKey) });
     secretsSeen.push(acme.test.publicToken, acme.test.secretKey, acme.live.publicToken, acme.live.secretKey);
 
     const list = await cli(env, 'list');
@@ -113,7 +116,8 @@ describe.each(DATABASES)('server lifecycle on %s', { timeout: 120_000 }, (kind) 
 
     const secret = await cli(env, 'rotate-secret', '--company-id', acme.companyId, '--mode', 'test');
     expect(secret.code, secret.stderr).toBe(0);
-    expect(secret.json).toEqual({ companyId: acme.companyId, mode: 'test', secretKey: expect.stringMatching(/^sk_test_/) });
+    expect(secret.json).toEqual({ companyId: acme.companyId, mode: 'test', secretKey: expect.stringMatching(/^sk_test_/), standardWebhooksSecret: expect.stringMatching(/^whsec_/) });
+    expect(secret.json.standardWebhooksSecret).toBe(whsec(secret.json.secretKey as string));
     expect(secret.json.secretKey).not.toBe(acme.secretKey);
     secretsSeen.push(secret.json.secretKey as string);
     // Rotating the secret leaves the public token alone.

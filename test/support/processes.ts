@@ -209,6 +209,7 @@ export function http(method: string, url: string, options: { token?: string; jso
 interface ModeCredentials {
   publicToken: string;
   secretKey: string;
+  standardWebhooksSecret: string;
 }
 
 /** A merchant account as the CLI and the demo banner print it, with test mode's credentials also at the top. */

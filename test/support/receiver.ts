@@ -2,6 +2,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
 
 export type Behaviour = 'ok' | 'error500' | 'hang' | 'redirect';
 
@@ -56,13 +57,19 @@ export function verifySpecSignature(secret: string, body: string, header: string
   return header !== undefined && digest.length === header.length && timingSafeEqual(Buffer.from(digest), Buffer.from(header));
 }
 
+/** The `whsec_` form the CLI prints, derived here independently: base64 of the secret key's UTF-8 bytes. */
+export const whsec = (secret: string): string => `whsec_${Buffer.from(secret.trim(), 'utf8').toString('base64')}`;
+
+/** Standard Webhooks, checked by the reference library (timestamp tolerance included) with the `whsec_` form. */
 export function verifyStandardSignature(secret: string, headers: http.IncomingHttpHeaders, body: string): boolean {
-  const id = headers['webhook-id'];
-  const ts = headers['webhook-timestamp'];
-  const sig = headers['webhook-signature'];
-  if (typeof id !== 'string' || typeof ts !== 'string' || typeof sig !== 'string') return false;
-  const expected = createHmac('sha256', Buffer.from(secret.trim(), 'utf8')).update(`${id}.${ts}.${body}`).digest('base64');
-  return sig.split(' ').some((s) => s === `v1,${expected}`);
+  const plain: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) if (typeof v === 'string') plain[k] = v;
+  try {
+    new Webhook(whsec(secret)).verify(body, plain);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export async function startReceiver(secret: () => string, options: ReceiverOptions = {}): Promise<Receiver> {

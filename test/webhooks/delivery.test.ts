@@ -257,6 +257,8 @@ describe.each(DATABASES)('webhook URL validation and the private-address guard o
     for (const bad of ['ftp://example.com/x', 'https://user:pw@example.com/x', 'not a url', ...nonPublic, 42]) {
       const res = await put(bad);
       expect(res.status, String(bad)).toBe(422);
+      // A developer pointing at a local shop learns the operator setting from the refusal itself.
+      if (nonPublic.includes(bad as string)) expect(JSON.stringify(res.body), String(bad)).toContain('WEBHOOK_ALLOW_PRIVATE=1');
     }
     expect((await put('https://merchant.example/hooks')).body).toEqual({ webHookUrl: 'https://merchant.example/hooks' });
     expect((await server.request('GET', '/api/company/settings/webhook-url', { token: m.publicToken })).body).toEqual({ webHookUrl: 'https://merchant.example/hooks' });
@@ -274,6 +276,7 @@ describe.each(DATABASES)('webhook URL validation and the private-address guard o
       const test = await server.request('POST', '/api/company/settings/webhook-url/test', { token: m.publicToken });
       expect(test.body.ok).toBe(false);
       expect(test.body.error).toMatch(/non-public address/);
+      expect(test.body.error).toContain('WEBHOOK_ALLOW_PRIVATE=1');
       expect(r.received).toHaveLength(0);
     } finally {
       await r.close();
