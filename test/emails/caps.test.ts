@@ -70,3 +70,25 @@ describe.each(DATABASES)('e-mail caps on %s', (kind) => {
     expect(listed.body.emails).toHaveLength(1);
   });
 });
+
+describe.each(DATABASES)('e-mail retention on %s', (kind) => {
+  const server = useServer(kind, { ...FAST_EMAIL_ENV, SMTP_URL: 'smtp://127.0.0.1:9', EMAIL_RETENTION_DAYS: '30' });
+
+  it('deletes finished records older than EMAIL_RETENTION_DAYS, keeps pending and recent ones', async () => {
+    const m = await server.merchant();
+    const invoice = await proceeded(server, m, `retention-${Date.now()}@example.com`);
+    const [pending] = await until('a record', () => emailsOf(server, m, invoice.id), (e) => e.length === 1);
+    const db = server.app.db.prisma;
+    const event = await db.event.findFirstOrThrow({ where: { subjectId: invoice.id, type: 'invoice.pending' } });
+    const old = new Date(Date.now() - 31 * 86_400_000);
+    const recent = new Date(Date.now() - 29 * 86_400_000);
+    const row = (status: string, updatedAt: Date, recipient: string) => ({
+      id: crypto.randomUUID(), eventId: event.id, companyId: m.tenantId, invoiceId: invoice.id, kind: 'client.done', recipient, lang: 'en', status, nextAttemptAt: updatedAt, updatedAt, createdAt: updatedAt,
+    });
+    await db.emailDelivery.createMany({ data: [row('sent', old, 'a@x.example'), row('failed', old, 'b@x.example'), row('sent', recent, 'c@x.example')] });
+    // The real one is pending (nothing listens on port 9): old as it may be, it is kept.
+    await db.emailDelivery.update({ where: { id: pending!.id }, data: { updatedAt: old } });
+    await server.app.jobs.get('email-pruner').runOnce();
+    expect((await db.emailDelivery.findMany({ where: { invoiceId: invoice.id } })).map((e) => e.recipient).sort()).toEqual(['c@x.example', pending!.recipient].sort());
+  });
+});
