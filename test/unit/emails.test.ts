@@ -6,7 +6,8 @@ import { emailConfig } from '../../src/emails/config.ts';
 import { DEFAULT_SETTINGS, planFor } from '../../src/emails/kinds.ts';
 import { retryDelays } from '../../src/emails/sender.ts';
 import { describeSmtpUrl } from '../../src/emails/smtp.ts';
-import { escapeHtml, oneLine, renderInvoiceEmail, type InvoiceView } from '../../src/emails/templates.ts';
+import { parseJsonExact } from '../../src/core/json.ts';
+import { escapeHtml, oneLine, renderEventEmail, renderInvoiceEmail, type InvoiceView } from '../../src/emails/templates.ts';
 import { LANGUAGES as PAGE_LANGUAGES } from '../../src/web/client/shared/i18n.ts';
 
 const invoice = { clientEmail: 'client@example.com', lang: 'de' };
@@ -83,6 +84,13 @@ describe('e-mail templates', () => {
     expect(live.text).not.toContain('Test mode');
     expect(test.subject).toBe('[TEST] Beleg: Ihre Zahlung an Shop');
     expect(test.text).toContain('Testmodus');
+  });
+
+  it('shows a withdrawal amount with every digit (a JSON number in the payload, never a float)', () => {
+    const payload = parseJsonExact('{"uid":"u1","amount":12.123456789012345678,"dchain":"eth","fee":"0.0005","to":"0xabc","txHash":"0xdef"}') as Record<string, unknown>;
+    const mail = renderEventEmail('merchant.withdrawal_done', { merchantName: 'Shop', testMode: false, payload });
+    expect(mail.subject).toBe('Withdrawal done: 12.123456789012345678 eth');
+    expect(mail.text).toContain('Amount: 12.123456789012345678 eth');
   });
 
   it('a refund without its hash yet says it follows', () => {
