@@ -40,6 +40,18 @@ describe.each(DATABASES)('e-mail caps on %s', (kind) => {
     await smtp.waitFor(1, other);
   });
 
+  it('the merchant\'s own address is not capped as a client\'s: 4 payments, 4 e-mails over a cap of 3', async () => {
+    const m = await server.merchant();
+    const ops = `ops-uncapped-${Date.now()}@example.com`;
+    await server.request('PUT', '/api/company/settings/notifications', { token: m.publicToken, json: { client: { pending: false, done: false }, merchant: { emails: [ops] } } });
+    for (let i = 0; i < 4; i++) {
+      const invoice = await proceeded(server, m, `payer-${i}-${Date.now()}@example.com`);
+      await server.request('POST', '/api/sandbox/transfers', { token: m.publicToken, json: { invoiceId: invoice.id, amount: '101', confirmations: 19 } });
+    }
+    await smtp.waitFor(4, ops);
+    expect((await allEmails(server, m)).map((e) => [e.kind, e.status])).toEqual(Array.from({ length: 4 }, () => ['merchant.done', 'sent']));
+  });
+
   it('per invoice: at most 2 client e-mails about one invoice', async () => {
     const m = await server.merchant();
     const to = `per-invoice-${Date.now()}@example.com`;
