@@ -38,10 +38,12 @@ export const emailConfig = configSection(
     EMAIL_LEASE_MS: milliseconds(1_000, 3_600_000, 120_000),
     /** Client e-mails about one invoice, at most (more are recorded as suppressed). */
     EMAIL_MAX_PER_INVOICE: z.coerce.number().int().min(1).max(1000).default(10),
-    /** E-mails of one merchant tenant to one address within 24 hours, at most. */
+    /** Client e-mails of one merchant tenant to one address within 24 hours, at most. */
     EMAIL_MAX_PER_RECIPIENT_PER_DAY: z.coerce.number().int().min(1).max(100_000).default(20),
     /** E-mails of one merchant tenant within an hour, at most. */
     EMAIL_MAX_PER_MERCHANT_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
+    /** Finished e-mail records (sent, failed, suppressed) are kept this long (at least a day: the caps count the last 24 hours). */
+    EMAIL_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
     /** A webhook endpoint whose oldest pending delivery has failed for this long gets its merchant an e-mail. */
     EMAIL_WEBHOOK_FAILING_AFTER_MS: milliseconds(1_000, 7 * 86_400_000, 3_600_000),
   },

@@ -9,7 +9,7 @@ import { EMAIL_EVENT_TYPES } from './kinds.ts';
 import { EmailPlanner } from './planner.ts';
 import { emailRoutes } from './rest.ts';
 import { EmailSender, retryDelays } from './sender.ts';
-import type { EmailDeps } from './service.ts';
+import { pruneEmails, type EmailDeps } from './service.ts';
 import { smtpMailer, type Mailer } from './smtp.ts';
 import { noticeFailingWebhooks } from './webhook-watch.ts';
 
@@ -44,7 +44,9 @@ export function emailsFeature(config: EmailConfig): Feature {
           { db, logger, mailer },
           { leaseMs: config.leaseMs, retryDelaysMs: retryDelays(config.retryMinMs, config.retryMaxMs, config.maxAttempts), payUrl: platform.config.payUrl },
         );
-        sender = intervalJob('email-sender', config.pollMs, () => emailSender.run(), logger);
+        const job = intervalJob('email-sender', config.pollMs, () => emailSender.run(), logger);
+        // A stop lets the attempt in flight finish and starts no other (a slow SMTP server must not outlast shutdown).
+        sender = { ...job, stop: () => (emailSender.halt(), job.stop()) };
         jobs.push(
           sender,
           intervalJob('email-webhook-watch', Math.min(60_000, Math.max(1_000, Math.floor(config.webhookFailingAfterMs / 4))), () =>
@@ -60,6 +62,7 @@ export function emailsFeature(config: EmailConfig): Feature {
         planned: () => void sender?.runOnce(),
       });
       const types = new Set(EMAIL_EVENT_TYPES);
+      jobs.push(intervalJob('email-pruner', 3_600_000, () => pruneEmails(db, new Date(Date.now() - config.retentionDays * 86_400_000)), logger));
       jobs.unshift(wakingOn(intervalJob('email-planner', config.pollMs, () => planner.run(), logger), bus, (m) => types.has(m.type)));
       return jobs;
     },

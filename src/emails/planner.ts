@@ -126,8 +126,8 @@ async function insertDelivery(tx: Prisma.TransactionClient, row: Row, caps: Caps
       WHEN ${row.client} AND ${row.invoiceId}::text IS NOT NULL AND (SELECT count(*) FROM "EmailDelivery" d
         WHERE d."invoiceId" = ${row.invoiceId} AND d."kind" LIKE 'client.%' AND d."status" <> 'suppressed') >= ${caps.maxPerInvoice}
         THEN 'suppressed: more than EMAIL_MAX_PER_INVOICE (' || ${caps.maxPerInvoice}::text || ') client e-mails about this invoice'
-      WHEN (SELECT count(*) FROM "EmailDelivery" d WHERE d."companyId" = ${row.companyId}::uuid AND lower(d."recipient") = lower(${row.recipient})
-        AND d."createdAt" > now() - interval '1 day' AND d."status" <> 'suppressed') >= ${caps.maxPerRecipientPerDay}
+      WHEN ${row.client} AND (SELECT count(*) FROM "EmailDelivery" d WHERE d."companyId" = ${row.companyId}::uuid AND lower(d."recipient") = lower(${row.recipient})
+        AND d."kind" LIKE 'client.%' AND d."createdAt" > now() - interval '1 day' AND d."status" <> 'suppressed') >= ${caps.maxPerRecipientPerDay}
         THEN 'suppressed: more than EMAIL_MAX_PER_RECIPIENT_PER_DAY (' || ${caps.maxPerRecipientPerDay}::text || ') e-mails to this address in 24 hours'
       WHEN (SELECT count(*) FROM "EmailDelivery" d WHERE d."companyId" = ${row.companyId}::uuid
         AND d."createdAt" > now() - interval '1 hour' AND d."status" <> 'suppressed') >= ${caps.maxPerMerchantPerHour}

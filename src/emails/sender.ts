@@ -2,6 +2,7 @@
 // at once, and a crashed sender's claims come back when the lease ends. Outcomes: accepted by the SMTP server ->
 // sent (never sent again); no connection, timeout or 4xx -> retried with backoff (core/retry.ts); 5xx -> failed.
 // A crash between the server's acceptance and the record sends that e-mail once more after the lease (docs/emails.md).
+import { parseJsonExact } from '../core/json.ts';
 import { retryAt } from '../core/retry.ts';
 import type { Db } from '../db/client.ts';
 import type { Logger } from '../logger.ts';
@@ -41,14 +42,28 @@ export class EmailSender {
     private readonly options: SenderOptions,
   ) {}
 
+  private halted = false;
+
+  /** Starts no more attempts (shutdown): the run in progress ends after the one in flight; its other claims lapse. */
+  halt(): void {
+    this.halted = true;
+  }
+
   /** Sends what is due now, batch after batch; answers how many attempts it made. */
   async run(): Promise<number> {
     let attempts = 0;
-    for (;;) {
+    while (!this.halted) {
       const claimed = await this.claim();
-      for (const d of claimed) attempts += await this.deliver(d);
-      if (claimed.length < BATCH) return attempts;
+      for (const d of claimed) {
+        if (this.halted) {
+          await this.deps.db.$executeRaw`UPDATE "EmailDelivery" SET "claimedUntil" = NULL WHERE "id" = ${d.id}::uuid AND "status" = 'pending'`;
+          continue;
+        }
+        attempts += await this.deliver(d);
+      }
+      if (claimed.length < BATCH) break;
     }
+    return attempts;
   }
 
   private async claim(): Promise<Claimed[]> {
@@ -63,7 +78,9 @@ export class EmailSender {
       UPDATE "EmailDelivery" d SET "claimedUntil" = ${leaseUntil} FROM due, "Event" e
       WHERE d."id" = due."id" AND e."id" = d."eventId"
       RETURNING e."seq", d."id"::text AS "id", d."kind", d."lang", d."recipient", d."companyId"::text AS "companyId", d."invoiceId", d."attempts",
-        d."createdAt", e."payload"`;
+        d."createdAt", e."payload"::text AS "payload"`;
+    // The payload's numbers keep their exact digits (a withdrawal amount is a JSON number; a float would round it).
+    for (const row of rows) row.payload = parseJsonExact(row.payload as string);
     return rows.sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : a.kind.localeCompare(b.kind)));
   }
 

@@ -148,3 +148,9 @@ export const presentEmail = (e: EmailRecord) => ({
   sentAt: e.sentAt?.toISOString() ?? null,
   createdAt: e.createdAt.toISOString(),
 });
+
+/** Deletes finished e-mail records last changed before `olderThan`; pending ones are kept. */
+export async function pruneEmails(db: Db, olderThan: Date): Promise<number> {
+  const { count } = await db.emailDelivery.deleteMany({ where: { status: { in: ['sent', 'failed', 'suppressed'] }, updatedAt: { lt: olderThan } } });
+  return count;
+}

@@ -1,6 +1,7 @@
 // The e-mails' text and HTML (pure): one function per kind, in English and German. Every value from an invoice or
 // an event is escaped in the HTML part and kept to one line in the subject; the only link is PAY_URL/<invoice id>.
 // docs/emails.md shows each template; change the texts here (and their tests in test/emails/).
+import { DecimalLiteral } from '../core/json.ts';
 import type { Language } from '../domain/languages.ts';
 import type { EmailKind } from './kinds.ts';
 
@@ -49,7 +50,7 @@ export const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&
 export const oneLine = (s: string): string => s.replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, ' ').trim();
 
 const when = (d: Date | null) => (d ? `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC` : '-');
-const str = (v: unknown) => (typeof v === 'string' || typeof v === 'number' ? String(v) : '');
+const str = (v: unknown) => (typeof v === 'string' || typeof v === 'number' ? String(v) : v instanceof DecimalLiteral ? v.text : '');
 
 /** A paragraph (text) and its HTML, or a labelled value (`label: value`), or a link. */
 type Block = { p: string } | { label: string; value: string; code?: boolean } | { link: string; text: string } | { items: InvoiceView };

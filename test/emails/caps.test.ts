@@ -40,6 +40,18 @@ describe.each(DATABASES)('e-mail caps on %s', (kind) => {
     await smtp.waitFor(1, other);
   });
 
+  it('the merchant\'s own address is not capped as a client\'s: 4 payments, 4 e-mails over a cap of 3', async () => {
+    const m = await server.merchant();
+    const ops = `ops-uncapped-${Date.now()}@example.com`;
+    await server.request('PUT', '/api/company/settings/notifications', { token: m.publicToken, json: { client: { pending: false, done: false }, merchant: { emails: [ops] } } });
+    for (let i = 0; i < 4; i++) {
+      const invoice = await proceeded(server, m, `payer-${i}-${Date.now()}@example.com`);
+      await server.request('POST', '/api/sandbox/transfers', { token: m.publicToken, json: { invoiceId: invoice.id, amount: '101', confirmations: 19 } });
+    }
+    await smtp.waitFor(4, ops);
+    expect((await allEmails(server, m)).map((e) => [e.kind, e.status])).toEqual(Array.from({ length: 4 }, () => ['merchant.done', 'sent']));
+  });
+
   it('per invoice: at most 2 client e-mails about one invoice', async () => {
     const m = await server.merchant();
     const to = `per-invoice-${Date.now()}@example.com`;
@@ -68,5 +80,27 @@ describe.each(DATABASES)('e-mail caps on %s', (kind) => {
     // The list filters by status.
     const listed = await server.request('GET', '/api/company/emails?status=suppressed', { token: m.publicToken });
     expect(listed.body.emails).toHaveLength(1);
+  });
+});
+
+describe.each(DATABASES)('e-mail retention on %s', (kind) => {
+  const server = useServer(kind, { ...FAST_EMAIL_ENV, SMTP_URL: 'smtp://127.0.0.1:9', EMAIL_RETENTION_DAYS: '30' });
+
+  it('deletes finished records older than EMAIL_RETENTION_DAYS, keeps pending and recent ones', async () => {
+    const m = await server.merchant();
+    const invoice = await proceeded(server, m, `retention-${Date.now()}@example.com`);
+    const [pending] = await until('a record', () => emailsOf(server, m, invoice.id), (e) => e.length === 1);
+    const db = server.app.db.prisma;
+    const event = await db.event.findFirstOrThrow({ where: { subjectId: invoice.id, type: 'invoice.pending' } });
+    const old = new Date(Date.now() - 31 * 86_400_000);
+    const recent = new Date(Date.now() - 29 * 86_400_000);
+    const row = (status: string, updatedAt: Date, recipient: string) => ({
+      id: crypto.randomUUID(), eventId: event.id, companyId: m.tenantId, invoiceId: invoice.id, kind: 'client.done', recipient, lang: 'en', status, nextAttemptAt: updatedAt, updatedAt, createdAt: updatedAt,
+    });
+    await db.emailDelivery.createMany({ data: [row('sent', old, 'a@x.example'), row('failed', old, 'b@x.example'), row('sent', recent, 'c@x.example')] });
+    // The real one is pending (nothing listens on port 9): old as it may be, it is kept.
+    await db.emailDelivery.update({ where: { id: pending!.id }, data: { updatedAt: old } });
+    await server.app.jobs.get('email-pruner').runOnce();
+    expect((await db.emailDelivery.findMany({ where: { invoiceId: invoice.id } })).map((e) => e.recipient).sort()).toEqual(['c@x.example', pending!.recipient].sort());
   });
 });

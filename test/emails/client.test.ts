@@ -97,6 +97,28 @@ describe.each(DATABASES)('client e-mails on %s', (kind) => {
     expect((await server.app.db.prisma.invoice.findUniqueOrThrow({ where: { id: idHeader } })).lang).toBe('de');
   });
 
+  it('GraphQL proceed: lang from the input, else from Accept-Language', async () => {
+    const m = await server.merchant({ name: 'Acme Coffee' });
+    const mutation = `mutation($input: ProceedInvoiceInput!) { proceedInvoice(input: $input) { __typename } }`;
+    const byInput = await invoiceFor(server, m);
+    const a = await server.request('POST', '/graphql', {
+      json: { query: mutation, variables: { input: { invoiceId: byInput, clientEmail: uniqueEmail('gql-de'), paymentCurrency: 'TRC20USDT', lang: 'DE' } } },
+      headers: { 'accept-language': 'en' },
+    });
+    expect(a.body.data.proceedInvoice.__typename).toBe('ProceedInvoiceSuccess');
+    const byHeader = await invoiceFor(server, m);
+    await server.request('POST', '/graphql', {
+      json: { query: mutation, variables: { input: { invoiceId: byHeader, clientEmail: uniqueEmail('gql-header'), paymentCurrency: 'TRC20USDT' } } },
+      headers: { 'accept-language': 'de-CH, en;q=0.5' },
+    });
+    const neither = await invoiceFor(server, m);
+    await server.request('POST', '/graphql', { json: { query: mutation, variables: { input: { invoiceId: neither, clientEmail: uniqueEmail('gql-none'), paymentCurrency: 'TRC20USDT' } } } });
+    const langs = await Promise.all([byInput, byHeader, neither].map(async (id) => (await server.app.db.prisma.invoice.findUniqueOrThrow({ where: { id } })).lang));
+    expect(langs).toEqual(['de', 'de', null]);
+    const records = await until('recorded', async () => Promise.all([byInput, byHeader, neither].map((id) => emailsOf(server, m, id))), (r) => r.every((e) => e.length === 1));
+    expect(records.map((r) => r[0]!.lang)).toEqual(['de', 'de', 'en']);
+  });
+
   it('done: a receipt with what was paid, when, the transaction hash and the merchant; in German too', async () => {
     const m = await server.merchant({ name: 'Acme Coffee' });
     const s = sandbox(server, m.publicToken);

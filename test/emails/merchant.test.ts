@@ -178,16 +178,18 @@ describe.each(DATABASES)('merchant e-mails and settings on %s', (kind) => {
     expect(mail!.parsed.text).toContain(`Transaction: ${held.body.txHash}`);
   });
 
-  it('webhook endpoint failing for a while: one e-mail per failing stretch', async () => {
-    const m = await server.merchant();
-    const ops = unique('ops-hook');
+  it.each(['test', 'live'] as const)('webhook endpoint failing for a while, %s mode: one e-mail per failing stretch', async (mode) => {
+    const m = mode === 'test' ? await server.merchant() : await server.liveMerchant();
+    const ops = unique(`ops-hook-${mode}`);
     await putSettings(server, m.publicToken, { merchant: { emails: [ops] } });
     const dead = `http://127.0.0.1:${await freePort()}/hooks`;
     expect((await server.request('PUT', '/api/company/settings/webhook-url', { token: m.publicToken, json: { webHookUrl: dead } })).status).toBe(200);
     await server.request('POST', '/api/invoices/v1/regular', { token: m.publicToken, json: { invoiceCurrency: 'usd', items: [{ name: 'x', price: 1 }] } });
     const [mail] = await smtp.waitFor(1, ops, 20_000);
-    expect(mail!.parsed.subject).toBe('[TEST] Your webhook endpoint has been failing for over an hour');
+    // A live tenant's e-mails carry no test mark.
+    expect(mail!.parsed.subject).toBe(`${mode === 'test' ? '[TEST] ' : ''}Your webhook endpoint has been failing for over an hour`);
     expect(mail!.parsed.text).toContain(`Endpoint: ${dead}`);
+    expect(mail!.parsed.text?.includes('Test mode')).toBe(mode === 'test');
     // Still failing: no second e-mail for the same stretch.
     await new Promise((r) => setTimeout(r, 2_500));
     expect(smtp.arrived.filter((x) => x.to.includes(ops))).toHaveLength(1);

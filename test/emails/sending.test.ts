@@ -68,6 +68,26 @@ describe.each(DATABASES)('e-mail sending on %s', (kind) => {
     expect(smtp.arrived.some((a) => a.to.includes('nobody@example.com'))).toBe(false);
   });
 
+  it('a sender that crashed after claiming an e-mail: it goes out once its lease ends, not before', async () => {
+    const m = await server.merchant();
+    await smtp.stop();
+    const invoice = await proceeded(server, m, 'crashed-claim@example.com');
+    const [record] = await until('an attempt', () => emailsOf(server, m, invoice.id), (e) => (e[0]?.attempts ?? 0) >= 1);
+    // As a sender that claimed it and died would leave it: claimed for 1.5 s more, due now.
+    // (An attempt of the live sender that was in flight may record over it: then claim it again.)
+    for (let i = 0; i < 20; i++) {
+      await server.app.db.prisma.$executeRaw`UPDATE "EmailDelivery" SET "claimedUntil" = now() + interval '1500 milliseconds', "nextAttemptAt" = now() WHERE "id" = ${record!.id}::uuid`;
+      await new Promise((r) => setTimeout(r, 100));
+      const row = await server.app.db.prisma.emailDelivery.findUniqueOrThrow({ where: { id: record!.id } });
+      if (row.claimedUntil && row.claimedUntil.getTime() > Date.now() + 1000) break;
+    }
+    await smtp.start();
+    await new Promise((r) => setTimeout(r, 700));
+    expect(smtp.arrived.filter((a) => a.to.includes('crashed-claim@example.com'))).toHaveLength(0);
+    await smtp.waitFor(1, 'crashed-claim@example.com');
+    await until('sent', () => emailsOf(server, m, invoice.id), (e) => e[0]?.status === 'sent');
+  });
+
   it('the SMTP credentials are in no log line, no recorded error and not in /health', async () => {
     const logs = JSON.stringify(server.logs);
     expect(logs).toContain('e-mail: sending through this SMTP server');

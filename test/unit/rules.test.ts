@@ -73,8 +73,11 @@ describe('createInvoiceSchema', () => {
   });
 
   it('takes a known client currency or none (the invoice decides whether it is needed)', () => {
-    expect(proceedInvoiceSchema.parse({ clientEmail: 'a@b.co' })).toEqual({ clientEmail: 'a@b.co', paymentCurrency: null });
+    expect(proceedInvoiceSchema.parse({ clientEmail: 'a@b.co' })).toEqual({ clientEmail: 'a@b.co', paymentCurrency: null, lang: null });
     expect(proceedInvoiceSchema.safeParse({ clientEmail: 'a@b.co', paymentCurrency: 'doge' }).success).toBe(false);
+    // The e-mails' language: one the checkout page offers, or none (Accept-Language then decides).
+    expect(proceedInvoiceSchema.parse({ clientEmail: 'a@b.co', lang: 'de' }).lang).toBe('de');
+    expect(proceedInvoiceSchema.safeParse({ clientEmail: 'a@b.co', lang: 'fr' }).success).toBe(false);
     expect(proceedInvoiceSchema.safeParse({ clientEmail: 'a@b' }).success).toBe(false);
   });
 });

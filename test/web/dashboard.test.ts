@@ -5,11 +5,12 @@
 // keyboard use and axe-core's checks in both modes.
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Page, WebSocket } from 'playwright-core';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM, screenshot, unlabelledControls, useBrowser } from '../support/browser.ts';
 import { DATABASES } from '../support/databases.ts';
 import { startReceiver } from '../support/receiver.ts';
 import { useServer, type TestServer } from '../support/server.ts';
+import { startSmtp, type TestSmtp } from '../support/smtp.ts';
 
 /** axe-core's serious and critical findings on the page as it is now (WCAG 2.x A and AA rules and best practices). */
 async function seriousViolations(page: Page): Promise<string[]> {
@@ -245,5 +246,64 @@ describe.runIf(CHROMIUM)('the dashboard in test and live mode', () => {
       expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
       expect(problems).toEqual([]);
     });
+  });
+});
+
+describe.runIf(CHROMIUM)('the dashboard e-mails in Chromium', () => {
+  const env: Record<string, string> = { EMAIL_POLL_MS: '100' };
+  let smtp: TestSmtp | undefined;
+  beforeAll(async () => {
+    smtp = await startSmtp();
+    env['SMTP_URL'] = smtp.url;
+  });
+  afterAll(async () => smtp?.stop());
+  const server = useServer('pglite', env);
+  const browser = useBrowser();
+
+  it('e-mail settings (kinds, addresses, a refused address on its field) and the e-mails of an invoice', { timeout: 60_000 }, async () => {
+    const merchant = await server.merchant({ name: 'Corner Café' });
+    const token = merchant.publicToken;
+    const created = await createInvoice(server, token, 'Tea');
+    const id = created.body.id as string;
+    await server.request('POST', `/api/invoices/v1/regular/${id}/proceed`, { json: { clientEmail: 'tea-client@example.com', paymentCurrency: 'trc20usdt' } });
+    await smtp!.waitFor(1, 'tea-client@example.com');
+
+    const { page, problems } = await browser.open({ width: 1280, height: 1000 });
+    await page.goto(`${server.url}/dashboard`);
+    await page.getByLabel('Public token').fill(token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('Signed in as Corner Café').waitFor();
+
+    // Everything on by default, no address.
+    const receipt = page.getByLabel('Receipt', { exact: true });
+    await expect.poll(() => receipt.isChecked()).toBe(true);
+    const addresses = page.getByLabel('Your addresses (separated by commas, at most 5)');
+    expect(await addresses.inputValue()).toBe('');
+    expect(await unlabelledControls(page)).toEqual([]);
+    expect(await seriousViolations(page)).toEqual([]);
+
+    const form = page.locator('#emails form');
+    await addresses.fill('not an address');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => addresses.getAttribute('aria-invalid')).toBe('true');
+
+    await receipt.uncheck();
+    await page.getByLabel('Webhook endpoint failing for over an hour').uncheck();
+    await addresses.fill('ops@corner.example, boss@corner.example');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await form.getByText('Saved.').waitFor();
+    expect(await addresses.getAttribute('aria-invalid')).toBeNull();
+    const settings = (await server.request('GET', '/api/company/settings/notifications', { token })).body;
+    expect(settings.client.done).toBe(false);
+    expect(settings.merchant).toMatchObject({ emails: ['ops@corner.example', 'boss@corner.example'], webhookFailing: false, done: true });
+
+    // The invoice's detail lists its e-mail.
+    await page.getByRole('button', { name: `Show ${id}` }).click();
+    const row = page.locator('.detail article tr[data-email]');
+    await expect.poll(() => row.count(), { timeout: 10_000 }).toBe(1);
+    expect(await row.textContent()).toContain('client.pending');
+    expect(await row.textContent()).toContain('tea-client@example.com');
+    expect(await row.textContent()).toContain('sent');
+    expect(problems).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 // The merchant dashboard: sign in with a public token, then the invoices live (invoiceEvents), an invoice's
-// transactions, refund and webhook deliveries (redeliver), balances, the webhook URL and its test, withdrawals live
+// transactions, refund, webhook deliveries (redeliver) and e-mails, balances, the webhook URL and its test, the e-mail
+// settings, withdrawals live
 // (withdrawalEvents) and the auto-withdrawal rules. Only the public GraphQL API.
 // Modes: a merchant has a test and a live side, each with its own token that sees only its mode's data. The tab keeps
 // one token per mode (sessionStorage only) and shows one mode at a time; the switch in the header ends everything the
@@ -11,7 +12,9 @@ import {
   DashboardInvoiceDetailDocument,
   DashboardInvoiceEventsDocument,
   DashboardInvoicesDocument,
+  DashboardNotificationSettingsDocument,
   DashboardRedeliverDocument,
+  DashboardSetNotificationSettingsDocument,
   DashboardSetWebhookUrlDocument,
   DashboardTestWebhookDocument,
   DashboardViewerDocument,
@@ -20,6 +23,7 @@ import {
   DashboardWithdrawalsDocument,
   type DashboardAutoWithdrawalRuleFragment,
   type DashboardInvoiceRowFragment,
+  type DashboardNotificationSettingsFragment,
   type DashboardViewerQuery,
   type DashboardWithdrawalRowFragment,
   type InvoiceStatus,
@@ -271,7 +275,7 @@ function openMode(mode: Mode, token: string, viewer: Viewer): void {
   markMode(mode);
   const v = (view = new ModeView(mode, token));
   frame!.signedInAs.textContent = t('signedInAs', { name: viewer.name });
-  replaceChildren(frame!.content, invoicesSection(v), balancesSection(v), webhooksSection(v), withdrawalsSection(v));
+  replaceChildren(frame!.content, invoicesSection(v), balancesSection(v), webhooksSection(v), emailsSection(v), withdrawalsSection(v));
   modeNotice.textContent = t('modeShown', { mode: modeName(mode) });
 }
 
@@ -384,7 +388,7 @@ function invoicesSection(v: ModeView) {
 }
 
 async function showInvoice(v: ModeView, id: string, into: HTMLElement): Promise<void> {
-  const { invoice } = await v.gql(DashboardInvoiceDetailDocument, { id });
+  const { invoice, emailDeliveries } = await v.gql(DashboardInvoiceDetailDocument, { id });
   if (!invoice) return;
   const note = h('p', { role: 'status', class: 'muted' });
   const deliveries = invoice.webhookDeliveries ?? [];
@@ -447,6 +451,21 @@ async function showInvoice(v: ModeView, id: string, into: HTMLElement): Promise<
                 t('redeliver'),
               ),
             ),
+          ),
+        ),
+      ),
+      table(
+        t('invoiceEmails'),
+        [t('kind'), t('recipient'), t('status'), t('attempts'), t('lastAnswer')],
+        emailDeliveries.nodes.map((e) =>
+          h(
+            'tr',
+            { 'data-email': e.id },
+            h('td', {}, e.kind),
+            h('td', {}, e.recipient),
+            h('td', {}, e.status.toLowerCase()),
+            h('td', { class: 'num' }, String(e.attempts)),
+            h('td', {}, e.lastError ?? (e.lastResponseCode ? String(e.lastResponseCode) : '')),
           ),
         ),
       ),
@@ -531,6 +550,83 @@ function webhooksSection(v: ModeView) {
       .catch(report);
   });
   return section('webhooks', 'webhooks', form);
+}
+
+type Settings = DashboardNotificationSettingsFragment;
+const CLIENT_MAILS: [Exclude<keyof Settings['client'], '__typename'>, TextKey][] = [
+  ['pending', 'mailPending'],
+  ['done', 'mailDone'],
+  ['wrong', 'mailWrong'],
+  ['refunded', 'mailRefunded'],
+  ['closed', 'mailClosed'],
+];
+const MERCHANT_MAILS: [Exclude<keyof Settings['merchant'], 'emails' | '__typename'>, TextKey][] = [
+  ['done', 'mailMerchantDone'],
+  ['wrong', 'mailMerchantWrong'],
+  ['withdrawalDone', 'mailWithdrawalDone'],
+  ['withdrawalRejected', 'mailWithdrawalRejected'],
+  ['depositFrozen', 'mailDepositFrozen'],
+  ['webhookFailing', 'mailWebhookFailing'],
+];
+
+/** Which e-mails go out (docs/emails.md): one checkbox per kind, the merchant's addresses. */
+function emailsSection(v: ModeView) {
+  const id = uid('mail');
+  const box = (name: string, label: TextKey) => {
+    const input = h('input', { type: 'checkbox', id: `${id}-${name}`, name });
+    return { input, field: h('div', { class: 'check' }, input, ' ', h('label', { for: `${id}-${name}` }, t(label))) };
+  };
+  const client = CLIENT_MAILS.map(([key, label]) => ({ key, ...box(`client-${key}`, label) }));
+  const merchant = MERCHANT_MAILS.map(([key, label]) => ({ key, ...box(`merchant-${key}`, label) }));
+  const addresses = h('input', { id: `${id}-addresses`, type: 'text', name: 'addresses', maxlength: 2000, autocomplete: 'off', 'aria-describedby': `${id}-error` });
+  const error = h('p', { class: 'field-error', id: `${id}-error` });
+  const note = h('p', { role: 'status', class: 'muted' });
+  const fill = (s: Settings) => {
+    for (const c of client) c.input.checked = s.client[c.key];
+    for (const m of merchant) m.input.checked = s.merchant[m.key];
+    addresses.value = s.merchant.emails.join(', ');
+  };
+  void v.gql(DashboardNotificationSettingsDocument, {})
+    .then(({ notificationSettings }) => fill(notificationSettings))
+    .catch(report);
+  const form = h(
+    'form',
+    {},
+    h('fieldset', {}, h('legend', {}, t('clientEmails')), client.map((c) => c.field)),
+    h(
+      'fieldset',
+      {},
+      h('legend', {}, t('merchantEmails')),
+      h('div', { class: 'field' }, h('label', { for: `${id}-addresses` }, t('merchantAddresses')), addresses, error),
+      merchant.map((m) => m.field),
+    ),
+    h('button', { type: 'submit' }, t('save')),
+    note,
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    addresses.removeAttribute('aria-invalid');
+    error.textContent = '';
+    note.textContent = '';
+    const input = {
+      client: Object.fromEntries(client.map((c) => [c.key, c.input.checked])),
+      merchant: {
+        emails: addresses.value.split(',').map((a) => a.trim()).filter(Boolean),
+        ...Object.fromEntries(merchant.map((m) => [m.key, m.input.checked])),
+      },
+    };
+    void v.gql(DashboardSetNotificationSettingsDocument, { input })
+      .then(({ setNotificationSettings: r }) => {
+        if (r.__typename === 'SetNotificationSettingsSuccess') {
+          fill(r.notificationSettings);
+          return void (note.textContent = t('saved'));
+        }
+        addresses.setAttribute('aria-invalid', 'true');
+        error.textContent = ('details' in r && r.details[0]?.message) || r.message;
+      })
+      .catch(report);
+  });
+  return section('emails', 'emails', form);
 }
 
 function withdrawalsSection(v: ModeView) {
