@@ -155,7 +155,20 @@ function fillForm(invoice: Invoice) {
         if (!details.some((d) => fields[d.path.split('.').pop() ?? ''])) problem.textContent = result.message;
         (form.querySelector('[aria-invalid="true"]') as HTMLElement | null)?.focus();
       })
-      .catch(() => (problem.textContent = t('errorGeneric')))
+      .catch((e: unknown) => {
+        if (!(e instanceof GraphqlError && e.code === 'RATE_UNAVAILABLE' && paymentCurrency)) return (problem.textContent = t('errorGeneric'));
+        // No good rate for this currency now: say so on the field and offer the others (docs/rates.md).
+        const name = currencyName(language, paymentCurrency as PaymentCurrency);
+        select.setAttribute('aria-invalid', 'true');
+        currencyError.textContent = t(fixed ? 'currencyUnavailableFixed' : 'currencyUnavailable', { currency: name });
+        const option = [...select.options].find((o) => o.value === paymentCurrency);
+        if (option && !fixed) {
+          option.disabled = true;
+          option.textContent = t('unavailableOption', { currency: name });
+          select.value = '';
+        }
+        select.focus();
+      })
       .finally(() => {
         button.disabled = false;
         button.textContent = t('proceed');
