@@ -5,6 +5,7 @@ import autocannon, { type Result } from 'autocannon';
 
 const VERIFY_BODY = fileURLToPath(new URL('./verify-body.cjs', import.meta.url));
 const NEXT_BODY = fileURLToPath(new URL('./next-body.cjs', import.meta.url));
+const NEXT_PATH = fileURLToPath(new URL('./next-path.cjs', import.meta.url));
 
 export interface LoadTarget {
   url: string;
@@ -15,6 +16,8 @@ export interface LoadTarget {
   rotate?: { path: string; body?: string }[];
   /** Bodies handed out once each, in order, across all connections (see next-body.cjs); replaces `body`. */
   bodies?: string[];
+  /** Paths handed out once each, in order, across all connections (see next-path.cjs), all with `body`. */
+  paths?: string[];
   /** Stop after this many responses, even before the duration is over. */
   maxRequests?: number;
   /** CommonJS module judging each response body; default verify-body.cjs. */
@@ -49,7 +52,11 @@ export function run(target: LoadTarget, connections: number, duration: number): 
     method: target.method,
     headers: target.headers,
     body: target.body,
-    requests: target.bodies ? [{ path, setupRequest: NEXT_BODY, bodies: target.bodies }] : (target.rotate ?? [{ path }]),
+    requests: target.bodies
+      ? [{ path, setupRequest: NEXT_BODY, bodies: target.bodies }]
+      : target.paths
+        ? [{ path, setupRequest: NEXT_PATH, paths: target.paths }]
+        : (target.rotate ?? [{ path }]),
     maxOverallRequests: target.maxRequests,
     // autocannon ends a run at its next sample tick: 1 s (its default) would pad runs ended by maxRequests.
     sampleInt: 100,

@@ -29,6 +29,7 @@ import { serverOps, type ServerOps } from './ops/endpoints.ts';
 import { MetricsRegistry } from './ops/metrics.ts';
 import { openPlatform } from './platform.ts';
 import { DRAIN_SHARE } from './shutdown.ts';
+import { ratesCheck } from './pricing/rates.ts';
 
 export interface App {
   config: Config;
@@ -85,7 +86,14 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     intervalJob('idempotency-pruner', IDEMPOTENCY_PRUNE_INTERVAL_MS, () => pruneIdempotencyKeys(platform), logger),
   ]);
   jobs.start();
-  const ops = serverOps({ metrics, database: platform.database, jobs, chains: platform.chains, metricsToken: config.metricsToken });
+  const ops = serverOps({
+    metrics,
+    database: platform.database,
+    jobs,
+    chains: platform.chains,
+    metricsToken: config.metricsToken,
+    checks: [ratesCheck(services.invoices.rates, (network, mode) => platform.chains.isOffered(network, mode))],
+  });
   const auth = new TokenAuthenticator(platform.db, config.sandbox);
   const caller = (authorization: string | undefined) => auth.caller(authorization);
 

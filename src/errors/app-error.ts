@@ -71,6 +71,14 @@ export class ConflictError extends AppError {
   }
 }
 
+/** No good exchange rate of a currency now (docs/rates.md): no fresh source, too few agreeing, or none configured. */
+export class RateUnavailableError extends AppError {
+  constructor(currency: string, reason: string) {
+    super('RATE_UNAVAILABLE', `No exchange rate for ${currency} now: ${reason}`, [{ path: 'paymentCurrency', message: reason }]);
+    this.name = 'RateUnavailableError';
+  }
+}
+
 /** The caller is known but may not do this (a live-mode token on a test-mode-only operation, ...). */
 export class ForbiddenError extends AppError {
   constructor(message: string) {

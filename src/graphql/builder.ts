@@ -9,7 +9,7 @@ import { getDatamodel } from '../../generated/pothos-types.ts';
 import type { Company } from '../core/auth.ts';
 import type { Services } from '../core/feature.ts';
 import { readDecimal } from '../domain/money.ts';
-import { AppError, ConflictError, ERROR_STATUS, ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError, type ErrorCode, type ErrorDetail } from '../errors/app-error.ts';
+import { AppError, ConflictError, ERROR_STATUS, ForbiddenError, NotFoundError, RateUnavailableError, UnauthenticatedError, ValidationError, type ErrorCode, type ErrorDetail } from '../errors/app-error.ts';
 import { INSTANT_MESSAGE, parseInstant } from '../core/validation.ts';
 import { decodeNodeId, encodeNodeId } from './node-ids.ts';
 
@@ -204,4 +204,5 @@ export function errorObject<T extends AppError>(cls: new (...args: never[]) => T
 errorObject(ValidationError, 'ValidationError', 'The input is invalid; `details` names each offending field.');
 errorObject(NotFoundError, 'NotFoundError', 'The object does not exist (or is not visible to the caller).');
 errorObject(ConflictError, 'ConflictError', 'The object is in a state that does not allow this operation.');
+errorObject(RateUnavailableError, 'RateUnavailableError', 'No good exchange rate of the payment currency now (docs/rates.md); another currency may work, or this one later (REST 503).');
 errorObject(ForbiddenError, 'ForbiddenError', 'The caller may not do this (e.g. a sandbox operation with a live-mode token).');

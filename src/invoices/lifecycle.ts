@@ -12,7 +12,7 @@ import { commitWithEvents, eventCtes, noteEvents, type EventDeps, type NewEvent 
 import { PAYMENT_CURRENCY_INFO, isInvoiceCurrency, isPaymentCurrency, type PaymentCurrency } from '../domain/assets.ts';
 import { requireOffered } from '../chains/offered.ts';
 import { MAX_AMOUNT, MAX_BALANCE, Money, toMoney } from '../domain/money.ts';
-import { AppError, ConflictError, LimitExceededError, NotFoundError, ValidationError } from '../errors/app-error.ts';
+import { AppError, ConflictError, LimitExceededError, NotFoundError, RateUnavailableError, ValidationError } from '../errors/app-error.ts';
 import { ACCOUNTS, postJournal } from '../ledger/ledger.ts';
 import type { FeeTable } from '../pricing/fees.ts';
 import type { RateBook } from '../pricing/rates.ts';
@@ -193,7 +193,7 @@ export async function proceedInvoice(
   const priced = deps.rates.quote(mode, current.invoiceCurrency, paymentCurrency);
   if (!priced.ok) {
     const side = priced.currency === PAYMENT_CURRENCY_INFO[paymentCurrency].asset ? priced.reason : `no good ${priced.currency} price: ${priced.reason}`;
-    throw new AppError('RATE_UNAVAILABLE', `No exchange rate for ${paymentCurrency} now: ${side}`, [{ path: 'paymentCurrency', message: side }]);
+    throw new RateUnavailableError(paymentCurrency, side);
   }
   const quote = quotePayment({
     total: toMoney(current.total),

@@ -9,7 +9,7 @@ import type { Database } from '../db/client.ts';
 import { AppError, UnauthenticatedError } from '../errors/app-error.ts';
 import { labelRoute } from '../http/route-label.ts';
 import { errorBody, sendJson } from '../http/io.ts';
-import { chainsCheck, databaseCheck, jobsCheck, migrationsCheck, Readiness } from './health.ts';
+import { chainsCheck, databaseCheck, jobsCheck, migrationsCheck, Readiness, type ReadinessCheck } from './health.ts';
 import { httpMetrics } from './http-metrics.ts';
 import type { MetricsRegistry } from './metrics.ts';
 
@@ -41,7 +41,7 @@ export function opsEndpoints(metrics: MetricsRegistry, readiness: Readiness, opt
     }
     if (pathname === '/health/ready') {
       const report = await readiness.evaluate();
-      const failing = report.checks.filter((c) => c.state === 'failing');
+      const failing = report.checks.filter((c) => c.state !== 'ok');
       sendJson(
         res,
         report.ready ? 200 : 503,
@@ -76,6 +76,8 @@ export function opsEndpoints(metrics: MetricsRegistry, readiness: Readiness, opt
 }
 
 export interface ServerOpsDeps {
+  /** Readiness checks of the features (the rates'). */
+  checks?: ReadinessCheck[];
   metrics: MetricsRegistry;
   database: Database;
   jobs: JobRunner;
@@ -95,7 +97,7 @@ export interface ServerOps {
 }
 
 /** The server's metrics of its own (database, pool, jobs), its readiness checks and its endpoints. */
-export function serverOps({ metrics, database, jobs, chains, metricsToken }: ServerOpsDeps): ServerOps {
+export function serverOps({ metrics, database, jobs, chains, metricsToken, checks = [] }: ServerOpsDeps): ServerOps {
   metrics.gauge({
     name: 'payrail_database_info',
     help: 'The database this process uses: kind postgres, or pglite (embedded: one connection inside the process, no pool).',
@@ -135,7 +137,7 @@ export function serverOps({ metrics, database, jobs, chains, metricsToken }: Ser
     labelNames: ['job'],
     collect: () => jobs.jobs.map((j) => ({ labels: { job: j.name }, value: j.running() ? 1 : 0 })),
   });
-  const readiness = new Readiness([databaseCheck(database.prisma), migrationsCheck(database.prisma), jobsCheck(jobs), chainsCheck(chains)]);
+  const readiness = new Readiness([databaseCheck(database.prisma), migrationsCheck(database.prisma), jobsCheck(jobs), chainsCheck(chains), ...checks]);
   return {
     metrics,
     readiness,

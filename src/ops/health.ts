@@ -12,13 +12,16 @@ export const CHECK_TIMEOUT_MS = 2_000;
 
 export interface ReadinessCheck {
   name: string;
-  /** Resolves with null when fine, or why not; a throw or the deadline counts as failing too. */
-  run(timeoutMs: number): Promise<string | null>;
+  /**
+   * Resolves with null when fine, or why not; a throw or the deadline counts as failing too. `{degraded}`: part of
+   * the service is unavailable but the instance should keep its traffic (a currency without a rate).
+   */
+  run(timeoutMs: number): Promise<string | null | { degraded: string }>;
 }
 
 export interface CheckResult {
   name: string;
-  state: 'ok' | 'failing';
+  state: 'ok' | 'degraded' | 'failing';
   /** Why it fails (for operators: the admin listener shows it; the public one does not). */
   detail: string | null;
 }
@@ -48,13 +51,14 @@ export class Readiness {
       this.checks.map(async ({ name, run }): Promise<CheckResult> => {
         try {
           const problem = await withDeadline(run(this.timeoutMs), this.timeoutMs, `the ${name} check`);
+          if (problem !== null && typeof problem === 'object') return { name, state: 'degraded', detail: problem.degraded };
           return { name, state: problem === null ? 'ok' : 'failing', detail: problem };
         } catch (e) {
           return { name, state: 'failing', detail: e instanceof Error ? e.message : String(e) };
         }
       }),
     );
-    return { ready: checks.every((c) => c.state === 'ok'), checks };
+    return { ready: checks.every((c) => c.state !== 'failing'), checks };
   }
 }
 

@@ -1,6 +1,6 @@
 import type { Decimal } from 'decimal.js';
 import { z } from 'zod';
-import { COMPANY_ASSETS, INVOICE_CURRENCIES, PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO, type InvoiceCurrency, type PaymentCurrency } from '../domain/assets.ts';
+import { COMPANY_ASSETS, INVOICE_CURRENCIES, PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO, type CompanyAsset, type InvoiceCurrency, type Network, type PaymentCurrency } from '../domain/assets.ts';
 import type { Mode } from '../domain/modes.ts';
 import { Money } from '../domain/money.ts';
 import { decimal, readConfigFile } from '../core/validation.ts';
@@ -133,4 +133,26 @@ export class RateBook {
       : [];
     return { live: this.live ? 'live' : 'none', test: this.testMode, sources: this.live?.sourceStates() ?? [], unavailable };
   }
+}
+
+/**
+ * Readiness of the rates (docs/rates.md, "Operations"): failing when a mode that uses live rates offers currencies and
+ * none of them has a good rate (or no source is configured at all); degraded, keeping the traffic, when only some
+ * have none; ok otherwise.
+ */
+export function ratesCheck(book: RateBook, offered: (network: Network, mode: Mode) => boolean) {
+  return {
+    name: 'rates',
+    run: async (): Promise<string | null | { degraded: string }> => {
+      const state = book.state();
+      const modes: Mode[] = state.test === 'live' ? ['live', 'test'] : ['live'];
+      const assets = [...new Set(PAYMENT_CURRENCIES.filter((c) => modes.some((m) => offered(PAYMENT_CURRENCY_INFO[c].network, m))).map((c) => PAYMENT_CURRENCY_INFO[c].asset))];
+      if (assets.length === 0) return null;
+      if (state.live === 'none') return `no rate source configured (RATES_CONFIG): live proceed in ${assets.join(', ')} answers 503 RATE_UNAVAILABLE`;
+      const missing = state.unavailable.filter((u) => assets.includes(u.asset as CompanyAsset));
+      if (missing.length === 0) return null;
+      const text = `no good rate for ${missing.map((u) => `${u.asset} (${u.reason})`).join(', ')}`;
+      return missing.length === assets.length ? text : { degraded: text };
+    },
+  };
 }

@@ -16,6 +16,7 @@ import {
   CreateSandboxTransferDocument,
   DropSandboxTransferDocument,
   InvoiceDocument,
+  RatesDocument,
   InvoicesDocument,
   NodeDocument,
   NodesDocument,
@@ -161,6 +162,8 @@ describe.each(DATABASES)('GraphQL through a typed client on %s', (kind) => {
     expect(confirmed).toMatchObject({ state: 'CONFIRMED', confirmations: confirmed.requiredConfirmations, invoice: { status: 'DONE' } });
     const paid = (await anonymous.query(InvoiceDocument, { id: created.id })).data!.invoice!;
     expect(paid.transactions).toHaveLength(1);
+    // What the locked rate was made of: the static table on both sides (test mode).
+    expect(paid.rateDetails).toMatchObject({ kind: 'STATIC', spreadPercent: '0', invoiceCurrency: { asset: 'USD', usdPrice: '1' }, paymentCurrency: { asset: 'USDT', usdPrice: '1', sources: [{ source: 'STATIC', market: 'RATES_FILE' }] } });
     expect(paid.transactions[0]).toMatchObject({ kind: 'PAYMENT', status: 'CONFIRMED', from: 'TRC20USDT', invoice: { id: created.id }, address: { id: filled.address!.id } });
 
     // Who is calling: the merchant behind the token; nobody without one.
@@ -224,6 +227,10 @@ describe.each(DATABASES)('GraphQL through a typed client on %s', (kind) => {
     expect(failed.redeliveredCount).toBe(0);
     const test = as((await merchant.mutate(SendTestWebhookDocument, {})).sendTestWebhook, 'SendTestWebhookSuccess').result;
     expect(test).toMatchObject({ ok: true, statusCode: 200, url: receiver.url });
+
+    // Rates: test mode's static table, as proceed locks it.
+    const rates = (await merchant.query(RatesDocument, { invoiceCurrency: 'USD' })).data!.rates;
+    expect(rates.find((r) => r.paymentCurrency === 'ETH')).toEqual({ paymentCurrency: 'ETH', rate: '0.000285714285714286', sources: ['STATIC'], updatedAt: expect.any(String) });
 
     // Withdrawals: a quote, a batch with one refused item, the sender, the chain's answers, the list, the rules.
     const quote = (await merchant.query(WithdrawalQuoteDocument, { asset: 'TRC20USDT', amount: '10' })).data!.withdrawalQuote;

@@ -17,7 +17,7 @@ import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 
 const ADMIN_TOKEN = 'operator-token-0123456789abcdefghij';
 const METRICS_TOKEN = 'scrape-token-0123456789abcdefghij';
-const ALL_OK = { database: 'ok', migrations: 'ok', jobs: 'ok', chains: 'ok' };
+const ALL_OK = { database: 'ok', migrations: 'ok', jobs: 'ok', chains: 'ok', rates: 'ok' };
 
 const get = async (base: string, p: string, token?: string) => {
   const res = await fetch(`${base}${p}`, { headers: token ? { authorization: `Bearer ${token}` } : {}, signal: AbortSignal.timeout(10_000) });
@@ -130,7 +130,7 @@ describe.each(DATABASES.filter((k) => k === 'postgres'))('readiness while the da
     const ready = await get(app!.url, '/health/ready');
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(ready.status).toBe(503);
-    expect(ready.body).toEqual({ status: 'not_ready', checks: { database: 'failing', migrations: 'failing', jobs: 'ok', chains: 'ok' } });
+    expect(ready.body).toEqual({ status: 'not_ready', checks: { database: 'failing', migrations: 'failing', jobs: 'ok', chains: 'ok', rates: 'ok' } });
     expect((await get(app!.url, '/health/live')).status).toBe(200);
     // The scrape goes on without the gauges it cannot read, and says so.
     const scraped = await get(app!.url, '/metrics', METRICS_TOKEN);
@@ -155,7 +155,7 @@ describe.each(DATABASES.filter((k) => k === 'postgres'))('readiness while the da
       // Each check and each scrape-time gauge has 2 s.
       expect(Date.now() - started).toBeLessThan(6_000);
       expect(ready.status).toBe(503);
-      expect(ready.body).toEqual({ status: 'not_ready', checks: { database: 'failing', migrations: 'failing', jobs: 'ok', chains: 'ok' } });
+      expect(ready.body).toEqual({ status: 'not_ready', checks: { database: 'failing', migrations: 'failing', jobs: 'ok', chains: 'ok', rates: 'ok' } });
       expect(scraped.status).toBe(200);
       expect(seriesOf(parsePrometheus(scraped.text), 'payrail_refunds_queued')).toEqual({});
       expect((await get(app!.url, '/health/live')).status).toBe(200);

@@ -215,7 +215,7 @@ describe.each(DATABASES)('/metrics on %s', (kind) => {
     expect((await get('/health/live', ADMIN_TOKEN)).status).toBe(200);
     const ready = await get('/health/ready', ADMIN_TOKEN);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', jobs: 'ok', chains: 'ok' } });
+    expect(await ready.json()).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', jobs: 'ok', chains: 'ok', rates: 'ok' } });
     expect((await get('/health/ready')).status).toBe(401);
   });
 });

@@ -45,14 +45,16 @@ beforeEach(() => {
 });
 
 describe('live rates from recorded answers', () => {
-  it('every source answers through its real client; BTC and ETH are priced by several, EUR by one is not enough', async () => {
+  it('every source answers through its real client; BTC, ETH and EUR are priced by several', async () => {
     const h = harness();
     await h.rates.refresh();
     expect(h.rates.sourceStates().map((s) => [s.source, s.ok])).toEqual([...EXCHANGES, 'coingecko'].map((s) => [s, true]));
     expect(usd(h, 'btc')).toBeCloseTo(95000, 6);
     expect(used(h, 'btc')).toEqual(['bitstamp', 'coingecko', 'kraken']);
     expect(usd(h, 'eth')).toBeCloseTo(3500, 6);
-    expect(usd(h, 'eur')).toBe('too few agreeing sources (1 of 1 agree, 2 needed)');
+    // EUR: CoinGecko's and Bitstamp's (BTC/USD over BTC/EUR).
+    expect(usd(h, 'eur')).toBeCloseTo(1.08, 6);
+    expect(used(h, 'eur')).toEqual(['bitstamp', 'coingecko']);
     const q = h.rates.quote('usd', 'btc', 18);
     expect(q.ok && q.quote.details.to.sources.map((s) => s.market).sort()).toEqual(['BTC/USD', 'BTC/USD', 'bitcoin.usd']);
   });

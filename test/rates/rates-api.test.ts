@@ -136,6 +136,14 @@ describe.each(DATABASES)('live rates on %s', (kind) => {
       expect(filled.status, filled.text).toBe(200);
       expect(filled.body.paymentDetails.rate).toBe('0.000010526315789474');
       expect(filled.body.paymentDetails.rateSources.paymentCurrency.sources.map((s: { source: string }) => s.source).sort()).toEqual(['coingecko', 'kraken']);
+      // Counted in the metrics by what went wrong; the rate stays available and young.
+      const metrics = await server.app.ops.metrics.text();
+      const count = (kind: string) => Number(new RegExp(`^payrail_rate_source_errors_total\\{source="bitstamp",kind="${kind}"\\} (\\d+)`, 'm').exec(metrics)?.[1] ?? 0);
+      if (failure === '30% off') expect(count('outlier')).toBeGreaterThan(0);
+      else if (failure === 'zero') expect(count('invalid') + count('failed')).toBeGreaterThan(0);
+      else expect(count('failed')).toBeGreaterThan(0);
+      expect(metrics).toMatch(/^payrail_rate_available\{asset="btc"\} 1$/m);
+      expect(Number(/^payrail_rate_age_seconds\{asset="btc"\} ([\d.]+)$/m.exec(metrics)?.[1])).toBeLessThan(MAX_AGE_S);
     });
   }
 
@@ -162,13 +170,17 @@ describe.each(DATABASES)('live rates on %s', (kind) => {
     expect(stale.body.error).toMatchObject({ code: 'RATE_UNAVAILABLE', message: 'No exchange rate for eth now: no fresh source', details: [{ path: 'paymentCurrency', message: 'no fresh source' }] });
     const none = await server.request('GET', '/api/rates?invoiceCurrency=usd');
     expect(none.body.rates).toEqual([]);
+    const metrics = await server.app.ops.metrics.text();
+    expect(metrics).toMatch(/^payrail_rate_available\{asset="eth"\} 0$/m);
+    expect(metrics).not.toMatch(/^payrail_rate_age_seconds\{asset="eth"\}/m);
     // GraphQL proceed says the same.
     const id = await invoice(m.publicToken, 'usd', '35');
     const gql = await server.graphql(
       'mutation P($input: ProceedInvoiceInput!) { proceedInvoice(input: $input) { __typename ... on Error { code message } } }',
       { input: { invoiceId: id, clientEmail: 'payer@example.com', paymentCurrency: 'ETH' } },
     );
-    expect(JSON.stringify(gql.body)).toContain('RATE_UNAVAILABLE');
+    expect(gql.body.errors).toBeUndefined();
+    expect(gql.body.data.proceedInvoice).toEqual({ __typename: 'RateUnavailableError', code: 'RATE_UNAVAILABLE', message: 'No exchange rate for eth now: no fresh source' });
 
     // One source back is not enough (minSources 2); a second one is.
     sources.set('coingecko', 'ok');

@@ -1,6 +1,6 @@
 // Invoice mutations: the same edge schemas and services as the REST paths.
 import { parseInput } from '../../core/validation.ts';
-import { ConflictError, NotFoundError, ValidationError } from '../../errors/app-error.ts';
+import { ConflictError, NotFoundError, RateUnavailableError, ValidationError } from '../../errors/app-error.ts';
 import { builder, mutationOutcome } from '../../graphql/builder.ts';
 import { preferredLanguage } from '../../domain/languages.ts';
 import { InvoiceCurrencyEnum, LanguageEnum, PaymentCurrencyEnum } from '../../graphql/enums.ts';
@@ -62,7 +62,7 @@ builder.mutationField('proceedInvoice', (t) =>
     type: InvoiceType,
     description:
       'Fills an invoice with the client’s e-mail and payment currency and gives it an address (public, no token; REST POST .../{id}/proceed). Repeating it with the same data answers the same invoice.',
-    errors: invoiceOutcome('The filled invoice, status PENDING, with its address and quote.', [ValidationError, NotFoundError, ConflictError]),
+    errors: invoiceOutcome('The filled invoice, status PENDING, with its address and quote.', [ValidationError, NotFoundError, ConflictError, RateUnavailableError]),
     args: { input: t.arg({ type: ProceedInvoiceInput, required: true, description: 'The invoice and the client’s choices.' }) },
     resolve: async (_root, { input }, ctx) => {
       const { invoiceId, ...fields } = input;

@@ -1,7 +1,7 @@
 // Live rates in memory: a background refresh asks every source (each with its own deadline, none waiting for
 // another), keeps each source's last answer, and re-aggregates. Requests only read memory (docs/rates.md).
 import type { Decimal } from 'decimal.js';
-import type { Metrics } from '../../core/metrics.ts';
+import { noMetrics, type Counter, type Metrics } from '../../core/metrics.ts';
 import type { Logger } from '../../logger.ts';
 import { aggregate, crossRate, type AssetPrice, type RateOutcome, type SourceQuote } from './aggregate.ts';
 import type { RatesConfig } from './config.ts';
@@ -27,21 +27,33 @@ export class LiveRates {
   /** What was logged last per source and per (source, market): logs only on a change. */
   private readonly noted = new Map<string, string>();
   private snapshot = new Map<string, AssetPrice>();
-  private readonly errors;
+  private errors: Counter<'source' | 'kind'> = noMetrics.counter({ name: '', help: '', labelNames: ['source', 'kind'] });
+  private instrumented = false;
 
   constructor(
     readonly config: RatesConfig,
     private readonly sources: PriceSource[],
     private readonly logger: Logger,
-    metrics: Metrics,
+    private readonly metrics: Metrics,
     private readonly now: () => Date = () => new Date(),
   ) {
-    const names = sources.map((s) => s.name);
+    // The static table needs no fetch: it counts from the start, before the first refresh.
+    for (const source of sources) {
+      if (source instanceof StaticTableSource) this.quotes.set(source.name, source.quotesNow(this.now()));
+    }
+    this.recompute();
+  }
+
+  /** The metrics, declared by the process that refreshes (a chains worker builds the service but never refreshes). */
+  private instrument(): void {
+    if (this.instrumented) return;
+    this.instrumented = true;
+    const metrics = this.metrics;
     this.errors = metrics.counter({
       name: 'payrail_rate_source_errors_total',
       help: 'Refreshes in which a rate source failed (failed: error, timeout or garbage answer) or gave prices that were not used (invalid: zero, negative or not a number; outlier: too far from the median).',
       labelNames: ['source', 'kind'],
-      initial: names.flatMap((source) => ['failed', 'invalid', 'outlier'].map((kind) => ({ source, kind }))),
+      initial: this.sources.flatMap((s) => ['failed', 'invalid', 'outlier'].map((kind) => ({ source: s.name, kind }))),
     });
     metrics.gauge({
       name: 'payrail_rate_age_seconds',
@@ -61,11 +73,6 @@ export class LiveRates {
       labelNames: ['asset'],
       collect: () => PRICED_ASSETS.map((asset) => ({ labels: { asset }, value: this.price(asset).ok ? 1 : 0 })),
     });
-    // The static table needs no fetch: it counts from the start, before the first refresh.
-    for (const source of sources) {
-      if (source instanceof StaticTableSource) this.quotes.set(source.name, source.quotesNow(this.now()));
-    }
-    this.recompute();
   }
 
   get refreshMs(): number {
@@ -74,6 +81,7 @@ export class LiveRates {
 
   /** One refresh of every source; a source that fails keeps its last answer until it ages out. */
   async refresh(): Promise<void> {
+    this.instrument();
     const timeoutMs = this.config.timeoutSeconds * 1000;
     await Promise.all(
       this.sources.map(async (source) => {

@@ -127,6 +127,19 @@ function fillForm(invoice: Invoice) {
     problem,
     button,
   );
+  // No good rate for this currency now: say so on the field and offer the others (docs/rates.md).
+  const rateUnavailable = (currency: PaymentCurrency) => {
+    const name = currencyName(language, currency);
+    select.setAttribute('aria-invalid', 'true');
+    currencyError.textContent = t(fixed ? 'currencyUnavailableFixed' : 'currencyUnavailable', { currency: name });
+    const option = [...select.options].find((o) => o.value === currency);
+    if (option && !fixed) {
+      option.disabled = true;
+      option.textContent = t('unavailableOption', { currency: name });
+      select.value = '';
+    }
+    select.focus();
+  };
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     for (const [input, error] of [
@@ -147,6 +160,7 @@ function fillForm(invoice: Invoice) {
       .then(({ proceedInvoice: result }) => {
         if (result.__typename === 'ProceedInvoiceSuccess') return show(result.invoice);
         if (result.__typename === 'ConflictError') return refresh();
+        if (result.__typename === 'RateUnavailableError' && paymentCurrency) return rateUnavailable(paymentCurrency as PaymentCurrency);
         const fields: Record<string, [HTMLElement, HTMLElement]> = { clientEmail: [email, emailError], paymentCurrency: [select, currencyError] };
         const details = 'details' in result ? result.details : [];
         for (const detail of details) {
