@@ -42,6 +42,9 @@ import {
   DepositsDocument,
   StaticAddressDocument,
   StaticAddressesDocument,
+  NotificationSettingsDocument,
+  SetNotificationSettingsDocument,
+  EmailDeliveriesDocument,
 } from '../../generated/gql/graphql.ts';
 import { graphqlSchema } from '../../src/features.ts';
 import { DATABASES } from '../support/databases.ts';
@@ -231,6 +234,21 @@ describe.each(DATABASES)('GraphQL through a typed client on %s', (kind) => {
     // Rates: test mode's static table, as proceed locks it.
     const rates = (await merchant.query(RatesDocument, { invoiceCurrency: 'USD' })).data!.rates;
     expect(rates.find((r) => r.paymentCurrency === 'ETH')).toEqual({ paymentCurrency: 'ETH', rate: '0.000285714285714286', sources: ['STATIC'], updatedAt: expect.any(String) });
+
+    // E-mail settings and the e-mail log (no SMTP_URL here: nothing is planned, the log stays empty).
+    const defaults = (await merchant.query(NotificationSettingsDocument, {})).data!.notificationSettings;
+    expect(defaults.client).toEqual({ pending: true, done: true, wrong: true, refunded: true, closed: true });
+    expect(defaults.merchant.emails).toEqual([]);
+    const notified = as(
+      (await merchant.mutate(SetNotificationSettingsDocument, { input: { client: { wrong: false }, merchant: { emails: ['shop@merchant.example'], done: true } } })).setNotificationSettings,
+      'SetNotificationSettingsSuccess',
+    ).notificationSettings;
+    expect(notified).toMatchObject({ client: { done: true, wrong: false }, merchant: { emails: ['shop@merchant.example'], done: true } });
+    const badEmail = as((await merchant.mutate(SetNotificationSettingsDocument, { input: { merchant: { emails: ['not an address'] } } })).setNotificationSettings, 'ValidationError');
+    expect(badEmail.details[0]?.path).toMatch(/emails/);
+    expect((await merchant.query(NotificationSettingsDocument, {})).data!.notificationSettings.client.wrong).toBe(false);
+    const emails = (await merchant.query(EmailDeliveriesDocument, { first: 5 })).data!.emailDeliveries;
+    expect(emails).toMatchObject({ totalCount: 0, nodes: [], pageInfo: { hasNextPage: false } });
 
     // Withdrawals: a quote, a batch with one refused item, the sender, the chain's answers, the list, the rules.
     const quote = (await merchant.query(WithdrawalQuoteDocument, { asset: 'TRC20USDT', amount: '10' })).data!.withdrawalQuote;

@@ -97,6 +97,7 @@ function samples(ids: { invoice: string; transfer: string; event: string }, mode
     },
     'POST /api/invoices/v1/regular/:id/proceed': { params: { id: ids.invoice }, body: { clientEmail: 'a@b.co', paymentCurrency: asset, lang: 'de' } },
     'GET /api/invoices/v1/regular/:id': { params: { id: ids.invoice } },
+    'GET /api/rates': { query: { invoiceCurrency: 'usd' } },
     'POST /api/invoices/v1/regular/:id/accept': { params: { id: ids.invoice } },
     'POST /api/invoices/v1/regular/:id/refund': { params: { id: ids.invoice }, body: { address, tag: '1' } },
     'GET /api/company/underpayment-limits': {},
