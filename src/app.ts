@@ -55,7 +55,7 @@ const IDEMPOTENCY_PRUNE_INTERVAL_MS = 3_600_000;
 const CORS_HEADERS = {
   'access-control-allow-origin': '*',
   'access-control-allow-headers': 'authorization, content-type, idempotency-key, x-request-id',
-  'access-control-allow-methods': 'GET, POST, PUT, PATCH, OPTIONS',
+  'access-control-allow-methods': 'GET, POST, PUT, PATCH, DELETE, OPTIONS',
   'access-control-expose-headers': 'x-request-id, idempotent-replayed, payrail-mode',
   'access-control-max-age': '600',
 };
@@ -85,13 +85,16 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
   ]);
   jobs.start();
   const ops = serverOps({ metrics, database: platform.database, jobs, chains: platform.chains, metricsToken: config.metricsToken });
-  const auth = new TokenAuthenticator(platform.db, config.sandbox);
-  const caller = (authorization: string | undefined) => auth.caller(authorization);
+  const auth = new TokenAuthenticator(platform.db, config.sandbox, undefined, undefined, (e) => logger.warn({ err: e }, 'could not record an API key’s lastUsedAt'));
+  const addressOf = (req: IncomingMessage) => clientAddress(req, config.trustProxyHops);
+  // Every surface authenticates here: REST, GraphQL over HTTP and SSE, and graphql-ws connections.
+  const session = (authorization: string | undefined, _req: IncomingMessage) => auth.session(authorization);
 
   const yoga = buildYoga({
     schema: graphqlSchema(),
     services,
-    caller,
+    session,
+    clientAddress: addressOf,
     introspection: config.graphqlIntrospection,
     logger,
   });
@@ -100,7 +103,8 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
   const routes = [...assembled.routes, ...reference.routes];
   const rest = createRestHandler(new Router<Services>().add(...routes), services, {
     bodyLimitBytes: config.bodyLimitBytes,
-    caller,
+    session: (req) => session(req.headers.authorization, req),
+    clientAddress: addressOf,
     logger,
     headers: CORS_HEADERS,
   });
@@ -116,12 +120,14 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     maxConnectionsPerMerchant: config.liveMaxConnectionsPerMerchant,
     maxSubscriptionsPerConnection: config.liveMaxSubscriptionsPerConnection,
   });
-  const addressOf = (req: IncomingMessage) => clientAddress(req, config.trustProxyHops);
-  const session = (authorization: string | undefined) => auth.session(authorization);
   // Live connections remember what they authenticated with: when a company's credentials change (on any instance,
   // or a CLI on the database), the bus tells every instance, which drops the cached lookups and ends the
   // connections whose credential no longer holds (docs/live.md, "Credentials that stop holding").
   const liveSessions = new LiveSessions(auth, logger);
+  // This process's own change (a key revoked here) empties the cache before its answer is sent: refused at once.
+  platform.onCommitted((types) => {
+    if (types.includes(CREDENTIALS_CHANGED)) auth.invalidate();
+  });
   platform.bus.subscribe((m) => {
     if (m.type !== CREDENTIALS_CHANGED) return;
     auth.forget(m.companyId);

@@ -28,6 +28,7 @@ export const invoiceRoutes: Route<Services>[] = [
     method: 'POST',
     path: '/api/invoices/v1/regular',
     auth: 'required',
+    scope: 'invoices:write',
     body: createInvoiceSchema,
     doc: {
       operationId: 'createInvoice',
@@ -67,6 +68,7 @@ export const invoiceRoutes: Route<Services>[] = [
     method: 'POST',
     path: '/api/invoices/v1/regular/:id/proceed',
     auth: 'optional',
+    scope: 'invoices:write',
     body: proceedInvoiceSchema,
     doc: {
       operationId: 'proceedInvoice',
@@ -85,6 +87,7 @@ export const invoiceRoutes: Route<Services>[] = [
     method: 'GET',
     path: '/api/invoices/v1/regular/:id',
     auth: 'optional',
+    scope: 'invoices:read',
     doc: {
       operationId: 'getInvoice',
       summary: 'Read an invoice',
@@ -101,6 +104,7 @@ export const invoiceRoutes: Route<Services>[] = [
     method: 'POST',
     path: '/api/invoices/v1/regular/:id/accept',
     auth: 'required',
+    scope: 'invoices:write',
     doc: {
       operationId: 'acceptInvoice',
       summary: 'Accept a short payment',
@@ -119,6 +123,7 @@ export const invoiceRoutes: Route<Services>[] = [
     method: 'POST',
     path: '/api/invoices/v1/regular/:id/refund',
     auth: 'required',
+    scope: 'payouts:write',
     body: refundInvoiceSchema,
     doc: {
       operationId: 'refundInvoice',

@@ -26,6 +26,7 @@ export const sandboxRoutes: Route<Services>[] = [
     method: 'POST',
     path: '/api/sandbox/transfers',
     auth: 'required',
+    scope: 'invoices:write',
     body: sandboxTransferSchema,
     doc: {
       operationId: 'createSandboxTransfer',
@@ -42,6 +43,7 @@ export const sandboxRoutes: Route<Services>[] = [
     method: 'POST',
     path: '/api/sandbox/transfers/:id/confirm',
     auth: 'required',
+    scope: 'invoices:write',
     body: confirmSandboxSchema,
     doc: {
       operationId: 'confirmSandboxTransfer',
@@ -62,6 +64,7 @@ export const sandboxRoutes: Route<Services>[] = [
     method: 'POST',
     path: '/api/sandbox/transfers/:id/drop',
     auth: 'required',
+    scope: 'invoices:write',
     doc: {
       operationId: 'dropSandboxTransfer',
       summary: 'Sandbox: drop a simulated payment from the chain',
@@ -77,6 +80,7 @@ export const sandboxRoutes: Route<Services>[] = [
     method: 'POST',
     path: '/api/sandbox/clock/advance',
     auth: 'required',
+    scope: 'invoices:write',
     body: advanceClockSchema,
     doc: {
       operationId: 'advanceSandboxClock',
@@ -93,6 +97,7 @@ export const sandboxRoutes: Route<Services>[] = [
     method: 'GET',
     path: '/api/sandbox/clock',
     auth: 'required',
+    scope: 'invoices:read',
     doc: {
       operationId: 'getSandboxClock',
       summary: "Sandbox: read the merchant's test clock",

@@ -29,6 +29,7 @@ export const withdrawalRoutes: Route<Services>[] = [
     method: 'POST',
     path: '/api/transactions/withdraw',
     auth: 'required',
+    scope: 'payouts:write',
     body: withdrawRequestSchema,
     doc: {
       operationId: 'withdraw',
@@ -62,6 +63,7 @@ export const withdrawalRoutes: Route<Services>[] = [
     method: 'GET',
     path: '/api/transactions/withdrawals',
     auth: 'required',
+    scope: 'payouts:read',
     query: withdrawalListSchema,
     doc: {
       operationId: 'listWithdrawals',
@@ -79,6 +81,7 @@ export const withdrawalRoutes: Route<Services>[] = [
     method: 'GET',
     path: '/api/transactions/withdrawals/:uid',
     auth: 'required',
+    scope: 'payouts:read',
     doc: {
       operationId: 'getWithdrawal',
       summary: 'Read a withdrawal',
@@ -93,6 +96,7 @@ export const withdrawalRoutes: Route<Services>[] = [
     method: 'GET',
     path: '/api/company/auto-withdrawals',
     auth: 'required',
+    scope: 'payouts:read',
     doc: {
       operationId: 'listAutoWithdrawals',
       summary: 'List auto-withdrawal settings',
@@ -106,6 +110,7 @@ export const withdrawalRoutes: Route<Services>[] = [
     method: 'PATCH',
     path: '/api/company/auto-withdrawals',
     auth: 'required',
+    scope: 'payouts:write',
     body: autoWithdrawalsPatchSchema,
     doc: {
       operationId: 'updateAutoWithdrawals',
@@ -122,6 +127,7 @@ export const withdrawalRoutes: Route<Services>[] = [
     method: 'POST',
     path: '/api/sandbox/withdrawals/:uid/confirm',
     auth: 'required',
+    scope: 'payouts:write',
     doc: sandboxDoc('confirm'),
     handler: async (req, ctx) => ({ status: 200, body: presentWithdrawal(await confirmSandboxWithdrawal(ctx.withdrawals, req.company!, req.params['uid']!)) }),
   }),
@@ -129,6 +135,7 @@ export const withdrawalRoutes: Route<Services>[] = [
     method: 'POST',
     path: '/api/sandbox/withdrawals/:uid/reject',
     auth: 'required',
+    scope: 'payouts:write',
     doc: sandboxDoc('reject'),
     handler: async (req, ctx) => ({ status: 200, body: presentWithdrawal(await rejectSandboxWithdrawal(ctx.withdrawals, req.company!, req.params['uid']!)) }),
   }),

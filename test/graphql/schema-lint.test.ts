@@ -12,6 +12,8 @@ import { describe, expect, it } from 'vitest';
  */
 const VALUE_TYPES = [
   'CompanyAssetSetting',
+  // A key with its token, answered once by createApiKey: the key itself (an ApiKey node) is inside.
+  'CreatedApiKey',
   'ErrorDetail',
   'ExportLink',
   'InvoiceContent',

@@ -119,6 +119,9 @@ function samples(ids: { invoice: string; transfer: string; event: string }): Rec
     'GET /api/company/exports/ledger.csv': { query: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z' } },
     'GET /api/company/exports/invoices.csv': { query: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z' } },
     'GET /api/exports/:token': { params: { token: 'A'.repeat(43) } },
+    'POST /api/company/api-keys': { body: { name: 'fuzz', scopes: ['invoices:read', 'payouts:read'], expiresAt: '2099-01-01T00:00:00Z' } },
+    'GET /api/company/api-keys': {},
+    'DELETE /api/company/api-keys/:id': { params: { id: randomUUID() } },
   };
 }
 
