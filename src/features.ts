@@ -9,6 +9,7 @@ import type { Job } from './core/jobs.ts';
 import { graphqlSchema, printedSchema } from './graphql/schema.ts';
 import type { Route } from './http/router.ts';
 import { keysFeature } from './keys/index.ts';
+import { auditFeature } from './audit/index.ts';
 import { invoicesFeature } from './invoices/index.ts';
 import type { TagDoc } from './openapi/document.ts';
 import { createApiReference, type ApiReference } from './openapi/reference.ts';
@@ -20,6 +21,7 @@ import { withdrawalsFeature } from './withdrawals/index.ts';
 export const features = (config: Config): Feature[] => [
   companiesFeature(),
   keysFeature(),
+  auditFeature(),
   invoicesFeature(config.invoices),
   paymentsFeature(),
   sandboxFeature(),

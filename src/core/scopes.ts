@@ -22,10 +22,14 @@ export const ALL_SCOPES: ReadonlySet<Scope> = new Set(SCOPES);
 
 /** Who acted, for the audit log: the API key (id and name, never its token; null for the public token) and the client address. */
 export interface Actor {
-  credential: 'public-token' | 'api-key' | 'session' | 'cli';
+  /** operator: the merchant CLI or the admin API (rotations). */
+  credential: 'public-token' | 'api-key' | 'session' | 'operator';
   key: { id: string; name: string } | null;
   address: string | null;
 }
+
+/** The operator's CLI and admin API: no key, no client address. */
+export const OPERATOR: Actor = { credential: 'operator', key: null, address: null };
 
 /** What an authenticated caller may do and who it is. */
 export interface Access {

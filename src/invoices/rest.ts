@@ -115,7 +115,7 @@ export const invoiceRoutes: Route<Services>[] = [
       errors: [404, 409],
     },
     handler: async (req, ctx) => {
-      await acceptInvoice(ctx.invoices, req.company!, req.params['id']!);
+      await acceptInvoice(ctx.invoices, req.company!, req.access!.actor, req.params['id']!);
       return invoiceBody(ctx, await getInvoiceRecord(ctx.db, req.params['id']!), 200, withTransactions);
     },
   }),
@@ -136,7 +136,7 @@ export const invoiceRoutes: Route<Services>[] = [
       errors: [404, 409],
     },
     handler: async (req, ctx) => {
-      await refundInvoice(ctx.invoices, req.company!, req.params['id']!, req.body);
+      await refundInvoice(ctx.invoices, req.company!, req.access!.actor, req.params['id']!, req.body);
       return invoiceBody(ctx, await getInvoiceRecord(ctx.db, req.params['id']!), 200, withTransactions);
     },
   }),

@@ -96,6 +96,6 @@ builder.mutationField('revokeApiKey', (t) =>
     description: 'Revokes a key at once on every instance; its live connections end within 2 s (REST DELETE /api/company/api-keys/{id}).',
     errors: mutationOutcome('apiKey', 'The revoked key.', [NotFoundError]),
     args: { input: t.arg({ type: RevokeApiKeyInput, required: true, description: 'Which key.' }) },
-    resolve: async (_query, _root, { input }, ctx) => revokeApiKey(ctx.keys, ctx.company!, nodeIdInput(input.id, 'ApiKey', 'id')),
+    resolve: async (_query, _root, { input }, ctx) => revokeApiKey(ctx.keys, ctx.company!, ctx.access!.actor, nodeIdInput(input.id, 'ApiKey', 'id')),
   }),
 );

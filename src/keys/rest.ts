@@ -58,7 +58,7 @@ export const keyRoutes: Route<Services>[] = [
       errors: [403, 404],
     },
     handler: async (req, ctx) => {
-      await revokeApiKey(ctx.keys, req.company!, req.params['id']!);
+      await revokeApiKey(ctx.keys, req.company!, req.access!.actor, req.params['id']!);
       return { status: 204 };
     },
   }),

@@ -6,8 +6,9 @@ import { z } from 'zod';
 import type { ApiKey } from '../../generated/prisma/client.ts';
 import type { Company } from '../core/auth.ts';
 import { recordCredentialsChanged } from '../core/auth.ts';
+import { recordAudit } from '../core/audit.ts';
 import { commitWithEvents, type EventDeps } from '../core/events.ts';
-import { missingScopeMessage, SCOPES, type Access, type Scope } from '../core/scopes.ts';
+import { missingScopeMessage, SCOPES, type Access, type Actor, type Scope } from '../core/scopes.ts';
 import { hashToken } from '../core/tokens.ts';
 import { instant } from '../core/validation.ts';
 import type { Clock } from '../clock.ts';
@@ -84,9 +85,15 @@ export async function createApiKey(deps: KeyDeps, company: Company, access: Acce
     await tx.$queryRaw`SELECT 1 FROM "Company" WHERE "id" = ${company.id}::uuid FOR UPDATE`;
     const active = await tx.apiKey.count({ where: { companyId: company.id, revokedAt: null } });
     if (active >= MAX_ACTIVE_KEYS) throw new ConflictError('CONFLICT', `A mode holds at most ${MAX_ACTIVE_KEYS} API keys that are not revoked: revoke one first`);
-    return tx.apiKey.create({
+    const created = await tx.apiKey.create({
       data: { id: randomUUID(), companyId: company.id, name: input.name, scopes: input.scopes, tokenHash: hashToken(token), expiresAt: input.expiresAt ?? null },
     });
+    await recordAudit(tx, company.id, access.actor, 'api_key.created', {
+      apiKey: { id: created.id, name: created.name },
+      scopes: SCOPES.filter((s) => created.scopes.includes(s)),
+      expiresAt: created.expiresAt?.toISOString() ?? null,
+    });
+    return created;
   });
   return { key, token };
 }
@@ -102,13 +109,15 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
  * Revokes a key of the tenant at once: refused by every instance from the commit on, its live connections ended
  * within 2 s (the credentials-changed event). 404 for no such key, another tenant's, or one already revoked.
  */
-export async function revokeApiKey(deps: KeyDeps, company: Company, id: string): Promise<ApiKey> {
+export async function revokeApiKey(deps: KeyDeps, company: Company, actor: Actor, id: string): Promise<ApiKey> {
   if (!UUID.test(id)) throw new NotFoundError(`No API key with id ${id}`);
   return commitWithEvents(deps, async (tx) => {
     const rows = await tx.$queryRaw<{ id: string }[]>`
       UPDATE "ApiKey" SET "revokedAt" = now() WHERE "id" = ${id}::uuid AND "companyId" = ${company.id}::uuid AND "revokedAt" IS NULL RETURNING "id"`;
     if (rows.length === 0) throw new NotFoundError(`No API key with id ${id}`);
     await recordCredentialsChanged(tx, company.id, 'api_key_revoked');
-    return tx.apiKey.findUniqueOrThrow({ where: { id } });
+    const key = await tx.apiKey.findUniqueOrThrow({ where: { id } });
+    await recordAudit(tx, company.id, actor, 'api_key.revoked', { apiKey: { id: key.id, name: key.name } });
+    return key;
   });
 }

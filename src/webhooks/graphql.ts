@@ -192,7 +192,7 @@ builder.mutationField('setWebhookUrl', (t) =>
     errors: mutationOutcome('webhookSettings', 'The settings after the change.', [ValidationError]),
     args: { input: t.arg({ type: SetWebhookUrlInput, required: true, description: 'The URL to set, or null.' }) },
     resolve: async (_r, { input }, ctx) => {
-      const { webHookUrl } = await setWebhookUrl(ctx.webhooks, ctx.company!, parseInput(webhookUrlSchema, { webHookUrl: input.url ?? null }));
+      const { webHookUrl } = await setWebhookUrl(ctx.webhooks, ctx.company!, ctx.access!.actor, parseInput(webhookUrlSchema, { webHookUrl: input.url ?? null }));
       return { companyId: ctx.company!.id, url: webHookUrl };
     },
   }),

@@ -47,7 +47,7 @@ export const webhookRoutes: Route<Services>[] = [
       requestExample: { webHookUrl: 'https://shop.example/hooks' },
       responses: { 200: { description: 'The URL now set.', schema: webhookUrlAnswerSchema } },
     },
-    handler: async (req, ctx) => ({ status: 200, body: await setWebhookUrl(ctx.webhooks, req.company!, req.body) }),
+    handler: async (req, ctx) => ({ status: 200, body: await setWebhookUrl(ctx.webhooks, req.company!, req.access!.actor, req.body) }),
   }),
   route({
     method: 'GET',

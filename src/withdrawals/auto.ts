@@ -1,6 +1,8 @@
 // Auto-withdrawals: per payment currency, a threshold and a destination. A confirmed credit that leaves the
 // available balance at or above the threshold sends the whole available balance (minus the fee) out through the
 // ordinary withdrawal path, in the credit's own transaction (docs/withdrawals.md).
+import { recordAudit } from '../core/audit.ts';
+import type { Actor } from '../core/scopes.ts';
 import { z } from 'zod';
 import { Prisma, type AutoWithdrawal } from '../../generated/prisma/client.ts';
 import type { Credit } from '../core/credits.ts';
@@ -88,6 +90,7 @@ export const minimumThreshold = (asset: PaymentCurrency) => {
 export async function updateAutoWithdrawals(
   deps: Pick<WithdrawalDeps, 'db' | 'chains'>,
   { id: companyId, mode }: Pick<Company, 'id' | 'mode'>,
+  actor: Actor,
   patch: AutoWithdrawalsPatch,
 ): Promise<AutoWithdrawalRule[]> {
   const details: ErrorDetail[] = [];
@@ -126,15 +129,18 @@ export async function updateAutoWithdrawals(
     });
   }
   if (details.length) throw new ValidationError(details);
-  await deps.db.$transaction(
-    rules.map((r) =>
-      deps.db.autoWithdrawal.upsert({
+  await deps.db.$transaction(async (tx) => {
+    for (const r of rules) {
+      await tx.autoWithdrawal.upsert({
         where: { companyId_asset: { companyId, asset: r.asset } },
         create: r,
         update: { amount: r.amount, isEnabled: r.isEnabled, withdrawalTag: r.withdrawalTag, withdrawalAddress: r.withdrawalAddress, updatedAt: new Date() },
-      }),
-    ),
-  );
+      });
+    }
+    await recordAudit(tx, companyId, actor, 'auto_withdrawals.changed', {
+      rules: rules.map((r) => ({ asset: r.asset, amount: String(r.amount), isEnabled: r.isEnabled ?? false, withdrawalAddress: r.withdrawalAddress, withdrawalTag: r.withdrawalTag ?? null })),
+    });
+  });
   return listAutoWithdrawals(deps.db, companyId);
 }
 

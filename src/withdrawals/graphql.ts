@@ -163,7 +163,7 @@ builder.mutationField('withdraw', (t) =>
     args: { input: t.arg({ type: WithdrawInput, required: true, description: 'The payouts.' }) },
     resolve: async (_root, { input }, ctx) => {
       const request = parseInput(withdrawRequestSchema, { items: input.items.map((i) => ({ ...i, tag: i.tag ?? '' })) });
-      return (await withdraw(ctx.withdrawals, ctx.company!, request, input.idempotencyKey)).results;
+      return (await withdraw(ctx.withdrawals, ctx.company!, ctx.access!.actor, request, input.idempotencyKey)).results;
     },
   }),
 );
@@ -282,7 +282,7 @@ builder.mutationField('updateAutoWithdrawals', (t) =>
     resolve: async (_root, { input }, ctx) => {
       const assets = Object.fromEntries(input.rules.map(({ asset, threshold, ...rule }) => [asset, { ...rule, amount: threshold }]));
       if (Object.keys(assets).length !== input.rules.length) throw new ValidationError([{ path: 'rules', message: 'names an asset twice' }]);
-      return rulesOf(ctx, await updateAutoWithdrawals(ctx.withdrawals, ctx.company!, parseInput(autoWithdrawalsPatchSchema, { assets })));
+      return rulesOf(ctx, await updateAutoWithdrawals(ctx.withdrawals, ctx.company!, ctx.access!.actor, parseInput(autoWithdrawalsPatchSchema, { assets })));
     },
   }),
 );

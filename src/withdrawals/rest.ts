@@ -55,7 +55,7 @@ export const withdrawalRoutes: Route<Services>[] = [
     },
     handler: async (req, ctx) => {
       const key = req.headers['idempotency-key'];
-      const { results, replayed } = await withdraw(ctx.withdrawals, req.company!, req.body, typeof key === 'string' ? key : null);
+      const { results, replayed } = await withdraw(ctx.withdrawals, req.company!, req.access!.actor, req.body, typeof key === 'string' ? key : null);
       return { status: 200, body: results, headers: replayed ? { 'idempotent-replayed': 'true' } : undefined };
     },
   }),
@@ -121,7 +121,7 @@ export const withdrawalRoutes: Route<Services>[] = [
       requestExample: { assets: { ton: { amount: 25, isEnabled: true, withdrawalTag: 'merchant-42', withdrawalAddress: 'EQD4FPq-PRDieyQKkizFTRtSDyucUIqrj0v_zXJmqaDp6_0t' } } },
       responses: { 200: { description: 'Every rule, after the change.', schema: autoWithdrawalsSchema } },
     },
-    handler: async (req, ctx) => ({ status: 200, body: autoWithdrawalsBody(await updateAutoWithdrawals(ctx.withdrawals, req.company!, req.body)) }),
+    handler: async (req, ctx) => ({ status: 200, body: autoWithdrawalsBody(await updateAutoWithdrawals(ctx.withdrawals, req.company!, req.access!.actor, req.body)) }),
   }),
   route({
     method: 'POST',

@@ -1,5 +1,7 @@
 // Withdrawals: accepting them (rules, balance, hold), their lifecycle after the chain adapter took them, and reads.
 // Every state change writes its ledger journal and its webhook event in the same transaction.
+import { recordAudit } from '../core/audit.ts';
+import type { Actor } from '../core/scopes.ts';
 import { randomUUID } from 'node:crypto';
 import type { Decimal } from 'decimal.js';
 import { z } from 'zod';
@@ -165,7 +167,7 @@ export interface WithdrawResult {
 }
 
 /** POST /api/transactions/withdraw: one result per item, in request order. */
-export async function withdraw(deps: WithdrawalDeps, company: Company, input: { items: WithdrawItem[] }, idempotencyKey?: string | null): Promise<WithdrawResult> {
+export async function withdraw(deps: WithdrawalDeps, company: Company, actor: Actor, input: { items: WithdrawItem[] }, idempotencyKey?: string | null): Promise<WithdrawResult> {
   const isValidAddress = addressCheck(deps.chains, company.mode);
   const sendProblem = sendCheck(deps.chains, company.mode);
   // Refused up front rather than held and retried forever.
@@ -177,8 +179,7 @@ export async function withdraw(deps: WithdrawalDeps, company: Company, input: { 
     deps,
     { companyId: company.id, key: idempotencyKey, operation: 'withdraw', input, ttlMs: deps.idempotencyTtlMs },
     {
-      // One asset (the usual call) is one statement: no transaction around it without a key.
-      singleStatement: byAsset(candidates).length <= 1,
+      // Not one statement: the audit entry is written in the same transaction as the withdrawals.
       execute: async (tx) => {
         const created = candidates.length ? await createWithdrawals(tx, company.id, candidates, 'api') : new Map();
         const results: ItemResult[] = input.items.map((_item, position) => {
@@ -188,6 +189,16 @@ export async function withdraw(deps: WithdrawalDeps, company: Company, input: { 
           return 'uid' in o ? { message: ACCEPTED_MESSAGE, success: true, uid: o.uid } : { message: o.refused, success: false, uid: '' };
         });
         const accepted = [...created.values()].filter((o) => 'uid' in o);
+        await recordAudit(tx, company.id, actor, 'withdrawal.requested', {
+          items: input.items.map((item, i) => ({
+            asset: item.asset,
+            amount: item.amount.toFixed(),
+            to: item.to,
+            tag: item.tag,
+            uid: results[i]!.uid || null,
+            refused: results[i]!.success ? null : results[i]!.message,
+          })),
+        });
         return {
           result: results,
           stored: { results: results as unknown as Prisma.InputJsonArray },

@@ -122,6 +122,7 @@ function samples(ids: { invoice: string; transfer: string; event: string }): Rec
     'POST /api/company/api-keys': { body: { name: 'fuzz', scopes: ['invoices:read', 'payouts:read'], expiresAt: '2099-01-01T00:00:00Z' } },
     'GET /api/company/api-keys': {},
     'DELETE /api/company/api-keys/:id': { params: { id: randomUUID() } },
+    'GET /api/company/audit-log': { query: { after: '10', limit: '10' } },
   };
 }
 

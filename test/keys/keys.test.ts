@@ -8,19 +8,14 @@ import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { DATABASES } from '../support/databases.ts';
 import { liveSocket, sseStream, until } from '../support/live.ts';
-import { sampleInvoice, useServer, type TestServer } from '../support/server.ts';
+import { sampleInvoice, useServer } from '../support/server.ts';
+import { makeKey } from './support.ts';
 
 const TRON = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
 const WITHDRAW = { items: [{ amount: 10, to: TRON, asset: 'trc20usdt' }] };
 const RULE = { assets: { trc20usdt: { amount: 100, isEnabled: true, withdrawalAddress: TRON, withdrawalTag: null } } };
 const EVENTS = 'subscription { invoiceEvents { id } }';
 const WITHIN_MS = 2_000;
-
-export async function makeKey(server: TestServer, token: string, scopes: string[], extra: Record<string, unknown> = {}) {
-  const res = await server.request('POST', '/api/company/api-keys', { token, json: { name: `key ${scopes.join(' ')}`, scopes, ...extra } });
-  expect(res.status, res.text).toBe(201);
-  return res.body as { id: string; name: string; token: string; scopes: string[]; createdAt: string; expiresAt: string | null; lastUsedAt: string | null };
-}
 
 const forbidden = (res: { status: number; body: any }, scope: string) => {
   expect(res.status).toBe(403);

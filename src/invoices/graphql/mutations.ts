@@ -90,7 +90,7 @@ builder.mutationField('refundInvoice', (t) =>
     args: { input: t.arg({ type: RefundInvoiceInput, required: true, description: 'The invoice and the client address.' }) },
     resolve: async (query, _root, { input }, ctx) => {
       const { invoiceId, ...fields } = input;
-      await refundInvoice(ctx.invoices, ctx.company!, String(invoiceId), parseInput(refundInvoiceSchema, fields));
+      await refundInvoice(ctx.invoices, ctx.company!, ctx.access!.actor, String(invoiceId), parseInput(refundInvoiceSchema, fields));
       return ctx.db.invoice.findUniqueOrThrow({ ...query, where: { id: String(invoiceId) } });
     },
   }),
@@ -111,7 +111,7 @@ builder.mutationField('acceptInvoice', (t) =>
     errors: invoiceOutcome('The invoice, status DONE.', [NotFoundError, ConflictError]),
     args: { input: t.arg({ type: AcceptInvoiceInput, required: true, description: 'The invoice to accept.' }) },
     resolve: async (query, _root, { input }, ctx) => {
-      await acceptInvoice(ctx.invoices, ctx.company!, String(input.invoiceId));
+      await acceptInvoice(ctx.invoices, ctx.company!, ctx.access!.actor, String(input.invoiceId));
       return ctx.db.invoice.findUniqueOrThrow({ ...query, where: { id: String(input.invoiceId) } });
     },
   }),
