@@ -17,6 +17,7 @@ import { withdrawableBalance } from '../ledger/ledger.ts';
 import type { Db } from '../db/client.ts';
 import { quoteWithdrawal } from './rules.ts';
 import { addressCheck, createWithdrawals, sendCheck, type WithdrawalDeps } from './service.ts';
+import { payoutGuard } from './protection.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -88,7 +89,7 @@ export const minimumThreshold = (asset: PaymentCurrency) => {
 
 /** PATCH: validates every named asset (all or nothing), updates only those, answers the full list. */
 export async function updateAutoWithdrawals(
-  deps: Pick<WithdrawalDeps, 'db' | 'chains'>,
+  deps: Pick<WithdrawalDeps, 'db' | 'chains' | 'clock'>,
   { id: companyId, mode }: Pick<Company, 'id' | 'mode'>,
   actor: Actor,
   patch: AutoWithdrawalsPatch,
@@ -96,6 +97,7 @@ export async function updateAutoWithdrawals(
   const details: ErrorDetail[] = [];
   const isValidAddress = addressCheck(deps.chains, mode);
   const sendProblem = sendCheck(deps.chains, mode);
+  const guard = await payoutGuard(deps, companyId);
   const rules: Prisma.AutoWithdrawalCreateManyInput[] = [];
   for (const [key, rule] of Object.entries(patch.assets)) {
     const path = `assets.${key}`;
@@ -114,6 +116,9 @@ export async function updateAutoWithdrawals(
     } else if (!isValidAddress(key, rule.withdrawalAddress)) {
       details.push({ path: `${path}.withdrawalAddress`, message: `is not a valid ${key} address` });
     }
+    // Under allowListOnly an enabled rule's address must be in the book, past the cool-down.
+    const outside = rule.isEnabled && rule.withdrawalAddress !== '' ? guard({ asset: key, to: rule.withdrawalAddress, tag: rule.withdrawalTag }) : null;
+    if (outside) details.push({ path: `${path}.withdrawalAddress`, message: outside });
     const refusal = rule.isEnabled ? sendProblem(key) : null;
     if (refusal) details.push({ path: `${path}.isEnabled`, message: `cannot be true: ${refusal}` });
     if (info.tagged && !rule.withdrawalTag && rule.withdrawalAddress !== '') details.push({ path: `${path}.withdrawalTag`, message: `is required for ${key}` });

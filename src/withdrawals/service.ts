@@ -20,6 +20,8 @@ import type { Mode } from '../domain/modes.ts';
 import { formatPlain, Money, toMoney } from '../domain/money.ts';
 import { ConflictError, NotFoundError } from '../errors/app-error.ts';
 import type { Logger } from '../logger.ts';
+import type { Clock } from '../clock.ts';
+import { payoutGuard } from './protection.ts';
 import { ACCOUNTS, postDebitIfCovered, postJournal } from '../ledger/ledger.ts';
 import { itemProblem, quoteWithdrawal, totalOf, type WithdrawalQuote, type WithdrawItem } from './rules.ts';
 
@@ -27,6 +29,8 @@ type Tx = Prisma.TransactionClient;
 
 export interface WithdrawalDeps extends EventDeps {
   chains: ChainRegistry;
+  /** The tenant's clock: the payout policy's cool-down runs on it (the test clock in test mode). */
+  clock: Clock;
   risk: RiskHook;
   logger?: Logger;
   idempotencyTtlMs: number;
@@ -170,8 +174,9 @@ export interface WithdrawResult {
 export async function withdraw(deps: WithdrawalDeps, company: Company, actor: Actor, input: { items: WithdrawItem[] }, idempotencyKey?: string | null): Promise<WithdrawResult> {
   const isValidAddress = addressCheck(deps.chains, company.mode);
   const sendProblem = sendCheck(deps.chains, company.mode);
-  // Refused up front rather than held and retried forever.
-  const problems = input.items.map((item) => itemProblem(item, isValidAddress) ?? sendProblem(item.asset));
+  // Refused up front rather than held and retried forever; the payout policy refuses addresses outside the book.
+  const guard = await payoutGuard(deps, company.id);
+  const problems = input.items.map((item) => itemProblem(item, isValidAddress) ?? sendProblem(item.asset) ?? guard(item));
   const candidates: Candidate[] = input.items.flatMap((item, position) =>
     problems[position] ? [] : [{ position, item, quote: quoteWithdrawal(item.asset, item.amount) }],
   );

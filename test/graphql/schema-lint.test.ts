@@ -14,6 +14,9 @@ const VALUE_TYPES = [
   'CompanyAssetSetting',
   // A key with its token, answered once by createApiKey: the key itself (an ApiKey node) is inside.
   'CreatedApiKey',
+  // A tenant has one payout policy, read and set as a whole.
+  'PayoutPolicy',
+  'PendingPayoutPolicy',
   'ErrorDetail',
   'ExportLink',
   'InvoiceContent',

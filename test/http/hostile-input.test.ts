@@ -123,6 +123,11 @@ function samples(ids: { invoice: string; transfer: string; event: string }): Rec
     'GET /api/company/api-keys': {},
     'DELETE /api/company/api-keys/:id': { params: { id: randomUUID() } },
     'GET /api/company/audit-log': { query: { after: '10', limit: '10' } },
+    'GET /api/company/settings/payout-policy': {},
+    'PUT /api/company/settings/payout-policy': { body: { allowListOnly: true, cooldownHours: 24 } },
+    'POST /api/company/payout-addresses': { body: { asset: 'trc20usdt', address: TRON_ADDRESS, tag: null, label: 'fuzz' } },
+    'GET /api/company/payout-addresses': {},
+    'DELETE /api/company/payout-addresses/:id': { params: { id: randomUUID() } },
   };
 }
 
