@@ -3,6 +3,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Config } from './config.ts';
 import { TokenAuthenticator } from './core/auth.ts';
+import { AuthThrottle } from './core/auth-throttle.ts';
+import { UnauthenticatedError } from './errors/app-error.ts';
 import type { Platform, Services } from './core/feature.ts';
 import { pruneIdempotencyKeys } from './core/idempotency.ts';
 import { intervalJob, JobRunner } from './core/jobs.ts';
@@ -87,8 +89,20 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
   const ops = serverOps({ metrics, database: platform.database, jobs, chains: platform.chains, metricsToken: config.metricsToken });
   const auth = new TokenAuthenticator(platform.db, config.sandbox, undefined, undefined, (e) => logger.warn({ err: e }, 'could not record an API key’s lastUsedAt'));
   const addressOf = (req: IncomingMessage) => clientAddress(req, config.trustProxyHops);
-  // Every surface authenticates here: REST, GraphQL over HTTP and SSE, and graphql-ws connections.
-  const session = (authorization: string | undefined, _req: IncomingMessage) => auth.session(authorization);
+  const throttle = new AuthThrottle({ slowdownAfter: config.authFailuresSlowdown, blockAfter: config.authFailuresBlock, blockMs: config.authBlockSeconds * 1000 });
+  // Every surface authenticates here: REST, GraphQL over HTTP and SSE, and graphql-ws connections. A failure counts
+  // against the client address (slowed, then 429); a valid token always passes (docs/security.md, "Brute force").
+  const session = async (authorization: string | undefined, req: IncomingMessage) => {
+    try {
+      return await auth.session(authorization);
+    } catch (e) {
+      if (!(e instanceof UnauthenticatedError)) throw e;
+      const { delayMs, refusal } = throttle.failed(addressOf(req));
+      if (refusal) throw refusal;
+      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+      throw e;
+    }
+  };
 
   const yoga = buildYoga({
     schema: graphqlSchema(),

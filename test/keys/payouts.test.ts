@@ -67,7 +67,7 @@ describe.each(DATABASES)('payout protection on %s', { timeout: 120_000 }, (kind)
     // Removing the entry is at once.
     const removed = await server.request('DELETE', `/api/company/payout-addresses/${added.body.id}`, { token });
     expect(removed.status).toBe(204);
-    expect((await withdrawTo(server, token, BOOKED))[0].message).toContain('not in the payout address book');
+    expect((await withdrawTo(server, token, BOOKED))[0]!.message).toContain('not in the payout address book');
   });
 
   it('weakening waits for the cool-down in force, strengthening holds at once', async () => {
@@ -82,11 +82,11 @@ describe.each(DATABASES)('payout protection on %s', { timeout: 120_000 }, (kind)
     expect(waitsUntil).toBeGreaterThanOrEqual(before + 24 * HOUR_MS - 1_000);
     // Not effective before the cool-down: still refused an hour before it ends.
     await advance(server, token, 23 * 60);
-    expect((await withdrawTo(server, token, OUTSIDE))[0].message).toContain('not in the payout address book');
+    expect((await withdrawTo(server, token, OUTSIDE))[0]!.message).toContain('not in the payout address book');
     expect((await server.request('GET', '/api/company/settings/payout-policy', { token })).body.allowListOnly).toBe(true);
     await advance(server, token, 61);
     expect((await server.request('GET', '/api/company/settings/payout-policy', { token })).body).toEqual({ allowListOnly: false, cooldownHours: 24, pending: null });
-    expect((await withdrawTo(server, token, OUTSIDE))[0].success).toBe(true);
+    expect((await withdrawTo(server, token, OUTSIDE))[0]!.success).toBe(true);
 
     // Turning it on and lengthening the cool-down hold at once; shortening waits; test mode may go to 0.
     expect(await setPolicy(server, token, true, 48)).toEqual({ allowListOnly: true, cooldownHours: 48, pending: null });
@@ -96,7 +96,7 @@ describe.each(DATABASES)('payout protection on %s', { timeout: 120_000 }, (kind)
     expect((await server.request('GET', '/api/company/settings/payout-policy', { token })).body).toEqual({ allowListOnly: true, cooldownHours: 0, pending: null });
     // With a cool-down of 0 a weakening holds at once, and a new entry is usable at once.
     await server.request('POST', '/api/company/payout-addresses', { token, json: { asset: 'trc20usdt', address: BOOKED, label: 'Now' } });
-    expect((await withdrawTo(server, token, BOOKED))[0].success).toBe(true);
+    expect((await withdrawTo(server, token, BOOKED))[0]!.success).toBe(true);
     expect(await setPolicy(server, token, false, 0)).toEqual({ allowListOnly: false, cooldownHours: 0, pending: null });
 
     // The audit log has each change with the policy before and after.
