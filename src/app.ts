@@ -18,6 +18,7 @@ import { LiveSessions } from './graphql/live-sessions.ts';
 import { CREDENTIALS_CHANGED } from './domain/event-types.ts';
 import { loadWebAssets } from './web/assets.ts';
 import { createWebPages } from './web/pages.ts';
+import { dashboardSessions } from './web/session.ts';
 import { clientAddress } from './http/client-address.ts';
 import { checkDeclaredLength, clientError, errorHeaders } from './http/edge.ts';
 import { errorBody, sendJson } from './http/io.ts';
@@ -89,17 +90,21 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
   const ops = serverOps({ metrics, database: platform.database, jobs, chains: platform.chains, metricsToken: config.metricsToken });
   const auth = new TokenAuthenticator(platform.db, config.sandbox, undefined, undefined, (e) => logger.warn({ err: e }, 'could not record an API key’s lastUsedAt'));
   const addressOf = (req: IncomingMessage) => clientAddress(req, config.trustProxyHops);
+  /** A failed authentication of `req`'s client: answered late, or 429 past the limit. */
+  const failedAuthentication = async (req: IncomingMessage) => {
+    const { delayMs, refusal } = throttle.failed(addressOf(req));
+    if (refusal) throw refusal;
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+  };
   const throttle = new AuthThrottle({ slowdownAfter: config.authFailuresSlowdown, blockAfter: config.authFailuresBlock, blockMs: config.authBlockSeconds * 1000 });
   // Every surface authenticates here: REST, GraphQL over HTTP and SSE, and graphql-ws connections. A failure counts
   // against the client address (slowed, then 429); a valid token always passes (docs/security.md, "Brute force").
   const session = async (authorization: string | undefined, req: IncomingMessage) => {
     try {
-      return await auth.session(authorization);
+      return await auth.session(authorization, req.headers.cookie);
     } catch (e) {
       if (!(e instanceof UnauthenticatedError)) throw e;
-      const { delayMs, refusal } = throttle.failed(addressOf(req));
-      if (refusal) throw refusal;
-      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+      await failedAuthentication(req);
       throw e;
     }
   };
@@ -147,6 +152,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     auth.forget(m.companyId);
     void liveSessions.credentialsChanged(m.companyId);
   });
+  const sessions = dashboardSessions({ db: platform.db, auth, secure: config.publicBaseUrl.startsWith('https:'), logger, failed: failedAuthentication });
   const sseStreams = new SseStreams(liveLimits, session, addressOf, liveSessions);
   const graphiql = config.graphiql ? graphiqlPage('/graphql') : null;
 
@@ -186,6 +192,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       const degraded = chains.some((c) => c.live === 'node' && c.state !== 'ok');
       return sendJson(res, 200, { status: degraded ? 'degraded' : 'ok', chains });
     }
+    if (await sessions(req, res, url.pathname, requestId)) return;
     if (!url.pathname.startsWith('/api/') && (await pages(req, res, url))) return;
     if (reference.page(req, res, url)) return;
     if (req.method === 'OPTIONS' && url.pathname.startsWith('/api/')) {

@@ -17,7 +17,7 @@ export type { Company };
  * (docs/security.md). Each kind is checked by `credentialValid`.
  */
 export interface Credential {
-  kind: 'public-token' | 'api-key';
+  kind: 'public-token' | 'api-key' | 'session';
   companyId: string;
   /** SHA-256 of the token (the stored form: the token itself is never kept). */
   digest: string;
@@ -61,7 +61,37 @@ export async function credentialValid(db: Db, credential: Credential): Promise<b
       const key = await db.apiKey.findUnique({ where: { tokenHash: credential.digest }, select: { id: true, companyId: true, revokedAt: true, expiresAt: true } });
       return key !== null && key.id === credential.id && key.companyId === credential.companyId && keyHolds(key);
     }
+    case 'session': {
+      const session = await db.dashboardSession.findUnique({ where: { tokenHash: credential.digest } });
+      return session !== null && session.companyId === credential.companyId && (await sessionHolds(db, session));
+    }
   }
+}
+
+/** The header value the dashboard sends instead of a token: its session cookie of that mode authenticates. */
+export const SESSION_AUTHORIZATION = /^Session[ \t]+(test|live)[ \t]*$/i;
+export const sessionCookieName = (mode: string) => `payrail_session_${mode}`;
+
+/** A cookie's value from a Cookie header. */
+export function cookieValue(header: string | undefined, name: string): string | null {
+  for (const part of (header ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return null;
+}
+
+type SessionRow = { companyId: string; via: string; credentialDigest: string; expiresAt: Date };
+
+/** A dashboard session holds while it has not expired and the credential it was made with still holds. */
+export async function sessionHolds(db: Db, s: SessionRow, now = Date.now()): Promise<boolean> {
+  if (s.expiresAt.getTime() <= now) return false;
+  if (s.via === 'api-key') {
+    const key = await db.apiKey.findUnique({ where: { tokenHash: s.credentialDigest }, select: { companyId: true, revokedAt: true, expiresAt: true } });
+    return key !== null && key.companyId === s.companyId && keyHolds(key, now);
+  }
+  const company = await db.company.findUnique({ where: { publicTokenHash: s.credentialDigest }, select: { id: true } });
+  return company?.id === s.companyId;
 }
 
 /**
@@ -155,11 +185,41 @@ export class TokenAuthenticator {
     );
   }
 
+  /** The caller behind a dashboard session cookie (`Authorization: Session <mode>` selects which), or null. */
+  async dashboardSession(cookie: string): Promise<Authenticated | null> {
+    if (cookie.length === 0 || cookie.length > 200) return null;
+    const digest = hashToken(cookie);
+    const now = Date.now();
+    const hit = this.cache.get(digest);
+    if (hit && hit.until > now && hit.found.credential.expiresAt!.getTime() > now) return hit.found;
+    const before = this.forgotten;
+    const row = await this.db.dashboardSession.findUnique({ where: { tokenHash: digest }, include: { company: true } });
+    if (!row || !digestsEqual(row.tokenHash, digest) || !(await sessionHolds(this.db, row, now))) return null;
+    const key = row.via === 'api-key' ? await this.db.apiKey.findUnique({ where: { tokenHash: row.credentialDigest }, select: { id: true, name: true } }) : null;
+    const found: Authenticated = {
+      company: row.company,
+      credential: { kind: 'session', companyId: row.companyId, digest, expiresAt: row.expiresAt },
+      scopes: scopeSet(row.scopes),
+      key,
+    };
+    if (this.forgotten === before) this.cache.set(digest, { found, until: now + this.ttlMs });
+    return found;
+  }
+
   /**
    * The caller of a request from its Authorization header and what it authenticated with: null without one, 401
-   * with a bad one. The one path both API surfaces and the live connections authenticate through.
+   * with a bad one. The one path both API surfaces and the live connections authenticate through. `Session <mode>`
+   * (the dashboard) authenticates with that mode's session cookie from `cookies`, the request's Cookie header: a
+   * header a page of another site cannot set, so the cookie alone never authenticates (no CSRF).
    */
-  async session(authorization: string | null | undefined): Promise<Authenticated | null> {
+  async session(authorization: string | null | undefined, cookies?: string): Promise<Authenticated | null> {
+    const dashboard = authorization ? SESSION_AUTHORIZATION.exec(authorization) : null;
+    if (dashboard) {
+      const cookie = cookieValue(cookies, sessionCookieName(dashboard[1]!.toLowerCase()));
+      const found = cookie ? await this.dashboardSession(cookie) : null;
+      if (!found) throw new UnauthenticatedError('The dashboard session ended: sign in again');
+      return found;
+    }
     const token = bearerToken(authorization);
     if (token === null) return null;
     const found = await this.authenticate(token);

@@ -99,3 +99,12 @@ builder.mutationField('revokeApiKey', (t) =>
     resolve: async (_query, _root, { input }, ctx) => revokeApiKey(ctx.keys, ctx.company!, ctx.access!.actor, nodeIdInput(input.id, 'ApiKey', 'id')),
   }),
 );
+
+builder.queryField('viewerScopes', (t) =>
+  t.field({
+    type: [ApiScopeEnum],
+    authScopes: { merchant: true },
+    description: 'What the calling credential may do: every scope for the public token, a key’s own, a dashboard session’s of what it signed in with.',
+    resolve: (_root, _args, ctx) => SCOPES.filter((s) => ctx.access!.scopes.has(s)),
+  }),
+);
