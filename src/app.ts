@@ -152,7 +152,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     auth.forget(m.companyId);
     void liveSessions.credentialsChanged(m.companyId);
   });
-  const sessions = dashboardSessions({ db: platform.db, auth, secure: config.publicBaseUrl.startsWith('https:'), logger, failed: failedAuthentication });
+  const sessions = dashboardSessions({ db: platform.db, auth, events: platform.commits, secure: config.publicBaseUrl.startsWith('https:'), logger, failed: failedAuthentication });
   const sseStreams = new SseStreams(liveLimits, session, addressOf, liveSessions);
   const graphiql = config.graphiql ? graphiqlPage('/graphql') : null;
 

@@ -3,7 +3,8 @@
 // on the page ever holds the token. The session has the token's scopes and ends with it (rotation, revocation).
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { cookieValue, sessionCookieName, type TokenAuthenticator } from '../core/auth.ts';
+import { cookieValue, recordCredentialsChanged, sessionCookieName, type TokenAuthenticator } from '../core/auth.ts';
+import type { CommitSignal } from '../core/events.ts';
 import { hashToken } from '../core/tokens.ts';
 import { SCOPES } from '../core/scopes.ts';
 import type { Db } from '../db/client.ts';
@@ -19,6 +20,8 @@ export const SESSION_TTL_MS = 3_600_000;
 export interface SessionDeps {
   db: Db;
   auth: TokenAuthenticator;
+  /** Wakes this process's bus after a sign-out committed its event. */
+  events: CommitSignal;
   /** PUBLIC_BASE_URL is https: the cookie is Secure. */
   secure: boolean;
   logger: Logger;
@@ -69,7 +72,17 @@ export function dashboardSessions(deps: SessionDeps) {
       if (req.method === 'DELETE') {
         const names = ['test', 'live'].map(sessionCookieName);
         const secrets = names.map((n) => cookieValue(req.headers.cookie, n)).filter((v): v is string => !!v && v.length <= 200);
-        if (secrets.length) await deps.db.dashboardSession.deleteMany({ where: { tokenHash: { in: secrets.map(hashToken) } } });
+        if (secrets.length) {
+          // Ended everywhere at once: the credentials-changed event drops every instance's cached lookup of the
+          // session and ends its live connections, as for a revoked key.
+          await deps.db.$transaction(async (tx) => {
+            const ended = await tx.dashboardSession.findMany({ where: { tokenHash: { in: secrets.map(hashToken) } }, select: { companyId: true } });
+            await tx.dashboardSession.deleteMany({ where: { tokenHash: { in: secrets.map(hashToken) } } });
+            for (const companyId of new Set(ended.map((s) => s.companyId))) await recordCredentialsChanged(tx, companyId, 'dashboard_session_ended');
+          });
+          deps.auth.invalidate();
+          deps.events.committed();
+        }
         res.setHeader('set-cookie', names.map((n) => cookie(n, '', 0, deps.secure)));
         sendJson(res, 204, undefined);
         return true;
