@@ -17,7 +17,7 @@ import { withdrawableBalance } from '../ledger/ledger.ts';
 import type { Db } from '../db/client.ts';
 import { quoteWithdrawal } from './rules.ts';
 import { addressCheck, createWithdrawals, sendCheck, type WithdrawalDeps } from './service.ts';
-import { payoutGuard } from './protection.ts';
+import { payoutGuard, refusalInCredit } from './protection.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -160,6 +160,8 @@ export async function autoWithdrawOnCredit(tx: Tx, credit: Credit): Promise<void
     SELECT * FROM "AutoWithdrawal" WHERE "companyId" = ${credit.companyId}::uuid AND "asset" = ${credit.asset} AND "isEnabled"
     FOR UPDATE`;
   if (!rule) return;
+  // The payout policy holds for rules set before it was turned on: a refused address sends nothing (the money stays).
+  if (await refusalInCredit(tx, credit.companyId, { asset: credit.asset, to: rule.withdrawalAddress, tag: rule.withdrawalTag })) return;
   const asset = credit.asset;
   const available = await withdrawableBalance(tx, credit.companyId, asset);
   if (available.lt(toMoney(rule.amount))) return;

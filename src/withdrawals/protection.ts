@@ -3,7 +3,7 @@
 // audit log. withdraw() and updateAutoWithdrawals() ask `payoutGuard` about each address.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { PayoutAddress, PayoutPolicy } from '../../generated/prisma/client.ts';
+import type { PayoutAddress, PayoutPolicy, Prisma } from '../../generated/prisma/client.ts';
 import type { Company } from '../core/auth.ts';
 import { recordAudit } from '../core/audit.ts';
 import type { Actor } from '../core/scopes.ts';
@@ -64,7 +64,7 @@ export const payoutAddressSchema = z
   .meta({ id: 'PayoutAddress' });
 export const payoutAddressListSchema = z.strictObject({ addresses: z.array(payoutAddressSchema).meta({ description: 'Newest first.' }) }).meta({ id: 'PayoutAddressList' });
 
-const stateOf = (row: PayoutPolicy | null): PolicyState =>
+export const stateOf = (row: PayoutPolicy | null): PolicyState =>
   row
     ? {
         allowListOnly: row.allowListOnly,
@@ -157,6 +157,21 @@ export async function removePayoutAddress(deps: ProtectionDeps, company: Company
     await recordAudit(tx, company.id, actor, 'payout_address.removed', { id: row.id, asset: row.asset, address: row.address, tag: row.tag, label: row.label });
     return row;
   });
+}
+
+/**
+ * The payout policy's answer for an auto-withdrawal inside a credit's transaction (no Clock there): the tenant's time
+ * is real time plus its test clock's offset (a live tenant has no test clock).
+ */
+export async function refusalInCredit(tx: Prisma.TransactionClient, companyId: string, item: { asset: string; to: string; tag: string | null }): Promise<string | null> {
+  const [row] = await tx.$queryRaw<PayoutPolicy[]>`SELECT * FROM "PayoutPolicy" WHERE "companyId" = ${companyId}::uuid`;
+  if (!row) return null;
+  const [clock] = await tx.$queryRaw<{ offsetMs: bigint }[]>`SELECT "offsetMs" FROM "SandboxClock" WHERE "companyId" = ${companyId}::uuid`;
+  const now = new Date(Date.now() + Number(clock?.offsetMs ?? 0n));
+  const state = policyAt(stateOf(row), now);
+  if (!state.allowListOnly) return null;
+  const book = await tx.payoutAddress.findMany({ where: { companyId, asset: item.asset }, select: { asset: true, address: true, tag: true, createdAt: true } });
+  return payoutRefusal(state, book, item, now);
 }
 
 /** Why each payout address is refused under the tenant's policy now (null: allowed): read once per call. */

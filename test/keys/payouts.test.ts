@@ -64,6 +64,17 @@ describe.each(DATABASES)('payout protection on %s', { timeout: 120_000 }, (kind)
     const gql = await server.graphql(`mutation { withdraw(input: { items: [{ amount: "5", to: "${OUTSIDE}", asset: TRC20USDT }] }) { __typename ... on WithdrawSuccess { results { success message } } } }`, {}, token);
     expect(gql.body.data?.withdraw?.results?.[0] ?? gql.body, gql.text).toMatchObject({ success: false, message: expect.stringContaining('not in the payout address book') });
 
+    // A rule set while the policy was off does not send outside the book once it is on.
+    const other = await server.merchant();
+    expect((await server.request('PATCH', '/api/company/auto-withdrawals', { token: other.publicToken, json: rule(OUTSIDE) })).status).toBe(200);
+    await setPolicy(server, other.publicToken, true, 24);
+    await fund(server, other.publicToken, 'trc20usdt', '600');
+    expect((await server.request('GET', '/api/transactions/withdrawals', { token: other.publicToken })).body.withdrawals).toEqual([]);
+    await setPolicy(server, other.publicToken, false, 24);
+    await advance(server, other.publicToken, 24 * 60 + 1);
+    await fund(server, other.publicToken, 'trc20usdt', '1');
+    expect((await server.request('GET', '/api/transactions/withdrawals', { token: other.publicToken })).body.withdrawals).toHaveLength(1);
+
     // Removing the entry is at once.
     const removed = await server.request('DELETE', `/api/company/payout-addresses/${added.body.id}`, { token });
     expect(removed.status).toBe(204);
