@@ -53,6 +53,9 @@ describe.runIf(CHROMIUM)('the dashboard in Chromium', () => {
       expect(await storedText(page)).not.toContain(token);
       expect(await page.evaluate(() => localStorage.length)).toBe(0);
       expect(await page.evaluate(() => document.cookie)).toBe('');
+      // The audit log shows the webhook URL change made before sign-in (the public token's, no key name).
+      await page.locator('#audit tr[data-audit="webhook_url_changed"]').waitFor();
+      expect(await page.locator('#audit tr[data-audit="webhook_url_changed"] td').nth(2).textContent()).toBe('public_token');
       expect((await page.context().cookies()).map((c) => ({ name: c.name, httpOnly: c.httpOnly, sameSite: c.sameSite }))).toEqual([{ name: 'payrail_session_test', httpOnly: true, sameSite: 'Strict' }]);
       expect(await unlabelledControls(page)).toEqual([]);
       await page.evaluate(() => ((window as unknown as { sameDocument: boolean }).sameDocument = true));

@@ -7,6 +7,7 @@
 // time; the switch in the header ends everything the old mode runs (subscriptions, polls, timers, pending answers)
 // before the other mode's data loads. Forms that move money show only to a session with payouts:write.
 import {
+  DashboardAuditLogDocument,
   DashboardAutoWithdrawalsDocument,
   DashboardUpdateAutoWithdrawalsDocument,
   DashboardBalancesDocument,
@@ -298,7 +299,7 @@ function openMode(mode: Mode, viewer: Viewer): void {
   markMode(mode);
   const v = (view = new ModeView(mode, viewer));
   frame!.signedInAs.textContent = t('signedInAs', { name: viewer.name });
-  replaceChildren(frame!.content, invoicesSection(v), balancesSection(v), webhooksSection(v), withdrawalsSection(v));
+  replaceChildren(frame!.content, invoicesSection(v), balancesSection(v), webhooksSection(v), withdrawalsSection(v), v.may('SETTINGS_READ') ? auditSection(v) : null);
   modeNotice.textContent = t('modeShown', { mode: modeName(mode) });
 }
 
@@ -614,6 +615,31 @@ function withdrawalsSection(v: ModeView) {
 }
 
 type AutoWithdrawalRule = DashboardAutoWithdrawalRuleFragment;
+
+/** The latest audit entries (docs/security.md): who changed what, from where; for sessions with settings:read. */
+function auditSection(v: ModeView) {
+  const body = h('div', {});
+  const load = () =>
+    void v.gql(DashboardAuditLogDocument, { first: 20 })
+      .then(({ auditLog }) =>
+        replaceChildren(
+          body,
+          auditLog.nodes.length
+            ? table(
+                t('auditLog'),
+                [t('created'), t('auditAction'), t('auditBy'), t('auditFrom')],
+                auditLog.nodes.map((e) =>
+                  h('tr', { 'data-audit': e.action.toLowerCase() }, h('td', {}, time(e.createdAt)), h('td', {}, h('code', {}, e.action.toLowerCase())), h('td', {}, e.apiKeyName ?? e.credential.toLowerCase()), h('td', {}, e.clientAddress ?? '')),
+                ),
+              )
+            : h('p', {}, t('none')),
+        ),
+      )
+      .catch(report);
+  load();
+  v.reloads.push(load);
+  return section('audit', 'auditLog', body);
+}
 
 /** Sets one currency's auto-withdrawal rule (the API takes the rules it is given and keeps the others). */
 function ruleForm(v: ModeView, current: AutoWithdrawalRule[], show: (rules: AutoWithdrawalRule[], selected?: string) => void, selected?: string) {
