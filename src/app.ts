@@ -3,6 +3,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Config } from './config.ts';
 import { TokenAuthenticator } from './core/auth.ts';
+import { AuthThrottle } from './core/auth-throttle.ts';
+import { UnauthenticatedError } from './errors/app-error.ts';
 import type { Platform, Services } from './core/feature.ts';
 import { pruneIdempotencyKeys } from './core/idempotency.ts';
 import { intervalJob, JobRunner } from './core/jobs.ts';
@@ -17,6 +19,7 @@ import { LiveSessions } from './graphql/live-sessions.ts';
 import { CREDENTIALS_CHANGED } from './domain/event-types.ts';
 import { loadWebAssets } from './web/assets.ts';
 import { createWebPages } from './web/pages.ts';
+import { dashboardSessions } from './web/session.ts';
 import { clientAddress } from './http/client-address.ts';
 import { checkDeclaredLength, clientError, errorHeaders } from './http/edge.ts';
 import { errorBody, sendJson } from './http/io.ts';
@@ -57,7 +60,7 @@ const IDEMPOTENCY_PRUNE_INTERVAL_MS = 3_600_000;
 const CORS_HEADERS = {
   'access-control-allow-origin': '*',
   'access-control-allow-headers': 'authorization, content-type, idempotency-key, x-request-id',
-  'access-control-allow-methods': 'GET, POST, PUT, PATCH, OPTIONS',
+  'access-control-allow-methods': 'GET, POST, PUT, PATCH, DELETE, OPTIONS',
   'access-control-expose-headers': 'x-request-id, idempotent-replayed, payrail-mode',
   'access-control-max-age': '600',
 };
@@ -94,13 +97,32 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     metricsToken: config.metricsToken,
     checks: [ratesCheck(services.invoices.rates, (network, mode) => platform.chains.isOffered(network, mode))],
   });
-  const auth = new TokenAuthenticator(platform.db, config.sandbox);
-  const caller = (authorization: string | undefined) => auth.caller(authorization);
+  const auth = new TokenAuthenticator(platform.db, config.sandbox, undefined, undefined, (e) => logger.warn({ err: e }, 'could not record an API key’s lastUsedAt'));
+  const addressOf = (req: IncomingMessage) => clientAddress(req, config.trustProxyHops);
+  /** A failed authentication of `req`'s client: answered late, or 429 past the limit. */
+  const failedAuthentication = async (req: IncomingMessage) => {
+    const { delayMs, refusal } = throttle.failed(addressOf(req));
+    if (refusal) throw refusal;
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+  };
+  const throttle = new AuthThrottle({ slowdownAfter: config.authFailuresSlowdown, blockAfter: config.authFailuresBlock, blockMs: config.authBlockSeconds * 1000 });
+  // Every surface authenticates here: REST, GraphQL over HTTP and SSE, and graphql-ws connections. A failure counts
+  // against the client address (slowed, then 429); a valid token always passes (docs/security.md, "Brute force").
+  const session = async (authorization: string | undefined, req: IncomingMessage) => {
+    try {
+      return await auth.session(authorization, req.headers.cookie);
+    } catch (e) {
+      if (!(e instanceof UnauthenticatedError)) throw e;
+      await failedAuthentication(req);
+      throw e;
+    }
+  };
 
   const yoga = buildYoga({
     schema: graphqlSchema(),
     services,
-    caller,
+    session,
+    clientAddress: addressOf,
     introspection: config.graphqlIntrospection,
     logger,
   });
@@ -109,7 +131,8 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
   const routes = [...assembled.routes, ...reference.routes];
   const rest = createRestHandler(new Router<Services>().add(...routes), services, {
     bodyLimitBytes: config.bodyLimitBytes,
-    caller,
+    session: (req) => session(req.headers.authorization, req),
+    clientAddress: addressOf,
     logger,
     headers: CORS_HEADERS,
   });
@@ -125,17 +148,20 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     maxConnectionsPerMerchant: config.liveMaxConnectionsPerMerchant,
     maxSubscriptionsPerConnection: config.liveMaxSubscriptionsPerConnection,
   });
-  const addressOf = (req: IncomingMessage) => clientAddress(req, config.trustProxyHops);
-  const session = (authorization: string | undefined) => auth.session(authorization);
   // Live connections remember what they authenticated with: when a company's credentials change (on any instance,
   // or a CLI on the database), the bus tells every instance, which drops the cached lookups and ends the
   // connections whose credential no longer holds (docs/live.md, "Credentials that stop holding").
   const liveSessions = new LiveSessions(auth, logger);
+  // This process's own change (a key revoked here) empties the cache before its answer is sent: refused at once.
+  platform.onCommitted((types) => {
+    if (types.includes(CREDENTIALS_CHANGED)) auth.invalidate();
+  });
   platform.bus.subscribe((m) => {
     if (m.type !== CREDENTIALS_CHANGED) return;
     auth.forget(m.companyId);
     void liveSessions.credentialsChanged(m.companyId);
   });
+  const sessions = dashboardSessions({ db: platform.db, auth, events: platform.commits, secure: config.publicBaseUrl.startsWith('https:'), logger, failed: failedAuthentication });
   const sseStreams = new SseStreams(liveLimits, session, addressOf, liveSessions);
   const graphiql = config.graphiql ? graphiqlPage('/graphql') : null;
   const schemaText = schemaFile(printedSchema);
@@ -177,6 +203,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
       const degraded = chains.some((c) => c.live === 'node' && c.state !== 'ok');
       return sendJson(res, 200, { status: degraded ? 'degraded' : 'ok', chains });
     }
+    if (await sessions(req, res, url.pathname, requestId)) return;
     if (!url.pathname.startsWith('/api/') && (await pages(req, res, url))) return;
     if (reference.page(req, res, url)) return;
     if (req.method === 'OPTIONS' && url.pathname.startsWith('/api/')) {

@@ -9,6 +9,8 @@ import type { Feature, Platform, Services } from './core/feature.ts';
 import type { Job } from './core/jobs.ts';
 import { graphqlSchema, printedSchema } from './graphql/schema.ts';
 import type { Route } from './http/router.ts';
+import { keysFeature } from './keys/index.ts';
+import { auditFeature } from './audit/index.ts';
 import { invoicesFeature } from './invoices/index.ts';
 import type { TagDoc } from './openapi/document.ts';
 import { createApiReference, type ApiReference } from './openapi/reference.ts';
@@ -19,6 +21,8 @@ import { withdrawalsFeature } from './withdrawals/index.ts';
 
 export const features = (config: Config): Feature[] => [
   companiesFeature(),
+  keysFeature(),
+  auditFeature(),
   invoicesFeature(config.invoices),
   paymentsFeature(),
   sandboxFeature(),
@@ -41,6 +45,7 @@ const API_TAGS: TagDoc[] = [
   { name: 'Webhooks', description: 'The webhook URL, the delivery log, redelivery and the event feed (docs/webhooks.md).' },
   { name: 'E-mails', description: 'E-mails to the paying client and to you: which are sent, and the log of what was sent (docs/emails.md).' },
   { name: 'Merchant', description: 'Balances and underpayment limits.' },
+  { name: 'Keys', description: 'Restricted API keys with scopes, per mode (docs/security.md).' },
   { name: 'Sandbox', description: 'Simulated chain activity and the test clock, for test-mode tokens only (a live-mode token gets 403; docs/modes.md).' },
   { name: 'Exports', description: 'Reconciliation exports: the ledger and the invoices of a date range as streamed RFC 4180 CSV, and download links (docs/exports.md).' },
 ];

@@ -75,6 +75,7 @@ export async function openPlatform(config: CoreConfig, logger: Logger, options: 
   }
   const metrics = options.metrics ?? noMetrics;
   const countTransitions = transitionCounters(metrics);
+  const commitListeners: ((types: readonly string[]) => void)[] = [];
   return {
     config,
     database,
@@ -85,9 +86,13 @@ export async function openPlatform(config: CoreConfig, logger: Logger, options: 
     commits: {
       committed(types) {
         bus.committed();
-        if (types?.length) countTransitions(types);
+        if (types?.length) {
+          countTransitions(types);
+          for (const listener of commitListeners) listener(types);
+        }
       },
     },
+    onCommitted: (listener) => void commitListeners.push(listener),
     metrics,
     credits: new CreditHooks(),
     chainsWorker: options.chainsWorker ?? false,

@@ -39,7 +39,8 @@ export async function startAdminServer(app: App): Promise<AdminServer> {
   const expected = sha(token);
   const rest = createRestHandler(new Router<AdminContext>().add(...adminRoutes), { db: app.db.prisma, auth: app.auth, events: app.platform.commits, custody: app.platform.chains.custodySources() }, {
     bodyLimitBytes: 65_536,
-    caller: async () => null,
+    session: async () => null,
+    clientAddress: (req) => req.socket.remoteAddress ?? 'unknown',
     logger,
   });
   const database = databaseLabel(config.databaseUrl);

@@ -56,7 +56,7 @@ const BalanceType = builder.node(builder.objectRef<BalanceShape>('Balance'), {
   loadMany: async (keys, ctx) => {
     const balances = ctx.company ? await companyBalances(ctx.db, ctx.company.id) : [];
     return keys.map((key) => {
-      const balance = balances.find((b) => b.asset === ownCompanyAsset(ctx, key));
+      const balance = balances.find((b) => b.asset === ownCompanyAsset(ctx, key, 'payouts:read'));
       return balance ? { ...balance, companyId: ctx.company!.id } : null;
     });
   },
@@ -78,7 +78,7 @@ const BalanceType = builder.node(builder.objectRef<BalanceShape>('Balance'), {
 builder.queryField('balances', (t) =>
   t.field({
     type: [BalanceType],
-    authScopes: { merchant: true },
+    authScopes: { scope: 'payouts:read' },
     description: 'The calling merchant’s balances, one per payment currency it ever received (REST GET /api/company/balances).',
     resolve: async (_root, _args, ctx) => (await companyBalances(ctx.db, ctx.company!.id)).map((b) => ({ ...b, companyId: ctx.company!.id })),
   }),
@@ -98,7 +98,7 @@ const UnderpaymentLimitType = builder.node(builder.objectRef<LimitRow>('Underpay
   id: { resolve: (l) => `${l.companyId}:${l.asset}` },
   loadMany: async (keys, ctx) => {
     const rows = ctx.company ? toRows(ctx.company.id, await getUnderpaymentLimits(ctx.db, ctx.company.id)) : [];
-    return keys.map((key) => rows.find((r) => r.asset === ownCompanyAsset(ctx, key)) ?? null);
+    return keys.map((key) => rows.find((r) => r.asset === ownCompanyAsset(ctx, key, 'settings:read')) ?? null);
   },
   description: 'An invoice short by at most max(fixed, percent of its amount) counts as paid.',
   fields: (t) => ({
@@ -111,7 +111,7 @@ const UnderpaymentLimitType = builder.node(builder.objectRef<LimitRow>('Underpay
 builder.queryField('underpaymentLimits', (t) =>
   t.field({
     type: [UnderpaymentLimitType],
-    authScopes: { merchant: true },
+    authScopes: { scope: 'settings:read' },
     description: 'The calling merchant’s underpayment limits, one per asset that has one.',
     resolve: async (_root, _args, ctx) => toRows(ctx.company!.id, await getUnderpaymentLimits(ctx.db, ctx.company!.id)),
   }),
@@ -136,7 +136,7 @@ const SetUnderpaymentLimitsInput = builder.inputType('SetUnderpaymentLimitsInput
 builder.mutationField('setUnderpaymentLimits', (t) =>
   t.field({
     type: [UnderpaymentLimitType],
-    authScopes: { merchant: true },
+    authScopes: { scope: 'settings:write' },
     description: 'Sets the limits of the assets given; an entry with neither fixed nor percent removes that asset’s limit.',
     errors: mutationOutcome('underpaymentLimits', 'Every limit of the merchant after the change.', [ValidationError]),
     args: { input: t.arg({ type: SetUnderpaymentLimitsInput, required: true, description: 'The limits to set.' }) },

@@ -11,6 +11,7 @@ export const companyRoutes: Route<Services>[] = [
     method: 'GET',
     path: '/api/company/underpayment-limits',
     auth: 'required',
+    scope: 'settings:read',
     doc: {
       operationId: 'getUnderpaymentLimits',
       summary: 'Read the underpayment limits',
@@ -23,6 +24,7 @@ export const companyRoutes: Route<Services>[] = [
     method: 'PATCH',
     path: '/api/company/underpayment-limits',
     auth: 'required',
+    scope: 'settings:write',
     body: underpaymentLimitsSchema,
     doc: {
       operationId: 'setUnderpaymentLimits',
@@ -38,6 +40,7 @@ export const companyRoutes: Route<Services>[] = [
     method: 'GET',
     path: '/api/company/balances',
     auth: 'required',
+    scope: 'payouts:read',
     doc: {
       operationId: 'getBalances',
       summary: 'Read the balances',

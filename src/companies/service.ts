@@ -8,6 +8,8 @@ import { NotFoundError } from '../errors/app-error.ts';
 import { httpUrl, parseInput } from '../core/validation.ts';
 import { hashToken, newPublicToken, newSecretKey, standardWebhooksSecret } from '../core/tokens.ts';
 import { recordCredentialsChanged } from '../core/auth.ts';
+import { recordAudit } from '../core/audit.ts';
+import { OPERATOR } from '../core/scopes.ts';
 import type { CommitSignal } from '../core/events.ts';
 
 export interface ModeCredentials {
@@ -132,6 +134,7 @@ export async function rotatePublicToken(db: Db, ref: CompanyModeRef, events?: Co
     // A rotation contains a leaked token: the export download links it made end with it (docs/exports.md).
     await tx.exportLink.deleteMany({ where: { companyId: tenant.id } });
     await recordCredentialsChanged(tx, tenant.id, 'public_token_rotated');
+    await recordAudit(tx, tenant.id, OPERATOR, 'public_token.rotated', { mode: ref.mode });
   });
   events?.committed();
   return { companyId: ref.companyId, mode: ref.mode, publicToken };
@@ -145,6 +148,7 @@ export async function rotateSecretKey(
   await transactionWithRetry(db, async (tx) => {
     const tenant = await tenantOf(tx, ref);
     await tx.company.update({ where: { id: tenant.id }, data: { secretKey } });
+    await recordAudit(tx, tenant.id, OPERATOR, 'secret_key.rotated', { mode: ref.mode });
   });
   return { companyId: ref.companyId, mode: ref.mode, secretKey, standardWebhooksSecret: standardWebhooksSecret(secretKey) };
 }

@@ -34,6 +34,8 @@ export interface Platform {
   bus: EventBus;
   /** What services tell once their events committed (EventDeps.events): the bus reads them, the metrics count them. */
   commits: CommitSignal;
+  /** Hears, synchronously, the event types of each commit this process signals (e.g. a credentials change to act on before the answer leaves). */
+  onCommitted(listener: (types: readonly string[]) => void): void;
   /** The process's metrics (docs/operations.md, "Metrics and health"); features declare theirs on it. */
   metrics: Metrics;
   /** Hooks run in the transaction of every credit to a merchant's available money. */

@@ -32,6 +32,12 @@ export const coreConfig = configSection(
     LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION: z.coerce.number().int().min(1).max(10_000).default(100),
     /** Reverse proxies in front of the service whose X-Forwarded-For is believed (per-address limits count the client). */
     TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
+    /** Failed authentications from one client address within 10 minutes after which each further failure is answered late. */
+    AUTH_FAILURES_SLOWDOWN: z.coerce.number().int().min(1).max(100_000).default(10),
+    /** Failed authentications from one client address within 10 minutes after which its failures are refused with 429. */
+    AUTH_FAILURES_BLOCK: z.coerce.number().int().min(1).max(100_000).default(30),
+    /** How long such an address is refused (429 with Retry-After); a valid token from it still passes. */
+    AUTH_BLOCK_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
     /** A graphql-ws connection with no subscription running for this long is closed. */
     LIVE_IDLE_TIMEOUT_MS: milliseconds(100, 86_400_000, 120_000),
     GRAPHQL_INTROSPECTION: flag('1'),

@@ -30,7 +30,7 @@ const UUID = nodeIdFormats.uuid;
 const StaticAddressType = builder.prismaNode('StaticAddress', {
   description: 'A permanent deposit address of one of the merchant’s users, for one payment currency.',
   id: { field: 'id' },
-  findUnique: (id, ctx) => ({ id, companyId: callerCompanyId(ctx) }),
+  findUnique: (id, ctx) => ({ id, companyId: callerCompanyId(ctx, 'deposits:read') }),
   nullable: true,
   fields: (t) => ({
     addressId: t.exposeID('id', { description: 'Its id in REST, in `staticAddress(id:)` and in the deposit webhook `id`.' }),
@@ -64,7 +64,7 @@ const DepositType = builder.prismaNode('ChainTransfer', {
   variant: 'Deposit',
   description: 'A transfer to one of the merchant’s static addresses.',
   id: { field: 'id' },
-  findUnique: (id, ctx) => ({ id, companyId: callerCompanyId(ctx), role: 'deposit' }),
+  findUnique: (id, ctx) => ({ id, companyId: callerCompanyId(ctx, 'deposits:read'), role: 'deposit' }),
   nullable: true,
   fields: (t) => ({
     mode: t.field({ type: ModeEnum, description: 'The chain it came on: the simulated one (TEST) or a real node (LIVE).', resolve: (x) => x.mode }),
@@ -91,7 +91,7 @@ builder.queryField('staticAddress', (t) =>
   t.prismaField({
     type: StaticAddressType,
     nullable: true,
-    authScopes: { merchant: true },
+    authScopes: { scope: 'deposits:read' },
     description: 'One static address of the calling merchant; null when there is none.',
     args: { id: t.arg.id({ required: true, description: 'The static address id (also the deposit webhook `id`).' }) },
     resolve: (query, _root, { id }, ctx) =>
@@ -120,7 +120,7 @@ builder.queryField('staticAddresses', (t) =>
     {
       type: StaticAddressType,
       cursor: 'id',
-      authScopes: { merchant: true },
+      authScopes: { scope: 'deposits:read' },
       description: 'The calling merchant’s static addresses, newest first.',
       ...PAGE_SIZES,
       args: { filter: t.arg({ type: StaticAddressFilter, required: false, description: 'Only the addresses that match.' }) },
@@ -157,7 +157,7 @@ builder.queryField('deposits', (t) =>
     {
       type: DepositType,
       cursor: 'id',
-      authScopes: { merchant: true },
+      authScopes: { scope: 'deposits:read' },
       description: 'Deposits to the calling merchant’s static addresses, newest first.',
       ...PAGE_SIZES,
       args: { filter: t.arg({ type: DepositFilter, required: false, description: 'Only the deposits that match.' }) },
@@ -187,7 +187,7 @@ const CreateStaticAddressInput = builder.inputType('CreateStaticAddressInput', {
 builder.mutationField('createStaticAddress', (t) =>
   t.field({
     type: StaticAddressType,
-    authScopes: { merchant: true },
+    authScopes: { scope: 'deposits:write' },
     description: 'Issues the user’s address for the asset, or answers the one they already have (never a second one).',
     errors: mutationOutcome('staticAddress', 'The user’s static address for the asset.', [ValidationError]),
     args: { input: t.arg({ type: CreateStaticAddressInput, required: true, description: 'The user and the asset.' }) },
@@ -206,7 +206,7 @@ async function depositAt(ctx: GraphQLContext, m: BusMessage) {
 builder.subscriptionField('depositEvents', (t) =>
   t.field({
     type: DepositType,
-    authScopes: { merchant: true },
+    authScopes: { scope: 'deposits:read' },
     description: 'Every deposit change of the calling merchant (the same steps as its webhooks), in commit order. With `after`: first the changes since that cursor.',
     args: { after: t.arg.string({ required: false, description: AFTER_DESCRIPTION }) },
     subscribe: (_root, { after }, ctx) => liveEvents(ctx, { subjectType: 'deposit', companyId: ctx.company!.id }, parseLiveCursor(after)),

@@ -24,6 +24,7 @@ export const depositRoutes: Route<Services>[] = [
     method: 'POST',
     path: '/api/static-addresses',
     auth: 'required',
+    scope: 'deposits:write',
     body: createStaticAddressSchema,
     doc: {
       operationId: 'createStaticAddress',
@@ -46,6 +47,7 @@ export const depositRoutes: Route<Services>[] = [
     method: 'GET',
     path: '/api/static-addresses',
     auth: 'required',
+    scope: 'deposits:read',
     query: staticAddressListSchema,
     doc: {
       operationId: 'listStaticAddresses',
@@ -63,6 +65,7 @@ export const depositRoutes: Route<Services>[] = [
     method: 'GET',
     path: '/api/static-addresses/:id',
     auth: 'required',
+    scope: 'deposits:read',
     doc: {
       operationId: 'getStaticAddress',
       summary: 'Read a static deposit address',
@@ -77,6 +80,7 @@ export const depositRoutes: Route<Services>[] = [
     method: 'GET',
     path: '/api/deposits',
     auth: 'required',
+    scope: 'deposits:read',
     query: depositListSchema,
     doc: {
       operationId: 'listDeposits',

@@ -31,7 +31,7 @@ const EmailStatusEnum = builder.enumType('EmailDeliveryStatus', {
 builder.prismaNode('EmailDelivery', {
   description: 'One e-mail of one event to one recipient (docs/emails.md).',
   id: { field: 'id' },
-  findUnique: (id, ctx) => ({ id, companyId: callerCompanyId(ctx) }),
+  findUnique: (id, ctx) => ({ id, companyId: callerCompanyId(ctx, 'settings:read') }),
   nullable: true,
   fields: (t) => ({
     eventId: t.exposeID('eventId', { description: 'The event the e-mail is about.' }),
@@ -74,7 +74,7 @@ builder.queryField('emailDeliveries', (t) =>
     {
       type: 'EmailDelivery',
       cursor: 'id',
-      authScopes: { merchant: true },
+      authScopes: { scope: 'settings:read' },
       description: 'The e-mails recorded for the merchant’s events, newest first (REST GET /api/company/emails).',
       ...PAGE_SIZES,
       args: { filter: t.arg({ type: EmailDeliveryFilter, required: false, description: 'Only the e-mails that match.' }) },
@@ -133,7 +133,7 @@ const NotificationSettingsType = builder.node(builder.objectRef<SettingsShape>('
 builder.queryField('notificationSettings', (t) =>
   t.field({
     type: NotificationSettingsType,
-    authScopes: { merchant: true },
+    authScopes: { scope: 'settings:read' },
     description: 'The calling merchant’s e-mail settings (REST GET /api/company/settings/notifications).',
     resolve: async (_r, _a, ctx) => ({ companyId: ctx.company!.id, ...(await getNotificationSettings(ctx.emails, ctx.company!)) }),
   }),
@@ -178,7 +178,7 @@ const withoutNulls = (o: Record<string, unknown> | null | undefined) =>
 builder.mutationField('setNotificationSettings', (t) =>
   t.field({
     type: NotificationSettingsType,
-    authScopes: { merchant: true },
+    authScopes: { scope: 'settings:write' },
     description: 'Turns e-mails on or off and sets the merchant’s addresses (REST PUT /api/company/settings/notifications).',
     errors: mutationOutcome('notificationSettings', 'The settings after the change.', [ValidationError]),
     args: { input: t.arg({ type: SetNotificationSettingsInput, required: true, description: 'What to change.' }) },

@@ -70,6 +70,7 @@ export const emailRoutes: Route<Services>[] = [
     method: 'PUT',
     path: '/api/company/settings/notifications',
     auth: 'required',
+    scope: 'settings:write',
     body: notificationSettingsSchema,
     doc: {
       operationId: 'setNotificationSettings',
@@ -85,6 +86,7 @@ export const emailRoutes: Route<Services>[] = [
     method: 'GET',
     path: '/api/company/settings/notifications',
     auth: 'required',
+    scope: 'settings:read',
     doc: {
       operationId: 'getNotificationSettings',
       summary: 'Read the e-mail notification settings',
@@ -97,6 +99,7 @@ export const emailRoutes: Route<Services>[] = [
     method: 'GET',
     path: '/api/company/emails',
     auth: 'required',
+    scope: 'settings:read',
     query: emailListSchema,
     doc: {
       operationId: 'listEmails',

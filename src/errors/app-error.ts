@@ -79,6 +79,17 @@ export class RateUnavailableError extends AppError {
   }
 }
 
+/** Too many of something from one caller: wait `retryAfterSeconds` (the Retry-After header). */
+export class RateLimitedError extends AppError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super('RATE_LIMITED', message);
+    this.name = 'RateLimitedError';
+  }
+}
+
 /** The caller is known but may not do this (a live-mode token on a test-mode-only operation, ...). */
 export class ForbiddenError extends AppError {
   constructor(message: string) {

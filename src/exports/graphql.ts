@@ -39,7 +39,7 @@ const CreateExportLinkInput = builder.inputType('CreateExportLinkInput', {
 builder.mutationField('createExportLink', (t) =>
   t.field({
     type: ExportLinkType,
-    authScopes: { merchant: true },
+    authScopes: { scope: 'exports:read' },
     description: 'Makes a short-lived link to download a CSV export of the calling merchant (docs/exports.md).',
     errors: mutationOutcome('link', 'The download link.', [ValidationError]),
     args: { input: t.arg({ type: CreateExportLinkInput, required: true, description: 'The export to link to.' }) },

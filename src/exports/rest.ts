@@ -45,6 +45,7 @@ export const exportRoutes: Route<Services>[] = (['ledger', 'invoices'] as const)
     method: 'GET',
     path: `/api/company/exports/${kind}.csv`,
     auth: 'required',
+    scope: 'exports:read',
     query: exportRangeSchema,
     doc:
       kind === 'ledger'
@@ -64,6 +65,7 @@ exportRoutes.push(
     path: `${EXPORT_LINK_PATH}/:token`,
     // A browser follows the link without the header; a caller that sends a token must be the link's company.
     auth: 'optional',
+    scope: 'exports:read',
     doc: {
       summary: 'Download the export a link names (no Authorization header needed)',
       description: `The URL answered by the GraphQL mutation createExportLink, valid for EXPORT_LINK_TTL_SECONDS (15 minutes by default); unknown and expired links answer 404. ${TRANSFER_NOTE}`,

@@ -7,6 +7,7 @@ import { GraphQLError, Kind } from 'graphql';
 import type PrismaTypes from '../../generated/pothos-types.ts';
 import { getDatamodel } from '../../generated/pothos-types.ts';
 import type { Company } from '../core/auth.ts';
+import { missingScopeMessage, type Access, type Scope } from '../core/scopes.ts';
 import type { Services } from '../core/feature.ts';
 import { readDecimal } from '../domain/money.ts';
 import { AppError, ConflictError, ERROR_STATUS, ForbiddenError, NotFoundError, RateUnavailableError, UnauthenticatedError, ValidationError, type ErrorCode, type ErrorDetail } from '../errors/app-error.ts';
@@ -16,10 +17,24 @@ import { decodeNodeId, encodeNodeId } from './node-ids.ts';
 /** Every feature's services (as in REST handlers), the caller and the request id. */
 export type GraphQLContext = Services & {
   company: Company | null;
+  /** With `company`: its scopes and who it is (key, client address), as for REST. */
+  access: Access | null;
   requestId: string;
   /** The request's Accept-Language header (the client's e-mails' language when an input names none). */
   acceptLanguage?: string | null;
 };
+
+/** The scope a field's check refused, from the plugin's failure (the first one found). */
+function refusedScope(failure: unknown): Scope | null {
+  if (!failure || typeof failure !== 'object') return null;
+  const f = failure as { scope?: string; parameter?: unknown; failures?: unknown[] };
+  if (f.scope === 'scope' && typeof f.parameter === 'string') return f.parameter as Scope;
+  for (const inner of f.failures ?? []) {
+    const found = refusedScope(inner);
+    if (found) return found;
+  }
+  return null;
+}
 
 /** Most global ids one `nodes` query resolves. */
 export const MAX_NODE_IDS = 100;
@@ -29,7 +44,8 @@ const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 export const builder = new SchemaBuilder<{
   PrismaTypes: PrismaTypes;
   Context: GraphQLContext;
-  AuthScopes: { merchant: boolean };
+  // merchant: any authenticated caller; scope: a caller holding that scope (docs/security.md).
+  AuthScopes: { merchant: boolean; scope: Scope };
   DefaultFieldNullability: false;
   Scalars: {
     Decimal: { Input: string; Output: string };
@@ -39,10 +55,14 @@ export const builder = new SchemaBuilder<{
   plugins: [ScopeAuthPlugin, ErrorsPlugin, PrismaPlugin, RelayPlugin],
   defaultFieldNullability: false,
   scopeAuth: {
-    authScopes: (ctx) => ({ merchant: ctx.company !== null }),
+    authScopes: (ctx) => ({ merchant: ctx.company !== null, scope: (scope: Scope) => ctx.access?.scopes.has(scope) ?? false }),
     // A merchant subscription is refused before it starts listening, not when its first event resolves.
     authorizeOnSubscribe: true,
-    unauthorizedError: () => new UnauthenticatedError(),
+    unauthorizedError: (_parent, ctx, _info, result) => {
+      if (ctx.company === null) return new UnauthenticatedError();
+      const scope = refusedScope(result.failure);
+      return scope ? new ForbiddenError(missingScopeMessage(scope)) : new ForbiddenError(result.message);
+    },
   },
   errors: {
     defaultTypes: [],

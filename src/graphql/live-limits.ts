@@ -78,7 +78,7 @@ export class SseStreams {
 
   constructor(
     private readonly limits: LiveLimits,
-    private readonly authenticate: (authorization: string | undefined) => Promise<{ company: { id: string }; credential: Credential } | null>,
+    private readonly authenticate: (authorization: string | undefined, req: IncomingMessage) => Promise<{ company: { id: string }; credential: Credential } | null>,
     private readonly addressOf: (req: IncomingMessage) => string,
     private readonly sessions: LiveSessions,
   ) {}
@@ -110,7 +110,7 @@ export class SseStreams {
       untrack();
     });
     const since = this.sessions.mark();
-    const found = await this.authenticate(req.headers.authorization).catch(() => null);
+    const found = await this.authenticate(req.headers.authorization, req).catch(() => null);
     if (found && !closed) {
       if (!slot.forMerchant(found.company.id)) {
         this.open.delete(res);

@@ -43,7 +43,10 @@ export class LiveSessions {
     if (!sessions) this.byCompany.set(credential.companyId, (sessions = new Set()));
     sessions.add(session);
     if (this.changes !== since) void this.recheck([session]);
+    // An API key that expires ends its connections then: no event announces an expiry.
+    const expiry = credential.expiresAt ? atTime(credential.expiresAt.getTime(), session.end) : null;
     return () => {
+      expiry?.cancel();
       sessions.delete(session);
       if (sessions.size === 0 && this.byCompany.get(credential.companyId) === sessions) this.byCompany.delete(credential.companyId);
     };
@@ -80,6 +83,19 @@ export class LiveSessions {
       }),
     );
   }
+}
+
+/** Runs `fn` at `when` (epoch ms), also when that is further away than one timer can wait (~24.8 days). */
+function atTime(when: number, fn: () => void): { cancel(): void } {
+  let timer: NodeJS.Timeout;
+  const arm = () => {
+    const wait = when - Date.now();
+    if (wait <= 0) return fn();
+    timer = setTimeout(arm, Math.min(wait, 2 ** 31 - 1));
+    timer.unref();
+  };
+  arm();
+  return { cancel: () => clearTimeout(timer) };
 }
 
 function once(fn: () => void): () => void {

@@ -2,6 +2,7 @@
 // only after its transaction committed, in commit order, so a subscriber never sees a change that was rolled back.
 // Every message carries its place on the bus as `extensions.cursor`; a subscriber that reconnects passes the last
 // one as `after` and gets what it missed from the Event table, then live messages, without a gap or a repeat.
+import { scopesKey, type Access } from '../core/scopes.ts';
 import { createSourceEventStream, execute, GraphQLError, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { Prisma } from '../../generated/prisma/client.ts';
@@ -369,7 +370,9 @@ let nextDocumentId = 0;
 function executionKey(args: ExecutionArgs): string {
   let documentId = documentIds.get(args.document);
   if (documentId === undefined) documentIds.set(args.document, (documentId = nextDocumentId++));
-  const caller = (args.contextValue as { company?: { id: string } | null }).company?.id ?? '';
+  const context = args.contextValue as { company?: { id: string } | null; access?: Access | null };
+  // The caller's scopes decide which fields resolve: two keys of one merchant share only with equal scopes.
+  const caller = `${context.company?.id ?? ''}:${context.access ? scopesKey(context.access.scopes) : ''}`;
   return `${documentId}|${args.operationName ?? ''}|${caller}|${JSON.stringify(args.variableValues ?? {})}`;
 }
 

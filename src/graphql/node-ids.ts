@@ -1,5 +1,6 @@
 // Global ids for the Node interface. An invoice's global id is its public id (one identity per object, as the
 // conventions ask); every other type's is base64url("<Type>:<id>"), which never looks like an invoice id.
+import type { Access, Scope } from '../core/scopes.ts';
 import { ValidationError } from '../errors/app-error.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -8,13 +9,21 @@ const ASSET = '[a-z0-9]{1,16}';
 /** Matches no company: a merchant-only node loaded by an anonymous caller finds nothing. */
 export const NO_COMPANY = '00000000-0000-0000-0000-000000000000';
 
-/** The calling merchant's id for a merchant-only lookup, NO_COMPANY for an anonymous caller. */
-export const callerCompanyId = (ctx: { company: { id: string } | null }): string => ctx.company?.id ?? NO_COMPANY;
+type Caller = { company: { id: string } | null; access?: Access | null };
 
-/** The asset of a `<company>:<asset>` node key when the company is the caller, else null. */
-export const ownCompanyAsset = (ctx: { company: { id: string } | null }, key: string): string | null => {
+/** Whether the caller may read objects guarded by `scope` (the public token holds every scope). */
+const holds = (ctx: Caller, scope: Scope) => ctx.company !== null && (ctx.access?.scopes.has(scope) ?? false);
+
+/**
+ * The calling merchant's id for a merchant-only lookup needing `scope`, NO_COMPANY for an anonymous caller or one
+ * without the scope: `node(id:)` then finds nothing, as for another merchant's object.
+ */
+export const callerCompanyId = (ctx: Caller, scope: Scope): string => (holds(ctx, scope) ? ctx.company!.id : NO_COMPANY);
+
+/** The asset of a `<company>:<asset>` node key when the company is the caller and holds `scope`, else null. */
+export const ownCompanyAsset = (ctx: Caller, key: string, scope: Scope): string | null => {
   const [companyId, asset] = key.split(':');
-  return ctx.company && companyId === ctx.company.id ? asset! : null;
+  return holds(ctx, scope) && companyId === ctx.company!.id ? asset! : null;
 };
 
 /** The raw id each Node type accepts; features register theirs with the type. */

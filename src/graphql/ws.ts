@@ -21,7 +21,7 @@ import type { ServerContext } from './yoga.ts';
 export interface GraphqlWsOptions {
   path: string;
   /** The caller behind a token and the credential it used; throws on a bad token (the connection is refused with 4403). */
-  authenticate: (authorization: string | undefined) => Promise<{ company: { id: string }; credential: Credential } | null>;
+  authenticate: (authorization: string | undefined, req: IncomingMessage) => Promise<{ company: { id: string }; credential: Credential } | null>;
   /** Follows authenticated connections, so that one whose credential stops being valid is closed (4403). */
   sessions: LiveSessions;
   /** Shared with the SSE streams: connections per client address and per merchant, subscriptions per connection. */
@@ -176,7 +176,7 @@ export function attachGraphqlWs(server: Server, yoga: YogaServerInstance<ServerC
         const since = options.sessions.mark();
         let found: { company: { id: string }; credential: Credential } | null;
         try {
-          found = await options.authenticate(authorization);
+          found = await options.authenticate(authorization, ctx.extra.request);
         } catch {
           return false;
         }

@@ -13,7 +13,7 @@ import { checkFormEncodedUtf8, findInputProblem, textProblem, utf8Text } from '.
 import { graphqlLimits } from './limits.ts';
 import { liveExecutionPlugin } from './live.ts';
 import type { IncomingMessage } from 'node:http';
-import type { Company } from '../core/auth.ts';
+import type { Authenticated } from '../core/auth.ts';
 import type { Services } from '../core/feature.ts';
 import { AppError } from '../errors/app-error.ts';
 import { clientError, errorHeaders } from '../http/edge.ts';
@@ -23,8 +23,12 @@ import type { GraphQLContext } from './builder.ts';
 export interface YogaDeps {
   schema: GraphQLSchema;
   services: Services;
-  /** The caller from the Authorization header: null without one, 401 with a bad one (as for REST). */
-  caller: (authorization: string | undefined) => Promise<Company | null>;
+  /**
+   * The caller from the Authorization header (for graphql-ws, the connection's token) and the HTTP request (its
+   * address, a session cookie): null without credentials, 401 with a bad one (as for REST).
+   */
+  session: (authorization: string | undefined, req: IncomingMessage) => Promise<Authenticated | null>;
+  clientAddress: (req: IncomingMessage) => string;
   introspection: boolean;
   logger: Logger;
 }
@@ -132,10 +136,16 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<ServerContext, Gra
       ...graphqlLimits({ introspection: deps.introspection }),
       ...(deps.introspection ? [] : [validationRule(NoSchemaIntrospectionCustomRule)]),
     ],
-    context: async ({ request, requestId }) => {
+    context: async ({ request, requestId, req }) => {
       try {
-        const company = await deps.caller(request.headers.get('authorization') ?? undefined);
-        return { ...deps.services, company, requestId: requestId ?? '', acceptLanguage: request.headers.get('accept-language') };
+        const found = await deps.session(request.headers.get('authorization') ?? undefined, req);
+        return {
+          ...deps.services,
+          company: found?.company ?? null,
+          access: found && { scopes: found.scopes, actor: { credential: found.credential.kind, key: found.key, address: deps.clientAddress(req) } },
+          requestId: requestId ?? '',
+          acceptLanguage: request.headers.get('accept-language'),
+        };
       } catch (e) {
         const error = clientError(e, (err) => deps.logger.error({ err }, 'graphql authentication failed'));
         throw new GraphQLError(error.message, {

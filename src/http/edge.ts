@@ -2,7 +2,7 @@
 // way to authenticate (core/auth.ts).
 import type { IncomingHttpHeaders } from 'node:http';
 import { isTransientTransactionError } from '../db/client.ts';
-import { AppError } from '../errors/app-error.ts';
+import { AppError, RateLimitedError } from '../errors/app-error.ts';
 
 /** Refuses a request whose declared body is over the limit (413) before a byte of it is read. */
 export function checkDeclaredLength(headers: IncomingHttpHeaders, limit: number, options: { required?: boolean } = {}): void {
@@ -32,6 +32,7 @@ export function clientError(e: unknown, onInternal: (e: unknown) => void): AppEr
 export function errorHeaders(error: AppError): Record<string, string> {
   if (error.status === 401) return { 'www-authenticate': 'Bearer' };
   if (error.status === 503) return { 'retry-after': '1' };
+  if (error instanceof RateLimitedError) return { 'retry-after': String(error.retryAfterSeconds) };
   // Drop the rest of an oversized upload instead of reading it.
   if (error.status === 413) return { connection: 'close' };
   return {};

@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Company } from '../core/auth.ts';
 import { requireTestMode } from '../core/tenants.ts';
+import type { Authenticated } from '../core/auth.ts';
+import { requireScope } from '../core/scopes.ts';
 import { parseInput } from '../core/validation.ts';
 import { AppError, UnauthenticatedError, ValidationError } from '../errors/app-error.ts';
 import type { Logger } from '../logger.ts';
@@ -12,8 +14,10 @@ import type { Router } from './router.ts';
 
 export interface RestOptions {
   bodyLimitBytes: number;
-  /** The caller from the Authorization header: null without one, 401 with a bad one. */
-  caller: (authorization: string | undefined) => Promise<Company | null>;
+  /** The caller from the request's credentials: null without any, 401 with a bad one (429 after too many). */
+  session: (req: IncomingMessage) => Promise<Authenticated | null>;
+  /** The client's address (behind trusted proxies, the one they saw), for the audit log. */
+  clientAddress: (req: IncomingMessage) => string;
   logger: Logger;
   /** Extra headers on every answer (e.g. CORS for the public API). */
   headers?: Record<string, string>;
@@ -33,8 +37,11 @@ export function createRestHandler<Ctx>(router: Router<Ctx>, ctx: Ctx, options: R
       const { route, params } = match;
       labelRoute(res, route.path);
       // Who is asking first: an anonymous caller of a merchant route is told 401 whatever else is wrong.
-      const company = route.auth === 'none' ? null : await options.caller(req.headers.authorization);
+      const found = route.auth === 'none' ? null : await options.session(req);
+      const company = found?.company ?? null;
       if (route.auth === 'required' && !company) throw new UnauthenticatedError();
+      // What the credential may do, before anything else is looked at (docs/security.md).
+      if (found && route.scope) requireScope(found, route.scope);
       // Which mode's data the answer is about (docs/modes.md).
       if (company) res.setHeader('payrail-mode', company.mode);
       if (route.testModeOnly && company) requireTestMode(company);
@@ -52,6 +59,10 @@ export function createRestHandler<Ctx>(router: Router<Ctx>, ctx: Ctx, options: R
           body: route.body ? parseInput(route.body, body) : body,
           headers: req.headers,
           company,
+          access: found && {
+            scopes: found.scopes,
+            actor: { credential: found.credential.kind, key: found.key, address: options.clientAddress(req) },
+          },
           requestId,
         },
         ctx,

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
 import type { Company } from '../core/auth.ts';
+import type { Access, Scope } from '../core/scopes.ts';
 
 export interface RestRequest<Body = unknown, Query = URLSearchParams> {
   params: Record<string, string>;
@@ -11,6 +12,8 @@ export interface RestRequest<Body = unknown, Query = URLSearchParams> {
   headers: IncomingMessage['headers'];
   /** The authenticated company, when the route's auth allowed or required one and a valid token came. */
   company: Company | null;
+  /** With `company`: the caller's scopes and who it is (the key, the client address) for the audit log. */
+  access: Access | null;
   requestId: string;
 }
 
@@ -85,6 +88,11 @@ export interface Route<Ctx> {
    * query, body) is read, so a live caller learns nothing of the route beyond that it takes a test-mode token.
    */
   testModeOnly?: boolean;
+  /**
+   * The scope an authenticated caller needs (docs/security.md): 403 FORBIDDEN naming it otherwise. Every route that
+   * reads a token names one (a test checks); where the token is optional, a caller without one is not asked.
+   */
+  scope?: Scope;
   /** Validates the JSON body at the edge; the handler gets the typed result (422 listing every problem otherwise). */
   body?: z.ZodType;
   /** Validates the query parameters (an object of strings) likewise. */

@@ -1,6 +1,8 @@
 // The invoice lifecycle in one place. Every move (proceed, payment, expiry, the merchant's accept or refund) is
 // one transaction that locks the invoice, gathers the facts, asks the state machine (state-machine.ts) and
 // writes the new status, the ledger and the event together.
+import { recordAudit } from '../core/audit.ts';
+import type { Actor } from '../core/scopes.ts';
 import { randomUUID } from 'node:crypto';
 import type { Decimal } from 'decimal.js';
 import { Prisma, type Invoice, type Refund } from '../../generated/prisma/client.ts';
@@ -247,17 +249,20 @@ function sameFillOrConflict(invoice: InvoiceRecord, clientEmail: string, payment
 }
 
 /** wrong (or closed with a late payment) -> done: the merchant keeps what arrived and treats it as paid. */
-export async function acceptInvoice(deps: LifecycleDeps, company: Company, invoiceId: string): Promise<void> {
+export async function acceptInvoice(deps: LifecycleDeps, company: Company, actor: Actor, invoiceId: string): Promise<void> {
   await ownInvoice(deps, company, invoiceId);
   const now = await deps.clock.now(company.id);
-  await commitWithEvents(deps, async (tx) => reevaluate(tx, await lockInvoice(tx, invoiceId), 'accept', now));
+  await commitWithEvents(deps, async (tx) => {
+    await reevaluate(tx, await lockInvoice(tx, invoiceId), 'accept', now);
+    await recordAudit(tx, company.id, actor, 'invoice.accepted', { invoiceId });
+  });
 }
 
 /**
  * wrong (or closed with a late payment) -> refunded: everything that arrived goes back to the client's address,
  * less the network fee of the send. Booked and queued in one transaction, then handed to the chain adapter.
  */
-export async function refundInvoice(deps: LifecycleDeps, company: Company, invoiceId: string, input: RefundInvoiceInput): Promise<Refund> {
+export async function refundInvoice(deps: LifecycleDeps, company: Company, actor: Actor, invoiceId: string, input: RefundInvoiceInput): Promise<Refund> {
   const { paymentCurrency } = await ownInvoice(deps, company, invoiceId);
   if (!paymentCurrency || !isPaymentCurrency(paymentCurrency)) throw new ConflictError('CONFLICT', `Invoice ${invoiceId} has received no payment`);
   const info = PAYMENT_CURRENCY_INFO[paymentCurrency];
@@ -303,6 +308,14 @@ export async function refundInvoice(deps: LifecycleDeps, company: Company, invoi
       ],
       invoiceId,
       refundId: row.id,
+    });
+    await recordAudit(tx, company.id, actor, 'invoice.refunded', {
+      invoiceId,
+      refundId: row.id,
+      asset: paymentCurrency,
+      amount: amount.toFixed(),
+      to: input.address,
+      tag: input.tag ?? null,
     });
     return row;
   });

@@ -42,6 +42,7 @@ export const rateRoutes: Route<Services>[] = [
     method: 'GET',
     path: '/api/rates',
     auth: 'optional',
+    scope: 'invoices:read',
     query: ratesQuerySchema,
     doc: {
       operationId: 'getRates',

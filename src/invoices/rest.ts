@@ -29,6 +29,7 @@ export const invoiceRoutes: Route<Services>[] = [
     method: 'POST',
     path: '/api/invoices/v1/regular',
     auth: 'required',
+    scope: 'invoices:write',
     body: createInvoiceSchema,
     doc: {
       operationId: 'createInvoice',
@@ -68,6 +69,7 @@ export const invoiceRoutes: Route<Services>[] = [
     method: 'POST',
     path: '/api/invoices/v1/regular/:id/proceed',
     auth: 'optional',
+    scope: 'invoices:write',
     body: proceedInvoiceSchema,
     doc: {
       operationId: 'proceedInvoice',
@@ -90,6 +92,7 @@ export const invoiceRoutes: Route<Services>[] = [
     method: 'GET',
     path: '/api/invoices/v1/regular/:id',
     auth: 'optional',
+    scope: 'invoices:read',
     doc: {
       operationId: 'getInvoice',
       summary: 'Read an invoice',
@@ -106,6 +109,7 @@ export const invoiceRoutes: Route<Services>[] = [
     method: 'POST',
     path: '/api/invoices/v1/regular/:id/accept',
     auth: 'required',
+    scope: 'invoices:write',
     doc: {
       operationId: 'acceptInvoice',
       summary: 'Accept a short payment',
@@ -116,7 +120,7 @@ export const invoiceRoutes: Route<Services>[] = [
       errors: [404, 409],
     },
     handler: async (req, ctx) => {
-      await acceptInvoice(ctx.invoices, req.company!, req.params['id']!);
+      await acceptInvoice(ctx.invoices, req.company!, req.access!.actor, req.params['id']!);
       return invoiceBody(ctx, await getInvoiceRecord(ctx.db, req.params['id']!), 200, withTransactions);
     },
   }),
@@ -124,6 +128,7 @@ export const invoiceRoutes: Route<Services>[] = [
     method: 'POST',
     path: '/api/invoices/v1/regular/:id/refund',
     auth: 'required',
+    scope: 'payouts:write',
     body: refundInvoiceSchema,
     doc: {
       operationId: 'refundInvoice',
@@ -136,7 +141,7 @@ export const invoiceRoutes: Route<Services>[] = [
       errors: [404, 409],
     },
     handler: async (req, ctx) => {
-      await refundInvoice(ctx.invoices, req.company!, req.params['id']!, req.body);
+      await refundInvoice(ctx.invoices, req.company!, req.access!.actor, req.params['id']!, req.body);
       return invoiceBody(ctx, await getInvoiceRecord(ctx.db, req.params['id']!), 200, withTransactions);
     },
   }),

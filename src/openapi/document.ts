@@ -78,6 +78,12 @@ const ERROR_RESPONSES: Record<number, ErrorResponse> = {
       '`VALIDATION_FAILED`: a field is missing, of the wrong type, out of range or breaks a rule; `details` names every one. Also text with a NUL character or an unpaired surrogate, JSON nested deeper than 32 levels, a forged cursor.',
     example: { code: 'VALIDATION_FAILED', message: 'The request is invalid' },
   },
+  429: {
+    name: 'RateLimited',
+    description: '`RATE_LIMITED`: too many failed authentications from this client address; wait `Retry-After` seconds (a valid token still passes; docs/security.md).',
+    example: { code: 'RATE_LIMITED', message: 'Too many failed authentications from this address: retry in 600 s' },
+    headers: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'string' } } },
+  },
   500: {
     name: 'Internal',
     description: '`INTERNAL`: a bug. The message carries no internals; the server log has them under the request id.',
@@ -93,10 +99,12 @@ const ERROR_RESPONSES: Record<number, ErrorResponse> = {
 };
 
 /** The error statuses a route may answer whatever it does (RouteDoc.errors adds its own). */
-export function commonErrorStatuses(route: Pick<Route<unknown>, 'method' | 'auth'>): number[] {
+export function commonErrorStatuses(route: Pick<Route<unknown>, 'method' | 'auth' | 'scope'>): number[] {
   return [
     ...(route.method === 'GET' ? [] : [400, 413, 415]),
-    ...(route.auth === 'none' ? [] : [401]),
+    ...(route.auth === 'none' ? [] : [401, 429]),
+    // A restricted API key without the route's scope.
+    ...(route.scope ? [403] : []),
     422,
     500,
     503,
@@ -160,7 +168,8 @@ export function buildOpenApiDocument(routes: readonly Route<unknown>[], options:
   registry.registerComponent('securitySchemes', BEARER_SCHEME, {
     type: 'http',
     scheme: 'bearer',
-    description: "The merchant's public token of one mode (`pk_test_...` or `pk_live_...`): `Authorization: Bearer <public token>`. One per merchant and mode, valid until rotated.",
+    description:
+      "The merchant's public token of one mode (`pk_test_...` or `pk_live_...`, every scope, valid until rotated) or a restricted API key (`rk_test_...`/`rk_live_...`, the scopes it was made with; docs/security.md): `Authorization: Bearer <token>`. An operation lists the scope it needs.",
   });
   registry.registerComponent('headers', 'RequestId', {
     description: 'Identifies the request in the server logs; echoes a client-sent `X-Request-Id` of 1-128 characters of `A-Za-z0-9_.:-`.',
@@ -201,14 +210,16 @@ export function buildOpenApiDocument(routes: readonly Route<unknown>[], options:
     const unknown = errors.filter((s) => !ERROR_RESPONSES[s]);
     if (unknown.length) throw new Error(`${where}: no shared error response for ${unknown.join(', ')}`);
     const body = route.body && !z.globalRegistry.get(route.body)?.id ? route.body.meta({ id: `${pascal([operationId])}Request` }) : route.body;
+    const scopes = route.scope ? [route.scope] : [];
     const config: RouteConfig = {
       method: route.method.toLowerCase() as RouteConfig['method'],
       path: openApiPath(route.path),
       operationId,
       summary: doc.summary,
-      ...(doc.description ? { description: doc.description } : {}),
+      ...(doc.description || route.scope ? { description: [doc.description, route.scope ? `Scope: \`${route.scope}\`.` : ''].filter(Boolean).join('\n\n') } : {}),
       tags: [doc.tag],
-      security: route.auth === 'required' ? [{ [BEARER_SCHEME]: [] }] : route.auth === 'optional' ? [{ [BEARER_SCHEME]: [] }, {}] : [],
+      // The scope an API key needs (OpenAPI 3.1 lets a bearer scheme list the roles it requires).
+      security: route.auth === 'required' ? [{ [BEARER_SCHEME]: scopes }] : route.auth === 'optional' ? [{ [BEARER_SCHEME]: scopes }, {}] : [],
       request: {
         ...(params.length ? { params: z.object(doc.params) } : {}),
         ...(route.query ? { query: route.query as z.ZodObject } : {}),

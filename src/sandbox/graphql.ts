@@ -26,7 +26,7 @@ const SandboxTransferType = builder.prismaNode('ChainTransfer', {
   variant: 'SandboxTransfer',
   description: 'A simulated incoming transfer (sandbox mode only), as the merchant who made it sees it.',
   id: { field: 'id' },
-  findUnique: (id, ctx) => ({ id, companyId: callerCompanyId(ctx) }),
+  findUnique: (id, ctx) => ({ id, companyId: callerCompanyId(ctx, 'invoices:read') }),
   nullable: true,
   fields: (t) => ({
     txHash: t.exposeString('txHash', { description: 'The simulated transaction hash.' }),
@@ -61,7 +61,7 @@ const transferOutcome = (description: string) => mutationOutcome('transfer', des
 builder.mutationField('createSandboxTransfer', (t) =>
   t.field({
     type: SandboxTransferType,
-    authScopes: { merchant: true },
+    authScopes: { scope: 'invoices:write' },
     description: 'Simulates an incoming transfer, as a chain adapter would report it (REST POST /api/sandbox/transfers).',
     errors: transferOutcome('The simulated transfer.'),
     args: { input: t.arg({ type: CreateSandboxTransferInput, required: true, description: 'The transfer to simulate.' }) },
@@ -83,7 +83,7 @@ const ConfirmSandboxTransferInput = builder.inputType('ConfirmSandboxTransferInp
 builder.mutationField('confirmSandboxTransfer', (t) =>
   t.field({
     type: SandboxTransferType,
-    authScopes: { merchant: true },
+    authScopes: { scope: 'invoices:write' },
     description: 'Adds confirmations to a simulated transfer; at the required count it is credited.',
     errors: transferOutcome('The transfer after the change.'),
     args: { input: t.arg({ type: ConfirmSandboxTransferInput, required: true, description: 'The transfer and its confirmations.' }) },
@@ -107,7 +107,7 @@ const DropSandboxTransferInput = builder.inputType('DropSandboxTransferInput', {
 builder.mutationField('dropSandboxTransfer', (t) =>
   t.field({
     type: SandboxTransferType,
-    authScopes: { merchant: true },
+    authScopes: { scope: 'invoices:write' },
     description: 'Simulates a transfer leaving the chain (replaced or reorganised away); whatever it added is undone.',
     errors: transferOutcome('The transfer, state DROPPED.'),
     args: { input: t.arg({ type: DropSandboxTransferInput, required: true, description: 'The transfer to drop.' }) },
@@ -135,7 +135,7 @@ const AdvanceSandboxClockInput = builder.inputType('AdvanceSandboxClockInput', {
 builder.mutationField('advanceSandboxClock', (t) =>
   t.field({
     type: SandboxClockType,
-    authScopes: { merchant: true },
+    authScopes: { scope: 'invoices:write' },
     description: 'Moves the merchant’s test clock forward and expires what is due at once (REST POST /api/sandbox/clock/advance).',
     errors: mutationOutcome('clock', 'The clock after the move.', [ValidationError, NotFoundError, ForbiddenError]),
     args: { input: t.arg({ type: AdvanceSandboxClockInput, required: true, description: 'How far to move it.' }) },

@@ -27,6 +27,7 @@ export const sandboxRoutes: Route<Services>[] = [
     path: '/api/sandbox/transfers',
     auth: 'required',
     testModeOnly: true,
+    scope: 'invoices:write',
     body: sandboxTransferSchema,
     doc: {
       operationId: 'createSandboxTransfer',
@@ -44,6 +45,7 @@ export const sandboxRoutes: Route<Services>[] = [
     path: '/api/sandbox/transfers/:id/confirm',
     auth: 'required',
     testModeOnly: true,
+    scope: 'invoices:write',
     body: confirmSandboxSchema,
     doc: {
       operationId: 'confirmSandboxTransfer',
@@ -65,6 +67,7 @@ export const sandboxRoutes: Route<Services>[] = [
     path: '/api/sandbox/transfers/:id/drop',
     auth: 'required',
     testModeOnly: true,
+    scope: 'invoices:write',
     doc: {
       operationId: 'dropSandboxTransfer',
       summary: 'Sandbox: drop a simulated payment from the chain',
@@ -81,6 +84,7 @@ export const sandboxRoutes: Route<Services>[] = [
     path: '/api/sandbox/clock/advance',
     auth: 'required',
     testModeOnly: true,
+    scope: 'invoices:write',
     body: advanceClockSchema,
     doc: {
       operationId: 'advanceSandboxClock',
@@ -98,6 +102,7 @@ export const sandboxRoutes: Route<Services>[] = [
     path: '/api/sandbox/clock',
     auth: 'required',
     testModeOnly: true,
+    scope: 'invoices:read',
     doc: {
       operationId: 'getSandboxClock',
       summary: "Sandbox: read the merchant's test clock",

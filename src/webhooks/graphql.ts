@@ -41,7 +41,7 @@ const StatusEnum = builder.enumType('WebhookDeliveryStatus', {
 builder.prismaNode('WebhookAttempt', {
   description: 'One try at delivering a webhook.',
   id: { field: 'id' },
-  findUnique: (id, ctx) => ({ id, delivery: { companyId: callerCompanyId(ctx) } }),
+  findUnique: (id, ctx) => ({ id, delivery: { companyId: callerCompanyId(ctx, 'settings:read') } }),
   nullable: true,
   fields: (t) => ({
     attempt: t.exposeInt('attempt', { description: '1 for the first try, then counting up.' }),
@@ -56,7 +56,7 @@ builder.prismaNode('WebhookAttempt', {
 export const DeliveryType = builder.prismaNode('WebhookDelivery', {
   description: 'One event sent (or being sent) to the merchant’s webhook URL.',
   id: { field: 'id' },
-  findUnique: (id, ctx) => ({ id, companyId: callerCompanyId(ctx) }),
+  findUnique: (id, ctx) => ({ id, companyId: callerCompanyId(ctx, 'settings:read') }),
   nullable: true,
   fields: (t) => ({
     eventId: t.exposeID('eventId', { description: 'The event’s id, also the webhook-id header the receiver sees.' }),
@@ -102,7 +102,7 @@ const payloadLoader = contextLoader<string, unknown, GraphQLContext>('webhook-pa
 const invoiceDeliveriesLoader = contextLoader<string, WebhookDelivery[], GraphQLContext>('invoice-deliveries', async (invoiceIds, ctx, query) => {
   const pairs = await ctx.db.$queryRaw<{ id: string; invoiceId: string }[]>`
     SELECT d."id"::text AS "id", e."subjectId" AS "invoiceId" FROM "WebhookDelivery" d JOIN "Event" e ON e."id" = d."eventId"
-    WHERE e."subjectType" = 'invoice' AND e."subjectId" = ANY(${[...invoiceIds]}::text[]) AND d."companyId" = ${callerCompanyId(ctx)}::uuid`;
+    WHERE e."subjectType" = 'invoice' AND e."subjectId" = ANY(${[...invoiceIds]}::text[]) AND d."companyId" = ${callerCompanyId(ctx, 'settings:read')}::uuid`;
   const rows = pairs.length
     ? await ctx.db.webhookDelivery.findMany({ ...(query as object), where: { id: { in: pairs.map((p) => p.id) } }, orderBy: [{ seq: 'asc' }, { createdAt: 'asc' }] })
     : [];
@@ -115,7 +115,7 @@ builder.objectField(InvoiceType, 'webhookDeliveries', (t) =>
     type: [DeliveryType],
     nullable: true,
     description: 'Every webhook delivery of this invoice’s events, oldest first; for the invoice’s merchant only (null for anyone else).',
-    resolve: (query, invoice, _args, ctx) => (ctx.company?.id === invoice.companyId ? invoiceDeliveriesLoader(ctx, query).load(invoice.id) : null),
+    resolve: (query, invoice, _args, ctx) => (ctx.company?.id === invoice.companyId && ctx.access?.scopes.has('settings:read') ? invoiceDeliveriesLoader(ctx, query).load(invoice.id) : null),
   }),
 );
 
@@ -132,7 +132,7 @@ builder.queryField('webhookDeliveries', (t) =>
     {
       type: DeliveryType,
       cursor: 'id',
-      authScopes: { merchant: true },
+      authScopes: { scope: 'settings:read' },
       description: 'The delivery log, newest first: every attempt with time, status code, latency, error and answer.',
       ...PAGE_SIZES,
       args: { filter: t.arg({ type: WebhookDeliveryFilter, required: false, description: 'Only the deliveries that match.' }) },
@@ -164,7 +164,7 @@ interface SettingsShape {
 const WebhookSettingsType = builder.node(builder.objectRef<SettingsShape>('WebhookSettings'), {
   description: 'Where the merchant receives webhooks; one per merchant.',
   id: { resolve: (s) => s.companyId },
-  loadOne: async (companyId, ctx) => (ctx.company?.id === companyId ? { companyId, url: (await getWebhookUrl(ctx.webhooks, ctx.company)).webHookUrl } : null),
+  loadOne: async (companyId, ctx) => (ctx.company?.id === companyId && ctx.access?.scopes.has('settings:read') ? { companyId, url: (await getWebhookUrl(ctx.webhooks, ctx.company)).webHookUrl } : null),
   fields: (t) => ({
     url: t.exposeString('url', { nullable: true, description: 'http(s) URL that receives webhooks; null when none is set.' }),
   }),
@@ -173,7 +173,7 @@ const WebhookSettingsType = builder.node(builder.objectRef<SettingsShape>('Webho
 builder.queryField('webhookSettings', (t) =>
   t.field({
     type: WebhookSettingsType,
-    authScopes: { merchant: true },
+    authScopes: { scope: 'settings:read' },
     description: 'The calling merchant’s webhook settings (REST GET /api/company/settings/webhook-url).',
     resolve: async (_r, _a, ctx) => ({ companyId: ctx.company!.id, url: (await getWebhookUrl(ctx.webhooks, ctx.company!)).webHookUrl }),
   }),
@@ -187,12 +187,12 @@ const SetWebhookUrlInput = builder.inputType('SetWebhookUrlInput', {
 builder.mutationField('setWebhookUrl', (t) =>
   t.field({
     type: WebhookSettingsType,
-    authScopes: { merchant: true },
+    authScopes: { scope: 'settings:write' },
     description: 'Sets or clears the URL that receives webhooks; clearing answers settings with a null url.',
     errors: mutationOutcome('webhookSettings', 'The settings after the change.', [ValidationError]),
     args: { input: t.arg({ type: SetWebhookUrlInput, required: true, description: 'The URL to set, or null.' }) },
     resolve: async (_r, { input }, ctx) => {
-      const { webHookUrl } = await setWebhookUrl(ctx.webhooks, ctx.company!, parseInput(webhookUrlSchema, { webHookUrl: input.url ?? null }));
+      const { webHookUrl } = await setWebhookUrl(ctx.webhooks, ctx.company!, ctx.access!.actor, parseInput(webhookUrlSchema, { webHookUrl: input.url ?? null }));
       return { companyId: ctx.company!.id, url: webHookUrl };
     },
   }),
@@ -206,7 +206,7 @@ const RedeliverWebhookInput = builder.inputType('RedeliverWebhookInput', {
 builder.mutationField('redeliverWebhook', (t) =>
   t.field({
     type: DeliveryType,
-    authScopes: { merchant: true },
+    authScopes: { scope: 'settings:write' },
     description: 'Sends one event again to the current URL; the receiver sees the same webhook-id as before.',
     errors: mutationOutcome('delivery', 'The new delivery, pending.', [ValidationError, NotFoundError]),
     args: { input: t.arg({ type: RedeliverWebhookInput, required: true, description: 'The event to redeliver.' }) },
@@ -221,7 +221,7 @@ const RedeliverFailedInput = builder.inputType('RedeliverFailedInput', {
 
 builder.mutationField('redeliverFailed', (t) =>
   t.int({
-    authScopes: { merchant: true },
+    authScopes: { scope: 'settings:write' },
     description: 'Redelivers every event whose delivery failed since then; answers how many.',
     errors: mutationOutcome('redeliveredCount', 'How many events were queued again.', [ValidationError]),
     args: { input: t.arg({ type: RedeliverFailedInput, required: true, description: 'Since when.' }) },
@@ -245,7 +245,7 @@ const TestResultType = builder.objectRef<TestWebhookResult>('WebhookTestResult')
 builder.mutationField('sendTestWebhook', (t) =>
   t.field({
     type: TestResultType,
-    authScopes: { merchant: true },
+    authScopes: { scope: 'settings:write' },
     description: 'Sends a signed test event to the webhook URL now and reports what happened.',
     errors: mutationOutcome('result', 'What the endpoint answered.', [ValidationError]),
     resolve: (_r, _a, ctx) => sendTestWebhook(ctx.webhooks, ctx.company!),

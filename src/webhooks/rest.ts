@@ -37,6 +37,7 @@ export const webhookRoutes: Route<Services>[] = [
     method: 'PUT',
     path: '/api/company/settings/webhook-url',
     auth: 'required',
+    scope: 'settings:write',
     body: webhookUrlSchema,
     doc: {
       operationId: 'setWebhookUrl',
@@ -46,12 +47,13 @@ export const webhookRoutes: Route<Services>[] = [
       requestExample: { webHookUrl: 'https://shop.example/hooks' },
       responses: { 200: { description: 'The URL now set.', schema: webhookUrlAnswerSchema } },
     },
-    handler: async (req, ctx) => ({ status: 200, body: await setWebhookUrl(ctx.webhooks, req.company!, req.body) }),
+    handler: async (req, ctx) => ({ status: 200, body: await setWebhookUrl(ctx.webhooks, req.company!, req.access!.actor, req.body) }),
   }),
   route({
     method: 'GET',
     path: '/api/company/settings/webhook-url',
     auth: 'required',
+    scope: 'settings:read',
     doc: {
       operationId: 'getWebhookUrl',
       summary: 'Read the webhook URL',
@@ -64,6 +66,7 @@ export const webhookRoutes: Route<Services>[] = [
     method: 'POST',
     path: '/api/company/settings/webhook-url/test',
     auth: 'required',
+    scope: 'settings:write',
     doc: {
       operationId: 'sendTestWebhook',
       summary: 'Send a test webhook',
@@ -77,6 +80,7 @@ export const webhookRoutes: Route<Services>[] = [
     method: 'GET',
     path: '/api/company/webhooks/deliveries',
     auth: 'required',
+    scope: 'settings:read',
     query: deliveryListSchema,
     doc: {
       operationId: 'listWebhookDeliveries',
@@ -95,6 +99,7 @@ export const webhookRoutes: Route<Services>[] = [
     method: 'GET',
     path: '/api/company/webhooks/deliveries/:id',
     auth: 'required',
+    scope: 'settings:read',
     doc: {
       operationId: 'getWebhookDelivery',
       summary: 'Read a webhook delivery',
@@ -112,6 +117,7 @@ export const webhookRoutes: Route<Services>[] = [
     method: 'POST',
     path: '/api/company/webhooks/events/:eventId/redeliver',
     auth: 'required',
+    scope: 'settings:write',
     doc: {
       operationId: 'redeliverEvent',
       summary: 'Send an event again',
@@ -127,6 +133,7 @@ export const webhookRoutes: Route<Services>[] = [
     method: 'POST',
     path: '/api/company/webhooks/redeliver-failed',
     auth: 'required',
+    scope: 'settings:write',
     body: redeliverFailedSchema,
     doc: {
       operationId: 'redeliverFailed',
@@ -142,6 +149,7 @@ export const webhookRoutes: Route<Services>[] = [
     method: 'GET',
     path: '/api/company/events',
     auth: 'required',
+    scope: 'settings:read',
     query: eventsQuerySchema,
     doc: {
       operationId: 'listEvents',

@@ -3,6 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { Prisma } from '../../generated/prisma/client.ts';
 import type { Company } from '../core/auth.ts';
+import { recordAudit } from '../core/audit.ts';
+import type { Actor } from '../core/scopes.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/client.ts';
 import { INTERNAL_EVENT_TYPES } from '../domain/event-types.ts';
@@ -27,14 +29,26 @@ export const webhookUrlSchema = z.object({ webHookUrl: httpUrl.nullable() });
 export async function setWebhookUrl(
   deps: WebhookDeps,
   company: Company,
+  actor: Actor,
   { webHookUrl }: z.output<typeof webhookUrlSchema>,
 ): Promise<{ webHookUrl: string | null }> {
   if (webHookUrl && literalHostBlocked(new URL(webHookUrl), deps.allowPrivate)) {
     throw new ValidationError([{ path: 'webHookUrl', message: `must not point at a private, loopback or link-local address ${ALLOW_PRIVATE_HINT}` }]);
   }
-  await deps.db.company.update({ where: { id: company.id }, data: { webhookUrl: webHookUrl } });
+  await deps.db.$transaction(async (tx) => {
+    const before = await tx.company.findUniqueOrThrow({ where: { id: company.id }, select: { webhookUrl: true } });
+    await tx.company.update({ where: { id: company.id }, data: { webhookUrl: webHookUrl } });
+    await recordAudit(tx, company.id, actor, 'webhook_url.changed', { from: urlForAudit(before.webhookUrl), to: urlForAudit(webHookUrl) });
+  });
   return { webHookUrl };
 }
+
+/** A URL as the audit log shows it: without user info or query, where a receiver may keep a secret. */
+const urlForAudit = (url: string | null) => {
+  if (url === null) return null;
+  const u = new URL(url);
+  return `${u.protocol}//${u.host}${u.pathname}${u.search ? '?…' : ''}`;
+};
 
 /** The company's webhook URL and secret; a 422 when no URL is set (nothing could be sent). */
 async function requireEndpoint(deps: WebhookDeps, company: Company): Promise<{ webhookUrl: string; secretKey: string }> {

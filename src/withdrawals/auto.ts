@@ -1,6 +1,8 @@
 // Auto-withdrawals: per payment currency, a threshold and a destination. A confirmed credit that leaves the
 // available balance at or above the threshold sends the whole available balance (minus the fee) out through the
 // ordinary withdrawal path, in the credit's own transaction (docs/withdrawals.md).
+import { recordAudit } from '../core/audit.ts';
+import type { Actor } from '../core/scopes.ts';
 import { z } from 'zod';
 import { Prisma, type AutoWithdrawal } from '../../generated/prisma/client.ts';
 import type { Credit } from '../core/credits.ts';
@@ -15,6 +17,7 @@ import { withdrawableBalance } from '../ledger/ledger.ts';
 import type { Db } from '../db/client.ts';
 import { quoteWithdrawal } from './rules.ts';
 import { addressCheck, createWithdrawals, sendCheck, type WithdrawalDeps } from './service.ts';
+import { payoutGuard, refusalInCredit } from './protection.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -86,13 +89,15 @@ export const minimumThreshold = (asset: PaymentCurrency) => {
 
 /** PATCH: validates every named asset (all or nothing), updates only those, answers the full list. */
 export async function updateAutoWithdrawals(
-  deps: Pick<WithdrawalDeps, 'db' | 'chains'>,
+  deps: Pick<WithdrawalDeps, 'db' | 'chains' | 'clock'>,
   { id: companyId, mode }: Pick<Company, 'id' | 'mode'>,
+  actor: Actor,
   patch: AutoWithdrawalsPatch,
 ): Promise<AutoWithdrawalRule[]> {
   const details: ErrorDetail[] = [];
   const isValidAddress = addressCheck(deps.chains, mode);
   const sendProblem = sendCheck(deps.chains, mode);
+  const guard = await payoutGuard(deps, companyId);
   const rules: Prisma.AutoWithdrawalCreateManyInput[] = [];
   for (const [key, rule] of Object.entries(patch.assets)) {
     const path = `assets.${key}`;
@@ -111,6 +116,9 @@ export async function updateAutoWithdrawals(
     } else if (!isValidAddress(key, rule.withdrawalAddress)) {
       details.push({ path: `${path}.withdrawalAddress`, message: `is not a valid ${key} address` });
     }
+    // Under allowListOnly an enabled rule's address must be in the book, past the cool-down.
+    const outside = rule.isEnabled && rule.withdrawalAddress !== '' ? guard({ asset: key, to: rule.withdrawalAddress, tag: rule.withdrawalTag }) : null;
+    if (outside) details.push({ path: `${path}.withdrawalAddress`, message: outside });
     const refusal = rule.isEnabled ? sendProblem(key) : null;
     if (refusal) details.push({ path: `${path}.isEnabled`, message: `cannot be true: ${refusal}` });
     if (info.tagged && !rule.withdrawalTag && rule.withdrawalAddress !== '') details.push({ path: `${path}.withdrawalTag`, message: `is required for ${key}` });
@@ -126,15 +134,18 @@ export async function updateAutoWithdrawals(
     });
   }
   if (details.length) throw new ValidationError(details);
-  await deps.db.$transaction(
-    rules.map((r) =>
-      deps.db.autoWithdrawal.upsert({
+  await deps.db.$transaction(async (tx) => {
+    for (const r of rules) {
+      await tx.autoWithdrawal.upsert({
         where: { companyId_asset: { companyId, asset: r.asset } },
         create: r,
         update: { amount: r.amount, isEnabled: r.isEnabled, withdrawalTag: r.withdrawalTag, withdrawalAddress: r.withdrawalAddress, updatedAt: new Date() },
-      }),
-    ),
-  );
+      });
+    }
+    await recordAudit(tx, companyId, actor, 'auto_withdrawals.changed', {
+      rules: rules.map((r) => ({ asset: r.asset, amount: String(r.amount), isEnabled: r.isEnabled ?? false, withdrawalAddress: r.withdrawalAddress, withdrawalTag: r.withdrawalTag ?? null })),
+    });
+  });
   return listAutoWithdrawals(deps.db, companyId);
 }
 
@@ -149,6 +160,8 @@ export async function autoWithdrawOnCredit(tx: Tx, credit: Credit): Promise<void
     SELECT * FROM "AutoWithdrawal" WHERE "companyId" = ${credit.companyId}::uuid AND "asset" = ${credit.asset} AND "isEnabled"
     FOR UPDATE`;
   if (!rule) return;
+  // The payout policy holds for rules set before it was turned on: a refused address sends nothing (the money stays).
+  if (await refusalInCredit(tx, credit.companyId, { asset: credit.asset, to: rule.withdrawalAddress, tag: rule.withdrawalTag })) return;
   const asset = credit.asset;
   const available = await withdrawableBalance(tx, credit.companyId, asset);
   if (available.lt(toMoney(rule.amount))) return;

@@ -41,7 +41,7 @@ const WithdrawalOriginEnum = builder.enumType('WithdrawalOrigin', {
 const WithdrawalType = builder.prismaNode('Withdrawal', {
   description: 'A payout from the merchant’s balance to an outside address.',
   id: { field: 'uid' },
-  findUnique: (uid, ctx) => ({ uid, companyId: callerCompanyId(ctx) }),
+  findUnique: (uid, ctx) => ({ uid, companyId: callerCompanyId(ctx, 'payouts:read') }),
   nullable: true,
   fields: (t) => ({
     uid: t.exposeID('uid', { description: 'The uid of the withdraw answer and of its webhooks.' }),
@@ -70,7 +70,7 @@ builder.queryField('withdrawal', (t) =>
   t.prismaField({
     type: WithdrawalType,
     nullable: true,
-    authScopes: { merchant: true },
+    authScopes: { scope: 'payouts:read' },
     description: 'One withdrawal of the calling merchant by its uid; null when there is none.',
     args: { uid: t.arg.id({ required: true, description: 'The uid from the withdraw answer or a webhook.' }) },
     resolve: (query, _root, { uid }, ctx) =>
@@ -96,7 +96,7 @@ builder.queryField('withdrawals', (t) =>
     {
       type: WithdrawalType,
       cursor: 'uid',
-      authScopes: { merchant: true },
+      authScopes: { scope: 'payouts:read' },
       description: 'The calling merchant’s withdrawals, newest first (one call’s items in request order).',
       ...PAGE_SIZES,
       args: { filter: t.arg({ type: WithdrawalFilter, required: false, description: 'Only the withdrawals that match.' }) },
@@ -156,14 +156,14 @@ const WithdrawInput = builder.inputType('WithdrawInput', {
 builder.mutationField('withdraw', (t) =>
   t.field({
     type: [WithdrawItemResult],
-    authScopes: { merchant: true },
+    authScopes: { scope: 'payouts:write' },
     description:
       'Withdraws to one or many addresses. A malformed input is a ValidationError; otherwise every item gets a result in input order, refused items with `success: false` and why.',
     errors: mutationOutcome('results', 'One result per item, in input order.', [ValidationError, ConflictError]),
     args: { input: t.arg({ type: WithdrawInput, required: true, description: 'The payouts.' }) },
     resolve: async (_root, { input }, ctx) => {
       const request = parseInput(withdrawRequestSchema, { items: input.items.map((i) => ({ ...i, tag: i.tag ?? '' })) });
-      return (await withdraw(ctx.withdrawals, ctx.company!, request, input.idempotencyKey)).results;
+      return (await withdraw(ctx.withdrawals, ctx.company!, ctx.access!.actor, request, input.idempotencyKey)).results;
     },
   }),
 );
@@ -198,7 +198,7 @@ const WithdrawalQuoteType = builder.objectRef<QuoteShape>('WithdrawalQuote').imp
 builder.queryField('withdrawalQuote', (t) =>
   t.field({
     type: WithdrawalQuoteType,
-    authScopes: { merchant: true },
+    authScopes: { scope: 'payouts:read' },
     description: 'The fee, the minimum and whether the balance covers a withdrawal of `amount`.',
     args: {
       asset: t.arg({ type: PaymentCurrencyEnum, required: true, description: 'What would be sent.' }),
@@ -229,7 +229,7 @@ const AutoWithdrawalRuleType = builder.node(builder.objectRef<RuleShape>('AutoWi
   loadMany: async (keys, ctx) => {
     const rules = ctx.company ? await listAutoWithdrawals(ctx.db, ctx.company.id) : [];
     return keys.map((key) => {
-      const rule = rules.find((r) => r.asset === ownCompanyAsset(ctx, key));
+      const rule = rules.find((r) => r.asset === ownCompanyAsset(ctx, key, 'payouts:read'));
       return rule ? { ...rule, companyId: ctx.company!.id } : null;
     });
   },
@@ -248,7 +248,7 @@ const rulesOf = async (ctx: GraphQLContext, rules: AutoWithdrawalRule[]) => rule
 builder.queryField('autoWithdrawals', (t) =>
   t.field({
     type: [AutoWithdrawalRuleType],
-    authScopes: { merchant: true },
+    authScopes: { scope: 'payouts:read' },
     description: 'One auto-withdrawal rule per payment currency (unset ones disabled, threshold 0).',
     resolve: async (_root, _args, ctx) => rulesOf(ctx, await listAutoWithdrawals(ctx.db, ctx.company!.id)),
   }),
@@ -275,14 +275,14 @@ const UpdateAutoWithdrawalsInput = builder.inputType('UpdateAutoWithdrawalsInput
 builder.mutationField('updateAutoWithdrawals', (t) =>
   t.field({
     type: [AutoWithdrawalRuleType],
-    authScopes: { merchant: true },
+    authScopes: { scope: 'payouts:write' },
     description: 'Sets the auto-withdrawal rules of the named payment currencies, all or none; answers every rule.',
     errors: mutationOutcome('autoWithdrawals', 'Every rule after the change.', [ValidationError]),
     args: { input: t.arg({ type: UpdateAutoWithdrawalsInput, required: true, description: 'The rules to set.' }) },
     resolve: async (_root, { input }, ctx) => {
       const assets = Object.fromEntries(input.rules.map(({ asset, threshold, ...rule }) => [asset, { ...rule, amount: threshold }]));
       if (Object.keys(assets).length !== input.rules.length) throw new ValidationError([{ path: 'rules', message: 'names an asset twice' }]);
-      return rulesOf(ctx, await updateAutoWithdrawals(ctx.withdrawals, ctx.company!, parseInput(autoWithdrawalsPatchSchema, { assets })));
+      return rulesOf(ctx, await updateAutoWithdrawals(ctx.withdrawals, ctx.company!, ctx.access!.actor, parseInput(autoWithdrawalsPatchSchema, { assets })));
     },
   }),
 );
@@ -297,7 +297,7 @@ const sandboxOutcome = (description: string) => mutationOutcome('withdrawal', de
 builder.mutationField('confirmSandboxWithdrawal', (t) =>
   t.field({
     type: WithdrawalType,
-    authScopes: { merchant: true },
+    authScopes: { scope: 'payouts:write' },
     description: 'Sandbox only: the chain confirms a broadcast withdrawal, which becomes DONE (REST POST /api/sandbox/withdrawals/{uid}/confirm).',
     errors: sandboxOutcome('The withdrawal, DONE.'),
     args: { input: t.arg({ type: SandboxWithdrawalInput, required: true, description: 'The withdrawal.' }) },
@@ -308,7 +308,7 @@ builder.mutationField('confirmSandboxWithdrawal', (t) =>
 builder.mutationField('rejectSandboxWithdrawal', (t) =>
   t.field({
     type: WithdrawalType,
-    authScopes: { merchant: true },
+    authScopes: { scope: 'payouts:write' },
     description: 'Sandbox only: the chain fails a broadcast withdrawal, which becomes REJECTED and releases its money (REST POST /api/sandbox/withdrawals/{uid}/reject).',
     errors: sandboxOutcome('The withdrawal, REJECTED.'),
     args: { input: t.arg({ type: SandboxWithdrawalInput, required: true, description: 'The withdrawal.' }) },
@@ -332,7 +332,7 @@ const resolveWithdrawal = liveResolver(withdrawalAt);
 builder.subscriptionField('withdrawalStatusChanged', (t) =>
   t.field({
     type: WithdrawalType,
-    authScopes: { merchant: true },
+    authScopes: { scope: 'payouts:read' },
     description:
       'One withdrawal of the calling merchant: first as it stands, then once per webhook-worthy change (both processing steps, done or rejected). With `after`: the changes since that cursor instead of the current state.',
     args: {
@@ -358,7 +358,7 @@ builder.subscriptionField('withdrawalStatusChanged', (t) =>
 builder.subscriptionField('withdrawalEvents', (t) =>
   t.field({
     type: WithdrawalType,
-    authScopes: { merchant: true },
+    authScopes: { scope: 'payouts:read' },
     description: 'Every withdrawal change of the calling merchant (the same steps as its webhooks), in commit order. With `after`: first the changes since that cursor.',
     args: { after: t.arg.string({ required: false, description: AFTER_DESCRIPTION }) },
     subscribe: (_root, { after }, ctx) => liveEvents(ctx, { subjectType: 'withdrawal', companyId: ctx.company!.id }, parseLiveCursor(after)),

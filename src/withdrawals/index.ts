@@ -9,6 +9,8 @@ import type { withdrawalConfig } from './config.ts';
 import { withdrawalQueueGauge } from './metrics.ts';
 import './graphql.ts';
 import { withdrawalRoutes } from './rest.ts';
+import { protectionRoutes } from './protection-rest.ts';
+import './protection-graphql.ts';
 import type { SandboxWithdrawalDeps } from './sandbox.ts';
 import { applyOutgoingReport, sendQueuedWithdrawals } from './service.ts';
 
@@ -26,6 +28,7 @@ export function withdrawalsFeature(config: ConfigOf<typeof withdrawalConfig>): F
         db: p.db,
         events: p.commits,
         chains: p.chains,
+        clock: p.clock,
         risk: denyList(p.config.riskDenyList),
         logger: p.logger,
         idempotencyTtlMs: p.config.idempotencyKeyTtlHours * 3_600_000,
@@ -37,7 +40,7 @@ export function withdrawalsFeature(config: ConfigOf<typeof withdrawalConfig>): F
       withdrawalQueueGauge(p.metrics, p.db);
       return { withdrawals };
     },
-    routes: withdrawalRoutes,
+    routes: [...withdrawalRoutes, ...protectionRoutes],
     jobs: (p, s) => [
       // Also woken as soon as a new withdrawal committed (its first event), not only on its interval.
       chainJob(

@@ -29,6 +29,7 @@ export const withdrawalRoutes: Route<Services>[] = [
     method: 'POST',
     path: '/api/transactions/withdraw',
     auth: 'required',
+    scope: 'payouts:write',
     body: withdrawRequestSchema,
     doc: {
       operationId: 'withdraw',
@@ -54,7 +55,7 @@ export const withdrawalRoutes: Route<Services>[] = [
     },
     handler: async (req, ctx) => {
       const key = req.headers['idempotency-key'];
-      const { results, replayed } = await withdraw(ctx.withdrawals, req.company!, req.body, typeof key === 'string' ? key : null);
+      const { results, replayed } = await withdraw(ctx.withdrawals, req.company!, req.access!.actor, req.body, typeof key === 'string' ? key : null);
       return { status: 200, body: results, headers: replayed ? { 'idempotent-replayed': 'true' } : undefined };
     },
   }),
@@ -62,6 +63,7 @@ export const withdrawalRoutes: Route<Services>[] = [
     method: 'GET',
     path: '/api/transactions/withdrawals',
     auth: 'required',
+    scope: 'payouts:read',
     query: withdrawalListSchema,
     doc: {
       operationId: 'listWithdrawals',
@@ -79,6 +81,7 @@ export const withdrawalRoutes: Route<Services>[] = [
     method: 'GET',
     path: '/api/transactions/withdrawals/:uid',
     auth: 'required',
+    scope: 'payouts:read',
     doc: {
       operationId: 'getWithdrawal',
       summary: 'Read a withdrawal',
@@ -93,6 +96,7 @@ export const withdrawalRoutes: Route<Services>[] = [
     method: 'GET',
     path: '/api/company/auto-withdrawals',
     auth: 'required',
+    scope: 'payouts:read',
     doc: {
       operationId: 'listAutoWithdrawals',
       summary: 'List auto-withdrawal settings',
@@ -106,6 +110,7 @@ export const withdrawalRoutes: Route<Services>[] = [
     method: 'PATCH',
     path: '/api/company/auto-withdrawals',
     auth: 'required',
+    scope: 'payouts:write',
     body: autoWithdrawalsPatchSchema,
     doc: {
       operationId: 'updateAutoWithdrawals',
@@ -116,13 +121,14 @@ export const withdrawalRoutes: Route<Services>[] = [
       requestExample: { assets: { ton: { amount: 25, isEnabled: true, withdrawalTag: 'merchant-42', withdrawalAddress: 'EQD4FPq-PRDieyQKkizFTRtSDyucUIqrj0v_zXJmqaDp6_0t' } } },
       responses: { 200: { description: 'Every rule, after the change.', schema: autoWithdrawalsSchema } },
     },
-    handler: async (req, ctx) => ({ status: 200, body: autoWithdrawalsBody(await updateAutoWithdrawals(ctx.withdrawals, req.company!, req.body)) }),
+    handler: async (req, ctx) => ({ status: 200, body: autoWithdrawalsBody(await updateAutoWithdrawals(ctx.withdrawals, req.company!, req.access!.actor, req.body)) }),
   }),
   route({
     method: 'POST',
     path: '/api/sandbox/withdrawals/:uid/confirm',
     auth: 'required',
     testModeOnly: true,
+    scope: 'payouts:write',
     doc: sandboxDoc('confirm'),
     handler: async (req, ctx) => ({ status: 200, body: presentWithdrawal(await confirmSandboxWithdrawal(ctx.withdrawals, req.company!, req.params['uid']!)) }),
   }),
@@ -131,6 +137,7 @@ export const withdrawalRoutes: Route<Services>[] = [
     path: '/api/sandbox/withdrawals/:uid/reject',
     auth: 'required',
     testModeOnly: true,
+    scope: 'payouts:write',
     doc: sandboxDoc('reject'),
     handler: async (req, ctx) => ({ status: 200, body: presentWithdrawal(await rejectSandboxWithdrawal(ctx.withdrawals, req.company!, req.params['uid']!)) }),
   }),

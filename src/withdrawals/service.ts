@@ -1,5 +1,7 @@
 // Withdrawals: accepting them (rules, balance, hold), their lifecycle after the chain adapter took them, and reads.
 // Every state change writes its ledger journal and its webhook event in the same transaction.
+import { recordAudit } from '../core/audit.ts';
+import type { Actor } from '../core/scopes.ts';
 import { randomUUID } from 'node:crypto';
 import type { Decimal } from 'decimal.js';
 import { z } from 'zod';
@@ -18,6 +20,8 @@ import type { Mode } from '../domain/modes.ts';
 import { formatPlain, Money, toMoney } from '../domain/money.ts';
 import { ConflictError, NotFoundError } from '../errors/app-error.ts';
 import type { Logger } from '../logger.ts';
+import type { Clock } from '../clock.ts';
+import { payoutGuard } from './protection.ts';
 import { ACCOUNTS, postDebitIfCovered, postJournal } from '../ledger/ledger.ts';
 import { itemProblem, quoteWithdrawal, totalOf, type WithdrawalQuote, type WithdrawItem } from './rules.ts';
 
@@ -25,6 +29,8 @@ type Tx = Prisma.TransactionClient;
 
 export interface WithdrawalDeps extends EventDeps {
   chains: ChainRegistry;
+  /** The tenant's clock: the payout policy's cool-down runs on it (the test clock in test mode). */
+  clock: Clock;
   risk: RiskHook;
   logger?: Logger;
   idempotencyTtlMs: number;
@@ -165,11 +171,12 @@ export interface WithdrawResult {
 }
 
 /** POST /api/transactions/withdraw: one result per item, in request order. */
-export async function withdraw(deps: WithdrawalDeps, company: Company, input: { items: WithdrawItem[] }, idempotencyKey?: string | null): Promise<WithdrawResult> {
+export async function withdraw(deps: WithdrawalDeps, company: Company, actor: Actor, input: { items: WithdrawItem[] }, idempotencyKey?: string | null): Promise<WithdrawResult> {
   const isValidAddress = addressCheck(deps.chains, company.mode);
   const sendProblem = sendCheck(deps.chains, company.mode);
-  // Refused up front rather than held and retried forever.
-  const problems = input.items.map((item) => itemProblem(item, isValidAddress) ?? sendProblem(item.asset));
+  // Refused up front rather than held and retried forever; the payout policy refuses addresses outside the book.
+  const guard = await payoutGuard(deps, company.id);
+  const problems = input.items.map((item) => itemProblem(item, isValidAddress) ?? sendProblem(item.asset) ?? guard(item));
   const candidates: Candidate[] = input.items.flatMap((item, position) =>
     problems[position] ? [] : [{ position, item, quote: quoteWithdrawal(item.asset, item.amount) }],
   );
@@ -177,8 +184,7 @@ export async function withdraw(deps: WithdrawalDeps, company: Company, input: { 
     deps,
     { companyId: company.id, key: idempotencyKey, operation: 'withdraw', input, ttlMs: deps.idempotencyTtlMs },
     {
-      // One asset (the usual call) is one statement: no transaction around it without a key.
-      singleStatement: byAsset(candidates).length <= 1,
+      // Not one statement: the audit entry is written in the same transaction as the withdrawals.
       execute: async (tx) => {
         const created = candidates.length ? await createWithdrawals(tx, company.id, candidates, 'api') : new Map();
         const results: ItemResult[] = input.items.map((_item, position) => {
@@ -188,6 +194,16 @@ export async function withdraw(deps: WithdrawalDeps, company: Company, input: { 
           return 'uid' in o ? { message: ACCEPTED_MESSAGE, success: true, uid: o.uid } : { message: o.refused, success: false, uid: '' };
         });
         const accepted = [...created.values()].filter((o) => 'uid' in o);
+        await recordAudit(tx, company.id, actor, 'withdrawal.requested', {
+          items: input.items.map((item, i) => ({
+            asset: item.asset,
+            amount: item.amount.toFixed(),
+            to: item.to,
+            tag: item.tag,
+            uid: results[i]!.uid || null,
+            refused: results[i]!.success ? null : results[i]!.message,
+          })),
+        });
         return {
           result: results,
           stored: { results: results as unknown as Prisma.InputJsonArray },

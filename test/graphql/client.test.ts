@@ -45,6 +45,14 @@ import {
   NotificationSettingsDocument,
   SetNotificationSettingsDocument,
   EmailDeliveriesDocument,
+  ApiKeysDocument,
+  AuditLogDocument,
+  AddPayoutAddressDocument,
+  CreateApiKeyDocument,
+  PayoutProtectionDocument,
+  RemovePayoutAddressDocument,
+  RevokeApiKeyDocument,
+  SetPayoutPolicyDocument,
 } from '../../generated/gql/graphql.ts';
 import { graphqlSchema } from '../../src/features.ts';
 import { DATABASES } from '../support/databases.ts';
@@ -368,6 +376,35 @@ describe.each(DATABASES)('GraphQL through a typed client on %s', (kind) => {
     expect(tooMany.error?.graphQLErrors[0]?.extensions['code']).toBe('VALIDATION_FAILED');
     const otherMerchant = clientFor((await server.merchant()).publicToken);
     expect((await otherMerchant.query(NodeDocument, { id: ids['Balance']! })).data!.node).toBeNull();
+
+    // Keys, payout protection and the audit log (docs/security.md).
+    const made = as((await merchant.mutate(CreateApiKeyDocument, { input: { name: 'Reader', scopes: ['INVOICES_READ', 'SETTINGS_READ'] } })).createApiKey, 'CreateApiKeySuccess').created;
+    expect(made.apiKey).toMatchObject({ name: 'Reader', scopes: ['INVOICES_READ', 'SETTINGS_READ'], expiresAt: null, lastUsedAt: null });
+    expect(as((await merchant.mutate(CreateApiKeyDocument, { input: { name: '', scopes: ['INVOICES_READ'] } })).createApiKey, 'ValidationError').details[0]!.path).toBe('name');
+    const reader = clientFor(made.token);
+    const keys = (await reader.query(ApiKeysDocument, {})).data!;
+    expect(keys.viewerScopes).toEqual(['INVOICES_READ', 'SETTINGS_READ']);
+    expect(keys.apiKeys.map((k) => k.id)).toEqual([made.apiKey.id]);
+    expect(as((await merchant.mutate(SetPayoutPolicyDocument, { input: { allowListOnly: true, cooldownHours: 0 } })).setPayoutPolicy, 'SetPayoutPolicySuccess').payoutPolicy).toEqual({
+      allowListOnly: true,
+      cooldownHours: 24,
+      pending: { cooldownHours: 0 },
+    });
+    const entry = as((await merchant.mutate(AddPayoutAddressDocument, { input: { asset: 'TRC20USDT', address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', label: 'Cold' } })).addPayoutAddress, 'AddPayoutAddressSuccess').payoutAddress;
+    expect(as((await merchant.mutate(AddPayoutAddressDocument, { input: { asset: 'TRC20USDT', address: 'nope', label: 'x' } })).addPayoutAddress, 'ValidationError').details[0]!.path).toBe('address');
+    const protection = (await merchant.query(PayoutProtectionDocument, {})).data!;
+    expect(protection.payoutAddresses.nodes.map((a) => a.id)).toEqual([entry.id]);
+    expect(protection.payoutPolicy.pending?.cooldownHours).toBe(0);
+    const audit = (await reader.query(AuditLogDocument, { first: 2 })).data!.auditLog;
+    expect(audit.nodes.map((n) => n.action)).toEqual(['PAYOUT_ADDRESS_ADDED', 'PAYOUT_POLICY_CHANGED']);
+    expect((await reader.query(AuditLogDocument, { first: 2, after: audit.pageInfo.endCursor })).data!.auditLog.nodes[0]!.action).toBe('API_KEY_CREATED');
+    for (const [typename, id] of [['ApiKey', made.apiKey.id], ['PayoutAddress', entry.id], ['AuditEntry', audit.nodes[0]!.id]] as const) {
+      expect((await merchant.query(NodeDocument, { id })).data!.node?.__typename, typename).toBe(typename);
+      expect((await anonymous.query(NodeDocument, { id })).data!.node, typename).toBeNull();
+    }
+    expect(as((await merchant.mutate(RemovePayoutAddressDocument, { input: { id: entry.id } })).removePayoutAddress, 'RemovePayoutAddressSuccess').payoutAddress.id).toBe(entry.id);
+    expect(as((await merchant.mutate(RemovePayoutAddressDocument, { input: { id: entry.id } })).removePayoutAddress, 'NotFoundError').code).toBe('NOT_FOUND');
+    expect(as((await merchant.mutate(RevokeApiKeyDocument, { input: { id: made.apiKey.id } })).revokeApiKey, 'RevokeApiKeySuccess').apiKey.id).toBe(made.apiKey.id);
 
     // Every operation of the document ran (the subscriptions run in test/live/subscriptions.test.ts).
     const names = parse(fs.readFileSync(DOCUMENTS[0]!, 'utf8')).definitions.flatMap((d) => (d.kind === Kind.OPERATION_DEFINITION ? [d.name!.value] : []));

@@ -13,6 +13,11 @@ import { describe, expect, it } from 'vitest';
 const VALUE_TYPES = [
   'ClientNotifications',
   'CompanyAssetSetting',
+  // A key with its token, answered once by createApiKey: the key itself (an ApiKey node) is inside.
+  'CreatedApiKey',
+  // A tenant has one payout policy, read and set as a whole.
+  'PayoutPolicy',
+  'PendingPayoutPolicy',
   'ErrorDetail',
   'ExchangeRate',
   'ExportLink',

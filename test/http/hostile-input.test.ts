@@ -142,6 +142,15 @@ function samples(ids: { invoice: string; transfer: string; event: string }, mode
     },
     'GET /api/company/settings/notifications': {},
     'GET /api/company/emails': { query: { invoiceId: ids.invoice, status: 'sent', after: randomUUID(), limit: '10' } },
+    'POST /api/company/api-keys': { body: { name: 'fuzz', scopes: ['invoices:read', 'payouts:read'], expiresAt: '2099-01-01T00:00:00Z' } },
+    'GET /api/company/api-keys': {},
+    'DELETE /api/company/api-keys/:id': { params: { id: randomUUID() } },
+    'GET /api/company/audit-log': { query: { after: '10', limit: '10' } },
+    'GET /api/company/settings/payout-policy': {},
+    'PUT /api/company/settings/payout-policy': { body: { allowListOnly: true, cooldownHours: 24 } },
+    'POST /api/company/payout-addresses': { body: { asset, address, tag: null, label: 'fuzz' } },
+    'GET /api/company/payout-addresses': {},
+    'DELETE /api/company/payout-addresses/:id': { params: { id: randomUUID() } },
   };
 }
 

@@ -69,7 +69,7 @@ describe('streamed answers', () => {
       },
     ];
     const logger = createLogger('debug', { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) });
-    const rest = createRestHandler(new Router<object>().add(...routes), {}, { bodyLimitBytes: 1024, caller: async () => null, logger });
+    const rest = createRestHandler(new Router<object>().add(...routes), {}, { bodyLimitBytes: 1024, session: async () => null, clientAddress: () => '127.0.0.1', logger });
     server = createServer((req, res) => void (lastHandled = rest(req, res, new URL(req.url ?? '/', 'http://localhost'), 'req-1')));
     server.on('request', (req) => {
       lastSocket = req.socket;

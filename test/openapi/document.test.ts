@@ -51,16 +51,24 @@ describe('openapi.json', () => {
     }
   });
 
-  it('names the security of every operation from its auth mode: none, optional or required Bearer token', () => {
+  it('names the security of every operation from its auth mode (none, optional or required Bearer token) and the scope it needs', () => {
     expect(doc['components']['securitySchemes']['publicToken']).toMatchObject({ type: 'http', scheme: 'bearer' });
     for (const route of apiRoutes) {
-      const security = operation(`${route.method} ${openApiPath(route.path)}`)['security'];
-      const expected = { none: [], optional: [{ publicToken: [] }, {}], required: [{ publicToken: [] }] }[route.auth];
-      expect(security, `${route.method} ${route.path}`).toEqual(expected);
+      const op = operation(`${route.method} ${openApiPath(route.path)}`);
+      // Every route that reads a token names the scope an API key needs (docs/security.md), and answers 403 without it.
+      if (route.auth !== 'none') expect(route.scope, `${route.method} ${route.path} names a scope`).toBeDefined();
+      const scopes = route.scope ? [route.scope] : [];
+      const expected = { none: [], optional: [{ publicToken: scopes }, {}], required: [{ publicToken: scopes }] }[route.auth];
+      expect(op['security'], `${route.method} ${route.path}`).toEqual(expected);
+      if (route.scope) {
+        expect(Object.keys(op['responses']), `${route.method} ${route.path}`).toContain('403');
+        expect(op['description'], `${route.method} ${route.path}`).toContain(`Scope: \`${route.scope}\``);
+      }
     }
     // No token needed; one sent scopes the read to its merchant and mode (docs/modes.md).
-    expect(operation('GET /api/invoices/v1/regular/{id}')['security']).toEqual([{ publicToken: [] }, {}]);
-    expect(operation('POST /api/invoices/v1/regular/{id}/proceed')['security']).toEqual([{ publicToken: [] }, {}]);
+    expect(operation('GET /api/invoices/v1/regular/{id}')['security']).toEqual([{ publicToken: ['invoices:read'] }, {}]);
+    expect(operation('POST /api/invoices/v1/regular/{id}/proceed')['security']).toEqual([{ publicToken: ['invoices:write'] }, {}]);
+    expect(operation('POST /api/transactions/withdraw')['security']).toEqual([{ publicToken: ['payouts:write'] }]);
   });
 
   it('refers every error status to a shared response of the one Error shape (docs/errors.md), with 401 where a token is read', () => {
@@ -74,6 +82,8 @@ describe('openapi.json', () => {
       const statuses = Object.keys(operation['responses']);
       expect(statuses, key).toEqual(expect.arrayContaining(['422', '500', '503']));
       expect(statuses.includes('401'), key).toBe((operation['security'] as unknown[]).length > 0);
+      // Too many failed authentications from one address (docs/security.md).
+      expect(statuses.includes('429'), key).toBe((operation['security'] as unknown[]).length > 0);
       if (key.startsWith('GET ')) expect(statuses, key).not.toContain('415');
       else expect(statuses, key).toEqual(expect.arrayContaining(['400', '413', '415']));
     }

@@ -20,6 +20,9 @@ async function seriousViolations(page: Page): Promise<string[]> {
     .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
 
+/** Everything the page's scripts can read from storage: no token may be there. */
+const storedText = (page: Page) => page.evaluate(() => JSON.stringify({ ...sessionStorage, ...localStorage }) + document.cookie);
+
 const createInvoice = async (server: TestServer, token: string, name: string) => {
   const created = await server.request('POST', '/api/invoices/v1/regular', { token, json: { invoiceCurrency: 'usd', items: [{ name, price: 12 }] } });
   expect(created.status, created.text).toBe(201);
@@ -47,8 +50,14 @@ describe.runIf(CHROMIUM)('the dashboard in Chromium', () => {
       await page.getByLabel('Public token').fill(token);
       await page.getByRole('button', { name: 'Sign in' }).click();
       await page.getByText('Signed in as Corner Café').waitFor();
-      expect(await page.evaluate(() => sessionStorage.getItem('payrail.token.test'))).toBe(token);
+      // The page keeps no token: the session is an httpOnly, SameSite=Strict cookie scripts cannot read.
+      expect(await storedText(page)).not.toContain(token);
       expect(await page.evaluate(() => localStorage.length)).toBe(0);
+      expect(await page.evaluate(() => document.cookie)).toBe('');
+      // The audit log shows the webhook URL change made before sign-in (the public token's, no key name).
+      await page.locator('#audit tr[data-audit="webhook_url_changed"]').waitFor();
+      expect(await page.locator('#audit tr[data-audit="webhook_url_changed"] td').nth(2).textContent()).toBe('public_token');
+      expect((await page.context().cookies()).map((c) => ({ name: c.name, httpOnly: c.httpOnly, sameSite: c.sameSite }))).toEqual([{ name: 'payrail_session_test', httpOnly: true, sameSite: 'Strict' }]);
       expect(await unlabelledControls(page)).toEqual([]);
       await page.evaluate(() => ((window as unknown as { sameDocument: boolean }).sameDocument = true));
 
@@ -112,10 +121,11 @@ describe.runIf(CHROMIUM)('the dashboard in Chromium', () => {
       await expect.poll(() => page.locator('form.rule [role="status"]').textContent()).toMatch(/withdrawalAddress/);
       expect(await unlabelledControls(page)).toEqual([]);
 
-      // Sign-out forgets the token.
+      // Sign-out ends the session: the cookie goes, and a reload asks for the token again.
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.getByLabel('Public token').waitFor();
       expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+      await expect.poll(async () => (await page.context().cookies()).length).toBe(0);
       // The one refused sign-in (HTTP 401) is the only failed request.
       expect(problems.filter((p) => !/status of 401/.test(p)).join('\n')).toBe('');
       expect(problems.filter((p) => /status of 401/.test(p))).toHaveLength(1);
@@ -154,7 +164,7 @@ describe.runIf(CHROMIUM)('the dashboard in test and live mode', () => {
       expect(await testSwitch.isChecked()).toBe(true);
       expect(await liveSwitch.isChecked()).toBe(false);
       expect(await page.title()).toBe('Test mode · Payrail dashboard');
-      expect(await page.evaluate(() => sessionStorage.getItem('payrail.token.test'))).toBe(testToken);
+      expect(await storedText(page)).not.toContain(testToken);
       // The test mode's live connection is up (the page subscribes to invoices and withdrawals).
       await expect.poll(() => sockets.length).toBeGreaterThan(0);
       expect(await seriousViolations(page)).toEqual([]);
@@ -179,7 +189,7 @@ describe.runIf(CHROMIUM)('the dashboard in test and live mode', () => {
       await liveField.press('Enter');
       await page.getByText('That is a test-mode token. Enter the live-mode token (pk_live_…) here.').waitFor();
       expect(await liveField.getAttribute('aria-invalid')).toBe('true');
-      expect(await page.evaluate(() => sessionStorage.getItem('payrail.token.live'))).toBeNull();
+      expect((await page.context().cookies()).map((c) => c.name)).not.toContain('payrail_session_live');
       expect(await testRow.count()).toBe(0);
       expect(await seriousViolations(page)).toEqual([]);
 
@@ -190,7 +200,8 @@ describe.runIf(CHROMIUM)('the dashboard in test and live mode', () => {
       await page.locator('#invoices').waitFor();
       expect(await banner.isVisible()).toBe(false);
       expect(await page.title()).toBe('Live mode · Payrail dashboard');
-      expect(await page.evaluate(() => sessionStorage.getItem('payrail.token.live'))).toBe(liveToken);
+      expect(await storedText(page)).not.toContain(liveToken);
+      expect((await page.context().cookies()).map((c) => c.name).sort()).toEqual(['payrail_session_live', 'payrail_session_test']);
       await expect.poll(() => sockets.length).toBeGreaterThan(socketsOfTestMode);
       const created = await createInvoice(server, liveToken, 'Live tea');
       expect(created.headers.get('payrail-mode')).toBe('live');
@@ -240,7 +251,7 @@ describe.runIf(CHROMIUM)('the dashboard in test and live mode', () => {
       expect(await page.getByRole('radio', { name: 'Live-Modus' }).count()).toBe(1);
       expect(await banner.textContent()).toBe('Testmodus: Zahlungen sind hier simuliert, es fließt kein echtes Geld. Für echte Zahlungen wechseln Sie in den Live-Modus.');
 
-      // Sign-out forgets both tokens.
+      // Sign-out ends both sessions.
       await page.getByRole('button', { name: 'Abmelden' }).click();
       await page.getByLabel('Öffentlicher Token').waitFor();
       expect(await page.evaluate(() => sessionStorage.length)).toBe(0);

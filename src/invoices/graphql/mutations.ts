@@ -1,4 +1,5 @@
 // Invoice mutations: the same edge schemas and services as the REST paths.
+import { requireScope } from '../../core/scopes.ts';
 import { parseInput } from '../../core/validation.ts';
 import { ConflictError, NotFoundError, RateUnavailableError, ValidationError } from '../../errors/app-error.ts';
 import { builder, mutationOutcome } from '../../graphql/builder.ts';
@@ -35,7 +36,7 @@ const invoiceOutcome = (description: string, types: (typeof ValidationError | ty
 builder.mutationField('createInvoice', (t) =>
   t.field({
     type: InvoiceType,
-    authScopes: { merchant: true },
+    authScopes: { scope: 'invoices:write' },
     description: 'Creates an invoice for the calling merchant (REST POST /api/invoices/v1/regular).',
     errors: invoiceOutcome('The new invoice, status CREATED.', [ValidationError, ConflictError]),
     args: { input: t.arg({ type: CreateInvoiceInput, required: true, description: 'The invoice to create.' }) },
@@ -66,6 +67,8 @@ builder.mutationField('proceedInvoice', (t) =>
     args: { input: t.arg({ type: ProceedInvoiceInput, required: true, description: 'The invoice and the client’s choices.' }) },
     resolve: async (_root, { input }, ctx) => {
       const { invoiceId, ...fields } = input;
+      // Public; a token that is sent proceeds on the merchant's behalf and must hold invoices:write (as for REST).
+      if (ctx.access) requireScope(ctx.access, 'invoices:write');
       const fill = parseInput(proceedInvoiceSchema, fields);
       return proceedInvoice(ctx.invoices, String(invoiceId), { ...fill, lang: fill.lang ?? preferredLanguage(ctx.acceptLanguage) }, ctx.company);
     },
@@ -84,13 +87,13 @@ const RefundInvoiceInput = builder.inputType('RefundInvoiceInput', {
 builder.mutationField('refundInvoice', (t) =>
   t.prismaField({
     type: 'Invoice',
-    authScopes: { merchant: true },
+    authScopes: { scope: 'payouts:write' },
     description: 'Declines a wrong (short) invoice, or a closed one paid late: the funds go back to the client.',
     errors: invoiceOutcome('The invoice, status REFUNDED, with its refund.', [ValidationError, NotFoundError, ConflictError]),
     args: { input: t.arg({ type: RefundInvoiceInput, required: true, description: 'The invoice and the client address.' }) },
     resolve: async (query, _root, { input }, ctx) => {
       const { invoiceId, ...fields } = input;
-      await refundInvoice(ctx.invoices, ctx.company!, String(invoiceId), parseInput(refundInvoiceSchema, fields));
+      await refundInvoice(ctx.invoices, ctx.company!, ctx.access!.actor, String(invoiceId), parseInput(refundInvoiceSchema, fields));
       return ctx.db.invoice.findUniqueOrThrow({ ...query, where: { id: String(invoiceId) } });
     },
   }),
@@ -106,12 +109,12 @@ const AcceptInvoiceInput = builder.inputType('AcceptInvoiceInput', {
 builder.mutationField('acceptInvoice', (t) =>
   t.prismaField({
     type: 'Invoice',
-    authScopes: { merchant: true },
+    authScopes: { scope: 'invoices:write' },
     description: 'Accepts a wrong (short) invoice, or a closed one paid late, as paid: it becomes done.',
     errors: invoiceOutcome('The invoice, status DONE.', [NotFoundError, ConflictError]),
     args: { input: t.arg({ type: AcceptInvoiceInput, required: true, description: 'The invoice to accept.' }) },
     resolve: async (query, _root, { input }, ctx) => {
-      await acceptInvoice(ctx.invoices, ctx.company!, String(input.invoiceId));
+      await acceptInvoice(ctx.invoices, ctx.company!, ctx.access!.actor, String(input.invoiceId));
       return ctx.db.invoice.findUniqueOrThrow({ ...query, where: { id: String(input.invoiceId) } });
     },
   }),

@@ -1,4 +1,5 @@
 // Invoice reads: the public one by id and the merchant's connection; both through queries.ts.
+import { requireScope } from '../../core/scopes.ts';
 import { builder } from '../../graphql/builder.ts';
 import { checkPage, connectionNames, edgeNames, PAGE_SIZES } from '../../graphql/connections.ts';
 import { INVOICE_ID_PATTERN } from '../ids.ts';
@@ -13,6 +14,8 @@ builder.queryField('invoice', (t) =>
       'An invoice by its public id (no token needed, as in REST); null when there is none. With a token, only that merchant\'s invoices of that mode are found (as in REST).',
     args: { id: t.arg.id({ required: true, description: 'The public invoice id (also its global id).' }) },
     resolve: (query, _root, { id }, ctx) => {
+      // A token is optional here; one that is sent must hold invoices:read (as for REST).
+      if (ctx.access) requireScope(ctx.access, 'invoices:read');
       const where = publicInvoiceWhere(String(id));
       return where ? ctx.db.invoice.findFirst({ ...query, where: { ...where, ...(ctx.company ? { companyId: ctx.company.id } : {}) } }) : null;
     },
@@ -34,7 +37,7 @@ builder.queryField('invoices', (t) =>
     {
       type: 'Invoice',
       cursor: 'id',
-      authScopes: { merchant: true },
+      authScopes: { scope: 'invoices:read' },
       description: 'The calling merchant’s invoices, newest first.',
       ...PAGE_SIZES,
       args: { filter: t.arg({ type: InvoiceFilter, required: false, description: 'Only the invoices that match.' }) },

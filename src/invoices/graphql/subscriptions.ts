@@ -53,7 +53,7 @@ builder.subscriptionField('invoiceStatusChanged', (t) =>
 builder.subscriptionField('invoiceEvents', (t) =>
   t.field({
     type: InvoiceType,
-    authScopes: { merchant: true },
+    authScopes: { scope: 'invoices:read' },
     description: 'Every change of the calling merchant’s invoices, creation included, in commit order. With `after`: first the changes since that cursor.',
     args: { after: t.arg.string({ required: false, description: AFTER_DESCRIPTION }) },
     subscribe: (_root, { after }, ctx) => liveEvents(ctx, { subjectType: 'invoice', companyId: ctx.company!.id }, parseLiveCursor(after)),

@@ -2,10 +2,13 @@
 // transactions, refund, webhook deliveries (redeliver) and e-mails, balances, the webhook URL and its test, the e-mail
 // settings, withdrawals live
 // (withdrawalEvents) and the auto-withdrawal rules. Only the public GraphQL API.
-// Modes: a merchant has a test and a live side, each with its own token that sees only its mode's data. The tab keeps
-// one token per mode (sessionStorage only) and shows one mode at a time; the switch in the header ends everything the
-// old mode runs (subscriptions, polls, timers, pending answers) before the other mode's data loads.
+// Modes: a merchant has a test and a live side, each with its own token that sees only its mode's data. Signing in
+// exchanges the token for a short-lived session of its mode held in an httpOnly cookie (docs/security.md): the page
+// never keeps the token, and sends `Authorization: Session <mode>` to use that mode's cookie. It shows one mode at a
+// time; the switch in the header ends everything the old mode runs (subscriptions, polls, timers, pending answers)
+// before the other mode's data loads. Forms that move money show only to a session with payouts:write.
 import {
+  DashboardAuditLogDocument,
   DashboardAutoWithdrawalsDocument,
   DashboardUpdateAutoWithdrawalsDocument,
   DashboardBalancesDocument,
@@ -37,7 +40,8 @@ import { isLanguage, statusName, text, unitOf, type TextKey } from '../shared/i1
 type Mode = 'test' | 'live';
 const MODES: Mode[] = ['test', 'live'];
 const MODE_KEY = 'payrail.mode';
-const tokenKey = (mode: Mode) => `payrail.token.${mode}`;
+/** The Authorization value that makes the API use this mode's session cookie. */
+const sessionOf = (mode: Mode) => `Session ${mode}`;
 const isMode = (value: string | null): value is Mode => value === 'test' || value === 'live';
 const modeOf = (mode: ApiMode): Mode => (mode === 'LIVE' ? 'live' : 'test');
 const apiMode = (mode: Mode): ApiMode => (mode === 'live' ? 'LIVE' : 'TEST');
@@ -47,7 +51,8 @@ const POLL_MS = 10_000;
 
 type Row = DashboardInvoiceRowFragment;
 type Withdrawal = DashboardWithdrawalRowFragment;
-type Viewer = DashboardViewerQuery['viewer'];
+type Viewer = DashboardViewerQuery['viewer'] & { scopes: DashboardViewerQuery['viewerScopes'] };
+const viewerOf = (answer: DashboardViewerQuery): Viewer => ({ ...answer.viewer, scopes: answer.viewerScopes });
 
 const root = document.getElementById('app')!;
 const language = isLanguage(document.documentElement.lang) ? document.documentElement.lang : 'en';
@@ -85,11 +90,16 @@ class ModeView {
 
   constructor(
     readonly mode: Mode,
-    readonly token: string,
+    readonly viewer: Viewer,
   ) {}
 
+  /** What the session may do (the scopes of the token it was made with). */
+  may(scope: Viewer['scopes'][number]): boolean {
+    return this.viewer.scopes.includes(scope);
+  }
+
   gql<R, V>(document: TypedDocumentString<R, V>, variables: V): Promise<R> {
-    return request(document, variables, this.token).then(
+    return request(document, variables, sessionOf(this.mode)).then(
       (answer) => (this.ended ? Promise.reject(new Superseded()) : answer),
       (e: unknown) => Promise.reject(this.ended ? new Superseded() : e),
     );
@@ -98,7 +108,7 @@ class ModeView {
   live<R, V extends { after?: string | null }>(document: TypedDocumentString<R, V>, variables: V, onData: (data: R) => void): void {
     this.stops.push(
       live(document, variables, {
-        token: this.token,
+        authorization: sessionOf(this.mode),
         onData: (data) => this.ended || onData(data),
         onUnavailable: () => this.unavailable(),
         onError: (e) => this.ended || report(e),
@@ -134,7 +144,28 @@ let view: ModeView | null = null;
 /** Counts mode changes: an answer to an older one (a slow sign-in check) is dropped. */
 let generation = 0;
 
-const savedToken = (mode: Mode) => sessionStorage.getItem(tokenKey(mode));
+/** Exchanges a token for a session cookie of its mode; answers the mode, or throws when the token is refused. */
+async function signInWith(token: string): Promise<Mode> {
+  const res = await fetch(new URL('/dashboard/session', window.location.href), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ token }),
+    credentials: 'same-origin',
+  });
+  const body = (await res.json().catch(() => ({}))) as { mode?: string };
+  if (!res.ok || !isMode(body.mode ?? null)) throw new GraphqlError(t('tokenInvalid'), 'UNAUTHENTICATED');
+  return body.mode as Mode;
+}
+
+/** The modes this browser has a session of (asked without a 401 for the ones it has none of). */
+async function signedInModes(): Promise<Mode[]> {
+  const res = await fetch(new URL('/dashboard/session', window.location.href), { credentials: 'same-origin' });
+  const body = (await res.json().catch(() => ({}))) as { modes?: string[] };
+  return (body.modes ?? []).filter(isMode);
+}
+
+/** The signed-in merchant of `mode`'s session; throws UNAUTHENTICATED when there is none. */
+const viewerIn = async (mode: Mode): Promise<Viewer> => viewerOf(await request(DashboardViewerDocument, {}, sessionOf(mode)));
 
 /** The first sign-in: a token of either mode; its mode comes from the API (viewer.mode). */
 function signInView(problem = ''): void {
@@ -152,13 +183,13 @@ function signInView(problem = ''): void {
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const value = input.value.trim();
-    request(DashboardViewerDocument, {}, value)
-      .then(({ viewer }) => {
+    input.value = '';
+    signInWith(value)
+      .then(async (mode) => {
+        const viewer = await viewerIn(mode);
         if (my !== generation) return;
-        const mode = modeOf(viewer.mode);
-        sessionStorage.setItem(tokenKey(mode), value);
         buildFrame();
-        openMode(mode, value, viewer);
+        openMode(mode, viewer);
         frame!.switches[mode].focus();
       })
       .catch(() => {
@@ -194,13 +225,15 @@ function modeSignIn(mode: Mode, problem = ''): void {
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const value = input.value.trim();
-    request(DashboardViewerDocument, {}, value)
-      .then(({ viewer }) => {
+    input.value = '';
+    signInWith(value)
+      .then(async (signedIn) => {
         if (my !== generation) return;
         // A token of the other mode would show that mode's data under this mode's name: refused, and said why.
-        if (modeOf(viewer.mode) !== mode) return refuse(t(mode === 'test' ? 'tokenNotTest' : 'tokenNotLive'));
-        sessionStorage.setItem(tokenKey(mode), value);
-        openMode(mode, value, viewer);
+        if (signedIn !== mode) return refuse(t(mode === 'test' ? 'tokenNotTest' : 'tokenNotLive'));
+        const viewer = await viewerIn(mode);
+        if (my !== generation) return;
+        openMode(mode, viewer);
         frame!.switches[mode].focus();
       })
       .catch(() => my === generation && refuse(t('tokenInvalid')));
@@ -220,7 +253,8 @@ function endView(): void {
 
 function signOut(): void {
   endView();
-  for (const mode of MODES) sessionStorage.removeItem(tokenKey(mode));
+  // Both modes' sessions end on the server, and their cookies go.
+  void fetch(new URL('/dashboard/session', window.location.href), { method: 'DELETE', credentials: 'same-origin' }).catch(() => undefined);
   sessionStorage.removeItem(MODE_KEY);
   frame = null;
   delete root.dataset['mode'];
@@ -246,36 +280,30 @@ async function showMode(mode: Mode, problem = ''): Promise<void> {
   frame!.signedInAs.textContent = '';
   // Nothing of the old mode stays on the page while the new one loads.
   replaceChildren(frame!.content);
-  const token = savedToken(mode);
-  if (!token) return modeSignIn(mode, problem);
   let viewer: Viewer;
   try {
-    ({ viewer } = await request(DashboardViewerDocument, {}, token));
+    const modes = await signedInModes();
+    if (my !== generation) return;
+    if (!modes.includes(mode)) return modeSignIn(mode, problem);
+    viewer = await viewerIn(mode);
   } catch (e) {
     if (my !== generation) return;
-    // Only a refused token is forgotten; a network failure keeps it for the next attempt (reload).
-    if (e instanceof GraphqlError && e.code === 'UNAUTHENTICATED') {
-      sessionStorage.removeItem(tokenKey(mode));
-      return modeSignIn(mode, t('tokenInvalid'));
-    }
+    // No session of this mode (never signed in, expired, or its token rotated or revoked): ask for its token.
+    if (e instanceof GraphqlError && e.code === 'UNAUTHENTICATED') return modeSignIn(mode, problem);
     problems.textContent = t('errorGeneric');
     return;
   }
   if (my !== generation) return;
-  if (modeOf(viewer.mode) !== mode) {
-    sessionStorage.removeItem(tokenKey(mode));
-    return modeSignIn(mode, t(mode === 'test' ? 'tokenNotTest' : 'tokenNotLive'));
-  }
-  openMode(mode, token, viewer);
+  openMode(mode, viewer);
 }
 
-/** The data of `mode`, read with its token. */
-function openMode(mode: Mode, token: string, viewer: Viewer): void {
+/** The data of `mode`, read with its session. */
+function openMode(mode: Mode, viewer: Viewer): void {
   endView();
   markMode(mode);
-  const v = (view = new ModeView(mode, token));
+  const v = (view = new ModeView(mode, viewer));
   frame!.signedInAs.textContent = t('signedInAs', { name: viewer.name });
-  replaceChildren(frame!.content, invoicesSection(v), balancesSection(v), webhooksSection(v), emailsSection(v), withdrawalsSection(v));
+  replaceChildren(frame!.content, invoicesSection(v), balancesSection(v), webhooksSection(v), emailsSection(v), withdrawalsSection(v), v.may('SETTINGS_READ') ? auditSection(v) : null);
   modeNotice.textContent = t('modeShown', { mode: modeName(mode) });
 }
 
@@ -667,7 +695,8 @@ function withdrawalsSection(v: ModeView) {
             set.map((r) => h('tr', { 'data-rule': r.asset }, h('td', {}, r.asset), h('td', {}, r.isEnabled ? t('yes') : t('no')), h('td', { class: 'num' }, r.threshold), h('td', {}, h('code', {}, r.withdrawalAddress)))),
           )
         : h('p', {}, `${t('autoWithdrawals')}: ${t('none')}`),
-      ruleForm(v, all, showRules, selected),
+      // Setting a rule moves money: only a session with payouts:write gets the form.
+      v.may('PAYOUTS_WRITE') ? ruleForm(v, all, showRules, selected) : h('p', { class: 'muted', 'data-needs-scope': 'payouts:write' }, t('needsPayoutsWrite')),
     );
   };
   void v.gql(DashboardAutoWithdrawalsDocument, {})
@@ -682,6 +711,31 @@ function withdrawalsSection(v: ModeView) {
 }
 
 type AutoWithdrawalRule = DashboardAutoWithdrawalRuleFragment;
+
+/** The latest audit entries (docs/security.md): who changed what, from where; for sessions with settings:read. */
+function auditSection(v: ModeView) {
+  const body = h('div', {});
+  const load = () =>
+    void v.gql(DashboardAuditLogDocument, { first: 20 })
+      .then(({ auditLog }) =>
+        replaceChildren(
+          body,
+          auditLog.nodes.length
+            ? table(
+                t('auditLog'),
+                [t('created'), t('auditAction'), t('auditBy'), t('auditFrom')],
+                auditLog.nodes.map((e) =>
+                  h('tr', { 'data-audit': e.action.toLowerCase() }, h('td', {}, time(e.createdAt)), h('td', {}, h('code', {}, e.action.toLowerCase())), h('td', {}, e.apiKeyName ?? e.credential.toLowerCase()), h('td', {}, e.clientAddress ?? '')),
+                ),
+              )
+            : h('p', {}, t('none')),
+        ),
+      )
+      .catch(report);
+  load();
+  v.reloads.push(load);
+  return section('audit', 'auditLog', body);
+}
 
 /** Sets one currency's auto-withdrawal rule (the API takes the rules it is given and keeps the others). */
 function ruleForm(v: ModeView, current: AutoWithdrawalRule[], show: (rules: AutoWithdrawalRule[], selected?: string) => void, selected?: string) {
@@ -734,9 +788,11 @@ function ruleForm(v: ModeView, current: AutoWithdrawalRule[], show: (rules: Auto
 }
 
 async function start(): Promise<void> {
-  // The mode shown last in this tab, else the one whose token the tab knows.
+  // The mode shown last in this tab, else one that has a session (the cookies outlive a reload, the token never
+  // reached the page's storage).
   const last = sessionStorage.getItem(MODE_KEY);
-  const mode = isMode(last) && savedToken(last) ? last : MODES.find((m) => savedToken(m));
+  const modes = await signedInModes().catch(() => [] as Mode[]);
+  const mode = isMode(last) && modes.includes(last) ? last : modes[0];
   if (!mode) return signInView();
   buildFrame();
   await showMode(mode);

@@ -20,11 +20,14 @@ interface Result<R> {
 
 const endpoint = () => new URL('/graphql', window.location.href);
 
-/** Runs a query or mutation; GraphQL errors throw (a typed error result of a mutation is data, not an error). */
-export async function request<R, V>(document: TypedDocumentString<R, V>, variables: V, token?: string | null): Promise<R> {
+/**
+ * Runs a query or mutation; GraphQL errors throw (a typed error result of a mutation is data, not an error).
+ * `authorization`: the header's value, e.g. `Session test` (the dashboard's session cookie of that mode).
+ */
+export async function request<R, V>(document: TypedDocumentString<R, V>, variables: V, authorization?: string | null): Promise<R> {
   const response = await fetch(endpoint(), {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
     body: JSON.stringify({ query: document.toString(), variables }),
   });
   const result = (await response.json().catch(() => ({}))) as Result<R>;
@@ -34,14 +37,15 @@ export async function request<R, V>(document: TypedDocumentString<R, V>, variabl
 }
 
 export interface LiveOptions<R> {
-  token?: string | null;
+  /** As for `request`: the Authorization value the connection initialises with. */
+  authorization?: string | null;
   onData(data: R): void;
   /** No WebSocket gets through (a proxy, a firewall): the page polls instead. */
   onUnavailable?(): void;
   onError?(error: GraphqlError): void;
 }
 
-let shared: { client: Client; token: string | null } | null = null;
+let shared: { client: Client; authorization: string | null } | null = null;
 
 /** Closes the live connection (sign-out): nothing more arrives for the old token. */
 export function closeLive(): void {
@@ -49,20 +53,20 @@ export function closeLive(): void {
   shared = null;
 }
 
-function clientFor(token: string | null): Client {
-  if (shared && shared.token === token) return shared.client;
+function clientFor(authorization: string | null): Client {
+  if (shared && shared.authorization === authorization) return shared.client;
   shared?.client.dispose();
   const url = endpoint();
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
   const client = createClient({
     url: url.href,
-    connectionParams: token ? { authorization: `Bearer ${token}` } : {},
+    connectionParams: authorization ? { authorization } : {},
     retryAttempts: 3,
     retryWait: (retries) => new Promise((resolve) => setTimeout(resolve, 500 * 2 ** retries)),
     // A refused connection is worth retrying too, not only a closed one.
     shouldRetry: () => true,
   });
-  shared = { client, token };
+  shared = { client, authorization };
   return client;
 }
 
@@ -71,7 +75,7 @@ function clientFor(token: string | null): Client {
  * of the last message: nothing is missed while the connection was down (docs/live.md).
  */
 export function live<R, V extends { after?: string | null }>(document: TypedDocumentString<R, V>, variables: V, options: LiveOptions<R>): () => void {
-  return clientFor(options.token ?? null).subscribe<R>(
+  return clientFor(options.authorization ?? null).subscribe<R>(
     { query: document.toString(), variables: variables as Record<string, unknown> },
     {
       next: (result) => {
