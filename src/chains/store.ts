@@ -46,8 +46,8 @@ export async function derivedAmong(db: DbOrTx, network: Network, addresses: stri
 /**
  * What a watcher watches on `network`, in memory: the derived addresses (on TON and Solana, the tags and reference
  * keys handed out with the one wallet). Read incrementally: allocateIndex makes index n visible only after n - 1, so
- * after the first read only rows beyond the highest index seen are new. Refresh before reading what the chain
- * holds: anything handed out before a payment to it is then known.
+ * after the first read only rows beyond the highest index seen are new. Refresh AFTER reading what the chain holds
+ * (a page, a block) and before matching it: anything paid there was handed out before, so is then known.
  */
 export class WatchedSet {
   /** Normalised form -> the form handed out. */
@@ -60,10 +60,35 @@ export class WatchedSet {
     private readonly normalize: (value: string) => string = (value) => value,
   ) {}
 
-  async refresh(): Promise<void> {
+  private running: Promise<void> | null = null;
+  private queued: Promise<void> | null = null;
+
+  /**
+   * Loads what was handed out since the last load. Everything written before the call is known once it resolves:
+   * concurrent callers (blocks read in parallel) share one load started after all of them called, never one that
+   * was already under way (it may have missed what they must see).
+   */
+  refresh(): Promise<void> {
+    if (!this.running) {
+      this.running = this.load().finally(() => (this.running = null));
+      return this.running;
+    }
+    this.queued ??= this.running.then(
+      () => this.next(),
+      () => this.next(),
+    );
+    return this.queued;
+  }
+
+  private next(): Promise<void> {
+    this.queued = null;
+    return this.refresh();
+  }
+
+  private async load(): Promise<void> {
     const rows = await derivedSince(this.db, this.network, this.highest);
     for (const row of rows) this.known.set(this.normalize(row.address), row.address);
-    if (rows.length) this.highest = rows.at(-1)!.index;
+    if (rows.length) this.highest = Math.max(this.highest, rows.at(-1)!.index);
   }
 
   has(value: string): boolean {

@@ -134,6 +134,27 @@ describe.runIf(ANVIL)('the EVM adapter on anvil', () => {
     expect(h.reports.filter((r) => [reverted, zero, elsewhere].includes(r.txHash as Hex))).toEqual([]);
   });
 
+  it('reports a payment to an address handed out while a scan was under way, in a block it then reads (the cursor passes it)', async () => {
+    const head = adapter.head.bind(adapter);
+    let to: Address | undefined;
+    let paid: Hex | undefined;
+    // The scan has started; the address is handed out and paid in a new block before the scan reads the head.
+    adapter.head = async () => {
+      Reflect.deleteProperty(adapter, 'head');
+      to = await allocate();
+      paid = await anvil.pay(to, '0.5');
+      await anvil.mine(1);
+      return head();
+    };
+    try {
+      await scan();
+    } finally {
+      Reflect.deleteProperty(adapter, 'head');
+    }
+    expect(paid).toBeDefined();
+    expect(h.reports.filter((r) => r.txHash === paid).map((r) => [r.to, r.amount.toFixed()])).toEqual([[to, '0.5']]);
+  });
+
   it('a reorg before a transfer is final: back to unseen, reported again from its new block; dropped once its nonce is used elsewhere', async () => {
     const [back, lost] = [await allocate(), await allocate()];
     const payer = anvil.payers[1]!;

@@ -74,6 +74,18 @@ describe('Solana over JSON-RPC (a fake node)', () => {
     ]);
   });
 
+  it('reports a payment to a reference handed out while a scan was under way, before it read its page (the cursor passes it)', async () => {
+    const held = fake.hold('solana getSignaturesForAddress');
+    const scanned = h.scan(adapter);
+    await held.reached;
+    // The scan has started; the reference is handed out and paid before its page of signatures is read.
+    const reference = await allocate();
+    const paid = fake.solana.add({ amount: '0.75', references: [reference] });
+    held.release();
+    await scanned;
+    expect(h.reports.filter((r) => r.txHash === paid).map((r) => [r.tag, r.amount.toFixed()])).toEqual([[reference, '0.75']]);
+  });
+
   it('reads v0 transactions whose wallet or reference comes from an address lookup table (meta.loadedAddresses)', async () => {
     const [a, b, c] = [await allocate(), await allocate(), await allocate()];
     const referenceLoaded = fake.solana.add({ amount: '0.25', references: [a], lookup: { references: true } });

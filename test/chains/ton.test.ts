@@ -75,6 +75,18 @@ describe('TON over toncenter v2 (a fake)', () => {
     expect(reported(paid)).toHaveLength(1);
   });
 
+  it('reports a transfer to a tag handed out while a scan was under way, before it read its page (the cursor passes it)', async () => {
+    const held = fake.hold('ton /getTransactions');
+    const scanned = h.scan(adapter);
+    await held.reached;
+    // The scan has started; the tag is handed out and paid before its page is read.
+    const tag = await allocate();
+    const paid = fake.ton.add({ amount: '0.75', comment: tag });
+    held.release();
+    await scanned;
+    expect(reported(paid).map((r) => [r.tag, r.amount.toFixed()])).toEqual([[tag, '0.75']]);
+  });
+
   it('hands out the non-bounceable form of a wallet that is not deployed (TON guidance), the configured one once it is', async () => {
     fake.ton.state = 'uninitialized';
     try {

@@ -97,6 +97,18 @@ describe('Tron over its HTTP API (a fake full node)', () => {
     expect(historyOf(h.reports, stranger)).toEqual([]);
   });
 
+  it('reports a transfer to an address handed out while a scan was under way, in a block it then reads (`next` passes it)', async () => {
+    const held = fake.hold('tron /wallet/getnowblock');
+    const scanned = h.scan(adapter);
+    await held.reached;
+    // The scan has started; the address is handed out and paid in a new block before the scan reads the head.
+    const to = await allocate('trx');
+    const { txIDs: [paid] } = fake.tron.addBlock([{ asset: 'trx', to, units: 3_000_000n }]);
+    held.release();
+    await scanned;
+    expect(h.reports.filter((r) => r.txHash === paid).map((r) => [r.to, r.amount.toFixed()])).toEqual([[to, '3']]);
+  });
+
   it('reads a reorg again from where the chain forked; a transfer it took out is dropped once it can never come back', async () => {
     const [a, b] = [await allocate(), await allocate('trx')];
     const { txIDs: [gone] } = fake.tron.addBlock([{ asset: 'usdt', to: a, units: 7_000_000n }]);

@@ -145,8 +145,6 @@ export class EvmAdapter implements NodeAdapter<EvmState>, BlockSource<EvmHead, E
   }
 
   async scan(state: EvmState): Promise<EvmState> {
-    // Addresses first: anything paid in the blocks read below was handed out before.
-    await this.watched.refresh();
     const { state: scanned, head, forkedAfter } = await scanBlocks(this, state, {
       network: this.network,
       confirmations: this.confirmations,
@@ -193,6 +191,9 @@ export class EvmAdapter implements NodeAdapter<EvmState>, BlockSource<EvmHead, E
   async read(n: number): Promise<ReadBlock<EvmPending>> {
     const block = await this.rpc.block(BigInt(n), true);
     if (!block || Number(hexToBigInt(block.number)) !== n) throw new Error(`${this.rpc.where} has no block ${n}`);
+    // Addresses after the block is read: anything paid in it was handed out (and written) before. Loaded at the
+    // scan's start, they would miss an address handed out meanwhile, and the cursor would pass its payment.
+    await this.watched.refresh();
     let natives = block.transactions.filter((tx) => tx.to !== null && this.watched.has(tx.to) && hexToBigInt(tx.value) > 0n);
     // Our own gas top-ups pay deposit addresses too: they are no payments (a withdrawal to one of them is).
     const fromHot = natives.filter((tx) => tx.from.toLowerCase() === this.hotAddress.toLowerCase()).map((tx) => tx.hash);

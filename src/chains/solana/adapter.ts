@@ -129,11 +129,17 @@ class SolanaAdapter implements NodeAdapter<SolanaState> {
   }
 
   async scan(state: SolanaState): Promise<SolanaState> {
-    await this.watched.refresh();
     const pending = new Map(state.pending.map((p) => [p.signature, { ...p }]));
     const history = await readHistory(
       {
-        page: (below, floor) => this.page(below, floor),
+        // References after each page: a transaction the page lists was paid, so its reference handed out (and
+        // written), before the page was read. References loaded before it would miss one handed out meanwhile, and the
+        // cursor would pass it.
+        page: async (below, floor) => {
+          const page = await this.page(below, floor);
+          await this.watched.refresh();
+          return page;
+        },
         position: (s: ApiSignature) => ({ signature: s.signature, slot: s.slot }),
         // A floor that left the chain is never met again: its slot still bounds the reading.
         reached: (s, floor) => s.signature === floor.signature || s.slot < floor.slot,

@@ -132,12 +132,17 @@ class TonAdapter implements NodeAdapter<TonState> {
   }
 
   async scan(state: TonState): Promise<TonState> {
-    await this.watched.refresh();
     await this.readState();
     this.bothForms = null;
     return readHistory(
       {
-        page: (below) => this.page(below),
+        // Tags after each page: a transfer the page lists was paid, so its tag handed out (and written), before the
+        // page was read. Tags loaded before it would miss one handed out meanwhile, and the cursor would pass it.
+        page: async (below) => {
+          const page = await this.page(below);
+          await this.watched.refresh();
+          return page;
+        },
         position: (tx: ApiTransaction) => ({ lt: tx.transaction_id.lt, hash: tx.transaction_id.hash }),
         reached: (tx, floor) => BigInt(tx.transaction_id.lt) <= BigInt(floor.lt),
       },

@@ -172,8 +172,6 @@ class TronAdapter implements NodeAdapter<TronState> {
   }
 
   async scan(state: TronState): Promise<TronState> {
-    // Addresses first: anything paid in the blocks read below was handed out before.
-    await this.watched.refresh();
     const head = await this.head();
     let { next } = state;
     const recent = [...state.recent];
@@ -183,6 +181,9 @@ class TronAdapter implements NodeAdapter<TronState> {
     read: for (let from = state.next; from <= lastToRead; from += PARALLEL_REQUESTS) {
       const numbers = range(from, Math.min(from + PARALLEL_REQUESTS - 1, lastToRead));
       const blocks = await Promise.all(numbers.map((n) => this.blockWithInfo(n)));
+      // Addresses after the blocks are read: anything paid in them was handed out (and written) before. Loaded
+      // before, they would miss an address handed out meanwhile, and `next` would pass its payment.
+      await this.watched.refresh();
       for (const read of blocks) {
         const { n } = read;
         if ('unsynced' in read) {
