@@ -233,6 +233,30 @@ interface QuotaRow {
   catchUp: { what: string; requests: number; seconds: number; perHour: number; peakPerSecond: number; peakPer10s: number };
 }
 
+const HOUR = 3_600_000;
+/** Polls in the steady stretch each provider is measured over. */
+const STEADY_POLLS = 60;
+
+/** A provider's row from what one steady stretch and one catch-up cost (`times`: when each catch-up request went out). */
+function quotaRow(
+  provider: { chain: string; quota: string; quotaPerHour: number; what: string },
+  pollMs: number,
+  steady: { total: number; byMethod: Map<string, number> },
+  catchUp: { total: number },
+  seconds: number,
+  times: number[],
+): QuotaRow {
+  const steadyMs = STEADY_POLLS * pollMs;
+  return {
+    chain: provider.chain,
+    quota: provider.quota,
+    quotaPerHour: provider.quotaPerHour,
+    steadyPerHour: (steady.total * HOUR) / steadyMs,
+    steadyBusiestMethodPerHour: (Math.max(...steady.byMethod.values()) * HOUR) / steadyMs,
+    catchUp: { what: provider.what, requests: catchUp.total, seconds, perHour: (catchUp.total * 3_600) / seconds, peakPerSecond: peak(times, 1_000), peakPer10s: peak(times, 10_000) },
+  };
+}
+
 /** Requests (calls, for JSON-RPC batches) the fake saw from `provider` since `from`, and per route. */
 function countSince(fake: FakeChains, provider: 'tron' | 'ton' | 'solana', from: number): { total: number; byMethod: Map<string, number> } {
   const byMethod = new Map<string, number>();
@@ -260,8 +284,6 @@ function peak(times: number[], windowMs: number): number {
 
 async function benchQuotas(fake: FakeChains, context: ChainContext): Promise<QuotaRow[]> {
   const rows: QuotaRow[] = [];
-  const HOUR = 3_600_000;
-  const STEADY_POLLS = 60;
 
   // --- Tron: TronGrid with a key ---
   {
@@ -297,15 +319,7 @@ async function benchQuotas(fake: FakeChains, context: ChainContext): Promise<Quo
       madeUntil += due * 3_000;
     }
     const catchUp = countSince(fake, 'tron', from);
-    const seconds = (clock.now() - started) / 1_000;
-    rows.push({
-      chain: 'tron',
-      quota: 'TronGrid: 100,000/day, 15/s per key',
-      quotaPerHour: 100_000 / 24,
-      steadyPerHour: (steady.total * HOUR) / (STEADY_POLLS * config.pollMs),
-      steadyBusiestMethodPerHour: (Math.max(...steady.byMethod.values()) * HOUR) / (STEADY_POLLS * config.pollMs),
-      catchUp: { what: '1,000 blocks', requests: catchUp.total, seconds, perHour: (catchUp.total * 3_600) / seconds, peakPerSecond: peak(times, 1_000), peakPer10s: peak(times, 10_000) },
-    });
+    rows.push(quotaRow({ chain: 'tron', quota: 'TronGrid: 100,000/day, 15/s per key', quotaPerHour: 100_000 / 24, what: '1,000 blocks' }, config.pollMs, steady, catchUp, (clock.now() - started) / 1_000, times));
   }
 
   // --- TON: toncenter without a key ---
@@ -335,15 +349,7 @@ async function benchQuotas(fake: FakeChains, context: ChainContext): Promise<Quo
       clock.advance(config.pollMs);
     } while (state.backlog);
     const catchUp = countSince(fake, 'ton', from);
-    const seconds = (clock.now() - started) / 1_000;
-    rows.push({
-      chain: 'ton',
-      quota: 'toncenter without a key: 1/s',
-      quotaPerHour: 3_600,
-      steadyPerHour: (steady.total * HOUR) / (STEADY_POLLS * config.pollMs),
-      steadyBusiestMethodPerHour: (Math.max(...steady.byMethod.values()) * HOUR) / (STEADY_POLLS * config.pollMs),
-      catchUp: { what: '1,000 transactions', requests: catchUp.total, seconds, perHour: (catchUp.total * 3_600) / seconds, peakPerSecond: peak(times, 1_000), peakPer10s: peak(times, 10_000) },
-    });
+    rows.push(quotaRow({ chain: 'ton', quota: 'toncenter without a key: 1/s', quotaPerHour: 3_600, what: '1,000 transactions' }, config.pollMs, steady, catchUp, (clock.now() - started) / 1_000, times));
   }
 
   // --- Solana: the public RPC ---
@@ -379,15 +385,7 @@ async function benchQuotas(fake: FakeChains, context: ChainContext): Promise<Quo
       clock.advance(config.pollMs);
     } while (state.history.backlog);
     const catchUp = countSince(fake, 'solana', from);
-    const seconds = (clock.now() - started) / 1_000;
-    rows.push({
-      chain: 'solana',
-      quota: 'public RPC: 40/10 s per method, 100/10 s in all',
-      quotaPerHour: 14_400,
-      steadyPerHour: (steady.total * HOUR) / (STEADY_POLLS * config.pollMs),
-      steadyBusiestMethodPerHour: (Math.max(...steady.byMethod.values()) * HOUR) / (STEADY_POLLS * config.pollMs),
-      catchUp: { what: '1,000 transactions', requests: catchUp.total, seconds, perHour: (catchUp.total * 3_600) / seconds, peakPerSecond: peak(times, 1_000), peakPer10s: peak(times, 10_000) },
-    });
+    rows.push(quotaRow({ chain: 'solana', quota: 'public RPC: 40/10 s per method, 100/10 s in all', quotaPerHour: 14_400, what: '1,000 transactions' }, config.pollMs, steady, catchUp, (clock.now() - started) / 1_000, times));
   }
   return rows;
 }
