@@ -6,7 +6,7 @@
 // moves much less than the wall time.
 //
 //   npx tsx bench/cold-start.ts
-//   COLD_START_RUNS=5  COLD_START_COMMAND="node --import tsx src/main.ts"  COLD_START_ROOT=<another checkout>
+//   COLD_START_RUNS=5  COLD_START_COMMAND="node --import tsx src/bin/server.ts"  COLD_START_ROOT=<another checkout>
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';

@@ -41,7 +41,7 @@ function rss(pid: number): number {
 
 /** The server as `npm start` runs it; resolves with its URL once it logs that it listens. */
 async function startServer(nodeFlags: string[], env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [...nodeFlags, 'scripts/run.mjs', 'src/main.ts'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...nodeFlags, 'scripts/run.mjs', 'src/bin/server.ts'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   let buffer = '';
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('the server did not start')), 60_000);

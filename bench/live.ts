@@ -189,7 +189,7 @@ try {
   await db.close();
   // As `npm start` runs it (scripts/run.mjs: the bundled entry point).
   const server = await startProcess(
-    ['scripts/run.mjs', 'src/main.ts'],
+    ['scripts/run.mjs', 'src/bin/server.ts'],
     {
       DATABASE_URL: database.url,
       PORT: '0',

@@ -8,9 +8,9 @@ import { tsImport } from "tsx/esm/api";
 const started = performance.now();
 try {
   const { buildBundle } = await import("./run.mjs");
-  await buildBundle("src/main.ts");
+  await buildBundle("src/bin/server.ts");
 } catch (e) {
-  console.error(`payrail: could not bundle src/main.ts (npm start will build it, or use tsx): ${e?.message ?? e}`);
+  console.error(`payrail: could not bundle src/bin/server.ts (npm start will build it, or use tsx): ${e?.message ?? e}`);
 }
 try {
   // The checkout page and the dashboard: their typed GraphQL documents (codegen), then their bundle. Both tools are

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `node scripts/run.mjs src/main.ts [args]` (what `npm start` runs): the entry point from one esbuild bundle in
+// `node scripts/run.mjs src/bin/server.ts [args]` (what `npm start` runs): the entry point from one esbuild bundle in
 // .build/run/, rebuilt whenever one of the files it was built from changed, instead of tsx compiling and resolving
 // its modules on every start (docs/operations.md, "Start-up time").
 // Without esbuild (installed without dev dependencies) or a writable .build/, it runs under tsx as before.

@@ -94,12 +94,12 @@ async function buildChildBundles(): Promise<Record<string, string>> {
   const root = path.resolve(import.meta.dirname, '..');
   const outdir = path.join(root, '.test-build', 'bin');
   const entries: Record<string, string> = {
-    'src/main.ts': 'main',
-    'src/cli/merchant.ts': 'merchant',
-    'src/cli/ledger-verify.ts': 'ledger-verify',
-    'src/cli/signer-xpubs.ts': 'signer-xpubs',
-    'src/webhooks/main.ts': 'webhooks-worker',
-    'src/chains/main.ts': 'chains-worker',
+    'src/bin/server.ts': 'main',
+    'src/bin/merchant.ts': 'merchant',
+    'src/bin/ledger-verify.ts': 'ledger-verify',
+    'src/bin/signer-xpubs.ts': 'signer-xpubs',
+    'src/bin/webhooks-worker.ts': 'webhooks-worker',
+    'src/bin/chains-worker.ts': 'chains-worker',
   };
   await build({
     entryPoints: Object.fromEntries(Object.entries(entries).map(([src, name]) => [name, path.join(root, src)])),

@@ -21,7 +21,7 @@ import type { EntryKey, LedgerEntryRecord } from '../ledger/entries.ts';
 import { databaseEntrySource, verifyLedgerExport, type EntrySource, type ExportReport } from '../ledger/verify-export.ts';
 import { verifyLedger, type LedgerReport } from '../ledger/verify.ts';
 import { createLogger } from '../logger.ts';
-import { fail, runAdminRequest, withDatabase, type AdminCall } from './run.ts';
+import { fail, runAdminRequest, withDatabase, type AdminCall } from './cli.ts';
 
 const USAGE =
   'usage: npm run ledger:verify [-- --mode test|live] | [-- --export <file.csv> [--from <ISO 8601 instant> --to <ISO 8601 instant>] [--company <company id>]]';

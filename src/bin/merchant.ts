@@ -6,7 +6,7 @@ import { companyModeSchema, createCompany, listCompanies, rotatePublicToken, rot
 import { parseInput } from '../core/validation.ts';
 import { isMode } from '../domain/modes.ts';
 import type { Db } from '../db/client.ts';
-import { fail, runAdminRequest, type AdminRequest } from './run.ts';
+import { fail, runAdminRequest, type AdminRequest } from './cli.ts';
 
 const USAGE = `usage: npm run merchant -- <command> [options]
   create --name NAME [--logo-url URL] [--redirect-url URL] [--assets btc,eth,...]

@@ -1,10 +1,10 @@
-import { startAdminServer } from './admin/server.ts';
-import { startApp } from './app.ts';
-import { createCompany, type CompanyCredentials } from './companies/service.ts';
-import type { Db } from './db/client.ts';
-import { loadConfigOrExit } from './config.ts';
-import { createLogger } from './logger.ts';
-import { exitOnSignals } from './shutdown.ts';
+import { startAdminServer } from '../admin/server.ts';
+import { startApp } from '../app.ts';
+import { createCompany, type CompanyCredentials } from '../companies/service.ts';
+import type { Db } from '../db/client.ts';
+import { loadConfigOrExit } from '../config.ts';
+import { createLogger } from '../logger.ts';
+import { exitOnSignals } from '../shutdown.ts';
 
 const config = loadConfigOrExit();
 

@@ -7,7 +7,7 @@ import { MetricsRegistry } from '../ops/metrics.ts';
 import { startWorkerOps } from '../ops/worker.ts';
 import { openPlatform } from '../platform.ts';
 import { exitOnSignals } from '../shutdown.ts';
-import { createWebhookRuntime } from './runtime.ts';
+import { createWebhookRuntime } from '../webhooks/runtime.ts';
 
 const config = loadConfigOrExit();
 if (config.embedded) {

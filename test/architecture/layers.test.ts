@@ -6,9 +6,10 @@ import { describe, expect, it } from 'vitest';
 
 const SRC = path.resolve('src');
 const FEATURES = ['companies', 'deposits', 'emails', 'exports', 'invoices', 'payments', 'sandbox', 'web', 'webhooks', 'withdrawals'];
-/** The wiring and the process entry points: they may import anything. */
-const WIRING = ['app.ts', 'features.ts', 'config.ts', 'platform.ts', 'main.ts', 'admin', 'cli'];
-const ENTRY_POINT = /(^|\/)main\.ts$/;
+/** The wiring: it may import anything but the entry points. */
+const WIRING = ['app.ts', 'features.ts', 'config.ts', 'platform.ts', 'admin'];
+/** The process entry points (server, workers, CLIs): the top layer, imported by nothing else. */
+const ENTRY_POINTS = 'bin';
 
 function sourceFiles(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -28,7 +29,8 @@ function importsOf(file: string): string[] {
 const partOf = (relative: string) => relative.split(path.sep)[0]!;
 const kindOf = (relative: string) => {
   const part = partOf(relative);
-  if (ENTRY_POINT.test(relative) || WIRING.includes(part)) return 'wiring';
+  if (part === ENTRY_POINTS) return 'entry';
+  if (WIRING.includes(part)) return 'wiring';
   if (FEATURES.includes(part)) return 'feature';
   return 'lower';
 };
@@ -52,7 +54,19 @@ describe('architecture', () => {
   });
 
   it('features import no wiring', () => {
-    expect(edges.filter((e) => kindOf(e.from) === 'feature' && kindOf(e.to) === 'wiring')).toEqual([]);
+    expect(edges.filter((e) => kindOf(e.from) === 'feature' && kindOf(e.to) !== 'feature' && kindOf(e.to) !== 'lower')).toEqual([]);
+  });
+
+  it('entry points (src/bin) are the top layer: only they import them', () => {
+    expect(edges.filter((e) => kindOf(e.to) === 'entry' && kindOf(e.from) !== 'entry')).toEqual([]);
+  });
+
+  it('every process entry point is in src/bin (a file that reads the configuration or exits on signals is one)', () => {
+    const outside = sourceFiles(SRC)
+      .map((file) => path.relative(SRC, file))
+      .filter((file) => kindOf(file) !== 'entry' && /\b(loadConfigOrExit|exitOnSignals)\(/.test(fs.readFileSync(path.join(SRC, file), 'utf8')))
+      .filter((file) => !['config.ts', 'shutdown.ts'].includes(file));
+    expect(outside).toEqual([]);
   });
 
   it('features do not import each other in a cycle', () => {

@@ -35,7 +35,7 @@ describe.runIf(ANVIL && DATABASES.includes('postgres'))('the chains worker besid
   beforeAll(async () => {
     // Sends wake at once on the server's events (over PostgreSQL NOTIFY): the long intervals above prove it.
     const port = await freePort();
-    worker = launch('src/chains/main.ts', [], {
+    worker = launch('src/bin/chains-worker.ts', [], {
       ...chains,
       DATABASE_URL: server.databaseUrl,
       LOG_LEVEL: 'info',

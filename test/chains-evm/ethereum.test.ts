@@ -417,7 +417,7 @@ describe.runIf(ANVIL)('the EVM adapter on anvil, through the server', () => {
       expect(new Set(journals.map((j) => j.kind))).toEqual(new Set(['payment', 'fee', 'deposit', 'deposit_fee']));
       expect(report.journals).toBeGreaterThanOrEqual(journals.length);
       if (kind === 'postgres') {
-        const cli = await runCli('src/cli/ledger-verify.ts', [], { DATA_DIR: tempDir(), DATABASE_URL: server.databaseUrl, CHAINS_FILE: server.env['CHAINS_FILE']!, LOG_LEVEL: 'silent' });
+        const cli = await runCli('src/bin/ledger-verify.ts', [], { DATA_DIR: tempDir(), DATABASE_URL: server.databaseUrl, CHAINS_FILE: server.env['CHAINS_FILE']!, LOG_LEVEL: 'silent' });
         expect(cli.code, cli.stderr).toBe(0);
         expect(cli.json).toMatchObject({ ok: true, problems: [] });
       }

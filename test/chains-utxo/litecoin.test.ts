@@ -363,7 +363,7 @@ describe.runIf(LITECOIND)('the UTXO adapter on litecoind -regtest', () => {
       expect(report.journals).toBeGreaterThanOrEqual(journals.length);
       if (kind === 'postgres') {
         // `npm run ledger:verify` itself, in its own process: it opens the chains of CHAINS_FILE for the custody check.
-        const cli = await runCli('src/cli/ledger-verify.ts', [], { DATA_DIR: tempDir(), DATABASE_URL: server.databaseUrl, CHAINS_FILE: server.env['CHAINS_FILE']!, LOG_LEVEL: 'silent' });
+        const cli = await runCli('src/bin/ledger-verify.ts', [], { DATA_DIR: tempDir(), DATABASE_URL: server.databaseUrl, CHAINS_FILE: server.env['CHAINS_FILE']!, LOG_LEVEL: 'silent' });
         expect(cli.code, cli.stderr).toBe(0);
         expect(cli.json).toMatchObject({ ok: true, problems: [] });
       }

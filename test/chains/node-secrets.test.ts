@@ -1,4 +1,4 @@
-// Node secrets never leave the process. The real server (src/main.ts, a child process) and the chains worker get a
+// Node secrets never leave the process. The real server (src/bin/server.ts, a child process) and the chains worker get a
 // CHAINS_FILE whose nodes carry keys in their path and query, user:password and header values, and fail each in its own
 // way: a closed port, fetch's "bad port", a node that answers 500 echoing the request (URL, headers, body), one that
 // answers garbage quoting the URL, one that never answers, one that refuses the credentials. Their log output (stdout
@@ -211,7 +211,7 @@ describe('secrets of chain nodes in their configuration', { timeout: 180_000 }, 
     it('a node that is not optional and fails at start stops it, named by its display name, without its secrets', async () => {
       tronNode.mode = 'echo500';
       const env = { ...(await environment(kind, databases)), ...chains, LOG_LEVEL: 'debug', HOST: '127.0.0.1', PORT: String(await freePort()) };
-      const proc = launch('src/main.ts', [], env);
+      const proc = launch('src/bin/server.ts', [], env);
       expect((await waitForExit(proc, 60_000)).code).toBe(1);
       const fatal = logLines(proc.stdout).find((l) => l.msg === 'could not start');
       expect((fatal?.['err'] as { message: string } | undefined)?.message).toMatch(
@@ -227,7 +227,7 @@ describe('secrets of chain nodes in their configuration', { timeout: 180_000 }, 
       const db = await freshDatabase('postgres');
       databases.push(db);
       const port = await freePort();
-      const worker = launch('src/chains/main.ts', [], { ...chains, DATABASE_URL: db.url, LOG_LEVEL: 'debug', WORKER_METRICS_PORT: String(port), METRICS_TOKEN });
+      const worker = launch('src/bin/chains-worker.ts', [], { ...chains, DATABASE_URL: db.url, LOG_LEVEL: 'debug', WORKER_METRICS_PORT: String(port), METRICS_TOKEN });
       await worker.waitForStdout((out) => out.includes('chains worker running'), 'the chains worker to start');
       tronNode.mode = 'echo500';
       await watchersFailed(worker);

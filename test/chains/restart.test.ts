@@ -1,4 +1,4 @@
-// A restart in the middle of a Tron scan: the real server (src/main.ts) as a child process is killed with SIGKILL
+// A restart in the middle of a Tron scan: the real server (src/bin/server.ts) as a child process is killed with SIGKILL
 // after it reported some blocks of a scan and before it saved the scan's cursor, then started again on the same
 // database. The new process reads those blocks again from the saved cursor: every payment is credited exactly once,
 // none is lost, and the ledger (with the custody check against the chain) verifies.
@@ -72,7 +72,7 @@ describe.each(DATABASES)('kill -9 in the middle of a Tron scan, restart on %s', 
     const balances = (await api('GET', '/api/company/balances')).body.balances;
     expect(balances).toEqual([{ asset: 'trc20usdt', available: String(PAYMENTS * 100), held: '0', pending: '0', suspense: '0' }]);
     // Every journal, balance and invoice, and what the chain holds at each address (the custody check).
-    const verify = await runCli('src/cli/ledger-verify.ts', [], env);
+    const verify = await runCli('src/bin/ledger-verify.ts', [], env);
     expect(verify.code, verify.stdout + verify.stderr).toBe(0);
   });
 });

@@ -9,7 +9,7 @@ describe('signer:xpubs', () => {
   it("prints each network's account path and extended public key (tpub for UTXO test networks), and never the mnemonic", async () => {
     const file = path.join(tempDir('payrail-signer-'), 'mnemonic');
     fs.writeFileSync(file, `${TEST_MNEMONIC}\n`, { mode: 0o600 });
-    const cli = await runCli('src/cli/signer-xpubs.ts', [], { DATA_DIR: tempDir(), SIGNER_MNEMONIC_FILE: file, LOG_LEVEL: 'silent' });
+    const cli = await runCli('src/bin/signer-xpubs.ts', [], { DATA_DIR: tempDir(), SIGNER_MNEMONIC_FILE: file, LOG_LEVEL: 'silent' });
     expect(cli.code, cli.stderr).toBe(0);
     expect(cli.json).toEqual({
       bitcoin: { path: "m/84'/0'/0'", xpub: testXpub('bitcoin', false), testPath: "m/84'/1'/0'", testXpub: testXpub('bitcoin', true) },
@@ -24,7 +24,7 @@ describe('signer:xpubs', () => {
   });
 
   it('says what to set when no mnemonic is configured', async () => {
-    const cli = await runCli('src/cli/signer-xpubs.ts', [], { DATA_DIR: tempDir(), LOG_LEVEL: 'silent' });
+    const cli = await runCli('src/bin/signer-xpubs.ts', [], { DATA_DIR: tempDir(), LOG_LEVEL: 'silent' });
     expect(cli.code).toBe(2);
     expect(cli.stderr).toContain('set SIGNER_MNEMONIC_FILE');
   });

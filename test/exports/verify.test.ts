@@ -1,4 +1,4 @@
-// `npm run ledger:verify -- --export <file>` (src/cli/ledger-verify.ts) on a ledger export downloaded from the real
+// `npm run ledger:verify -- --export <file>` (src/bin/ledger-verify.ts) on a ledger export downloaded from the real
 // server (a child process): through the server's admin API while it holds the database, then on the database opened
 // directly; the file as downloaded passes (exit 0), tampered files list their problems (exit 1), usage errors exit 2.
 import { randomUUID } from 'node:crypto';
@@ -32,7 +32,7 @@ describe.each(DATABASES)('ledger:verify --export on %s', { timeout: 180_000 }, (
   let range: { from: string; to: string };
   let companyId: string;
 
-  const verify = (args: string[]) => runCli('src/cli/ledger-verify.ts', args, env);
+  const verify = (args: string[]) => runCli('src/bin/ledger-verify.ts', args, env);
   const write = (name: string, content: string) => {
     const p = path.join(dir, name);
     fs.writeFileSync(p, content);
@@ -208,7 +208,7 @@ describe('ledger:verify --export usage', () => {
     };
     // No database is reachable from here: each case must stop before it looks for one.
     const env = { DATA_DIR: dir, DATABASE_URL: 'postgresql://nobody@127.0.0.1:1/none' };
-    const verify = (args: string[]) => runCli('src/cli/ledger-verify.ts', args, env);
+    const verify = (args: string[]) => runCli('src/bin/ledger-verify.ts', args, env);
     const renamed = write('mine.csv');
     const cases: [string[], RegExp][] = [
       [['--export', renamed], /give --from and --to/],

@@ -1,4 +1,4 @@
-// Crash recovery in live mode: the real server (src/main.ts) as a child process with ethereum on a real node (anvil),
+// Crash recovery in live mode: the real server (src/bin/server.ts) as a child process with ethereum on a real node (anvil),
 // killed with SIGKILL while it credits live payments and while it broadcasts live withdrawals, and restarted on the
 // same database; test-mode work of the same merchant is in flight beside it on the sandbox chain. After the restarts
 // every payment and deposit is credited once, every withdrawal is on chain once (each receiver holds exactly its amount, one
@@ -145,7 +145,7 @@ describe.runIf(ANVIL).each(DATABASES)('live mode across kill -9 on %s (ethereum 
       check,
       CHAIN_WAIT_MS,
     );
-  const ledgerVerifyLive = () => runCli('src/cli/ledger-verify.ts', ['--mode', 'live'], env);
+  const ledgerVerifyLive = () => runCli('src/bin/ledger-verify.ts', ['--mode', 'live'], env);
   /** Every webhook a mode's receiver got: its mode header and both signatures checked with that mode's secret key. */
   function expectOwnModeOnly(mode: Mode, foreignIds: string[]) {
     for (const r of receivers[mode].received) {

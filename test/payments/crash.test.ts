@@ -1,4 +1,4 @@
-// Crash recovery: the real server (src/main.ts) as a child process, killed with SIGKILL (no shutdown hook, the
+// Crash recovery: the real server (src/bin/server.ts) as a child process, killed with SIGKILL (no shutdown hook, the
 // database is not closed) and restarted on the same database. Payment work is one transaction per report, so
 // after a restart every invoice settles exactly once: one transfer row, one credit, one fee, one final event.
 // Runs on PostgreSQL (DATABASE_URL) and on embedded PGlite (DATA_DIR), which recovers from SIGKILL by WAL replay.
@@ -68,7 +68,7 @@ describe.each(DATABASES)('kill -9 and restart on %s', { timeout: 300_000 }, (kin
   };
   const report = (invoiceId: string, hash: string, confirmations = 0) =>
     api('POST', '/api/sandbox/transfers', { invoiceId, amount: '101', confirmations, txHash: hash });
-  const ledgerVerify = () => runCli('src/cli/ledger-verify.ts', [], env);
+  const ledgerVerify = () => runCli('src/bin/ledger-verify.ts', [], env);
   const eventsOf = async (prisma: Prisma, invoiceId: string) =>
     (await prisma.event.findMany({ where: { subjectId: invoiceId }, orderBy: { seq: 'asc' } })).map((e) => e.type);
   /** A paid invoice, settled exactly once: one confirmed transfer, its one credit of 101, one fee journal, nothing else. */

@@ -1,4 +1,4 @@
-// `npm run ledger:verify` (src/cli/ledger-verify.ts) as a child process on a database no server holds: it passes on
+// `npm run ledger:verify` (src/bin/ledger-verify.ts) as a child process on a database no server holds: it passes on
 // the ledger the server wrote, and names the broken invariant (exit 1) once the database is tampered with.
 import { testMerchant, type TestMerchant } from '../support/server.ts';
 import { randomBytes } from 'node:crypto';
@@ -49,7 +49,7 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
   const verifyHere = () => withDb(verifyLedger);
   const verify = async () => {
     await releaseDb();
-    const res = await runCli('src/cli/ledger-verify.ts', [], env);
+    const res = await runCli('src/bin/ledger-verify.ts', [], env);
     expect(res.json, `stdout: ${res.stdout}\nstderr: ${res.stderr}`).toMatchObject({ ok: expect.any(Boolean), problems: expect.any(Array) });
     return res;
   };

@@ -1,4 +1,4 @@
-// The embedded database survives kill -9 at any moment: the real server (src/main.ts) on PGlite in a DATA_DIR
+// The embedded database survives kill -9 at any moment: the real server (src/bin/server.ts) on PGlite in a DATA_DIR
 // under sustained writes (invoices created, filled and paid, so the ledger moves), killed with SIGKILL at a random
 // moment (every other round during a graceful shutdown), then restarted: the directory opens, the server says the
 // previous process did not close it and verifies the ledger, and every acknowledged invoice is there with what was
@@ -120,7 +120,7 @@ describe('the embedded database under kill -9', { timeout: 60_000 + ROUNDS * 30_
     }
     // The next opener after the last kill is the CLI: it opens the directory itself, says it was not closed,
     // and checks the ledger and statuses.
-    const verify = await runCli('src/cli/ledger-verify.ts', [], env);
+    const verify = await runCli('src/bin/ledger-verify.ts', [], env);
     expect(verify.code, `${verify.stdout}\n${verify.stderr}`).toBe(0);
     expect(verify.json.problems).toEqual([]);
     if (unclean) expect(verify.stderr).toMatch(/was not closed by its previous process/);
@@ -153,13 +153,13 @@ describe('the embedded database under kill -9', { timeout: 60_000 + ROUNDS * 30_
     const dir = copyPgliteTemplate(path.join(dataDir, 'pglite'));
     const server = await startServerProcess({ DATA_DIR: dataDir });
     // A second server on the same directory is refused while the first runs (two writers destroy it).
-    const second = launch('src/main.ts', [], { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' });
+    const second = launch('src/bin/server.ts', [], { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' });
     expect((await waitForExit(second)).code).toBe(1);
     expect(second.stdout + second.stderr).toMatch(new RegExp(`in use by process ${server.proc.child.pid} \\(server`));
     await killServer(server);
     // The write-ahead log is gone: PGlite cannot find a checkpoint.
     for (const f of fs.readdirSync(path.join(dir, 'pg_wal'))) if (/^[0-9A-F]{24}$/.test(f)) fs.rmSync(path.join(dir, 'pg_wal', f));
-    const damaged = launch('src/main.ts', [], { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' });
+    const damaged = launch('src/bin/server.ts', [], { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' });
     expect((await waitForExit(damaged)).code).toBe(1);
     expect(damaged.stdout).toMatch(/could not be opened .*it is damaged.*restore the directory from a backup/);
   });

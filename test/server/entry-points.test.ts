@@ -43,7 +43,7 @@ describe('bad configuration', { timeout: 60_000 }, () => {
   for (const c of cases) {
     it(`${c.name}: exits 1 naming the variable, without starting`, async () => {
       const dataDir = tempDir('payrail-badconfig-');
-      const proc = launch('src/main.ts', [], { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...c.env });
+      const proc = launch('src/bin/server.ts', [], { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...c.env });
       const exit = await waitForExit(proc, 30_000);
       expect(exit.code, proc.stderr).toBe(1);
       for (const name of c.names) expect(proc.stderr).toMatch(new RegExp(`^\\s*${name}: `, 'm'));

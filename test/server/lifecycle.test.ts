@@ -1,4 +1,4 @@
-// Black-box lifecycle tests: the real entry point (src/main.ts) and the merchant CLI as child processes, on
+// Black-box lifecycle tests: the real entry point (src/bin/server.ts) and the merchant CLI as child processes, on
 // embedded PGlite in a temporary DATA_DIR and on PostgreSQL. Nothing here imports the server code.
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';

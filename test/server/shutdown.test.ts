@@ -1,4 +1,4 @@
-// Shutdown of the real server process (src/main.ts) on both databases: in-flight requests are answered, nothing
+// Shutdown of the real server process (src/bin/server.ts) on both databases: in-flight requests are answered, nothing
 // acknowledged is lost, and past SHUTDOWN_TIMEOUT_MS the process exits whatever hangs.
 import { afterAll, describe, expect, it } from 'vitest';
 import { DATABASES, type TestDatabase } from '../support/databases.ts';

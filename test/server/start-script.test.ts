@@ -1,4 +1,4 @@
-// `npm start` (scripts/run.mjs) runs a bundle of src/main.ts: rebuilt whenever a file it was built from changed
+// `npm start` (scripts/run.mjs) runs a bundle of src/bin/server.ts: rebuilt whenever a file it was built from changed
 // after its build started, or is gone, so a start never runs stale code. (lifecycle.test.ts starts the real thing.)
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,24 +17,24 @@ interface BuildRecord {
 describe('the start script’s bundle', { timeout: 60_000 }, () => {
   it('is reused while its inputs are unchanged, rebuilt when one changed after the build started or is gone', async () => {
     const out = tempDir('payrail-run-');
-    const build = (): Promise<string> => buildBundle('src/main.ts', out);
-    const fresh = (): string | null => freshBundle('src/main.ts', out);
+    const build = (): Promise<string> => buildBundle('src/bin/server.ts', out);
+    const fresh = (): string | null => freshBundle('src/bin/server.ts', out);
     expect(fresh()).toBeNull();
     const bundle = await build();
     expect(fresh()).toBe(bundle);
     const recordFile = path.join(out, 'src_main.inputs.json');
     const record = JSON.parse(fs.readFileSync(recordFile, 'utf8')) as BuildRecord;
     // Our sources, the generated client, the installed packages it bundles, and the lockfiles that show an install.
-    expect(record.inputs).toEqual(expect.arrayContaining(['src/main.ts', 'src/db/migrate.ts', 'generated/prisma/client.ts', 'package-lock.json']));
+    expect(record.inputs).toEqual(expect.arrayContaining(['src/bin/server.ts', 'src/db/migrate.ts', 'generated/prisma/client.ts', 'package-lock.json']));
     expect(record.inputs.some((i) => i.includes('node_modules/graphql/'))).toBe(true);
 
     const rewrite = (change: Partial<BuildRecord>) => fs.writeFileSync(recordFile, JSON.stringify({ ...record, ...change }));
     // A source edited while the build ran (its mtime after the build's start).
-    rewrite({ startedAt: fs.statSync(path.resolve(record.cwd, 'src/main.ts')).mtimeMs });
+    rewrite({ startedAt: fs.statSync(path.resolve(record.cwd, 'src/bin/server.ts')).mtimeMs });
     expect(fresh()).toBeNull();
     rewrite({ inputs: [...record.inputs, 'src/deleted-since.ts'] });
     expect(fresh()).toBeNull();
-    rewrite({ entry: path.resolve('src/cli/merchant.ts') });
+    rewrite({ entry: path.resolve('src/bin/merchant.ts') });
     expect(fresh()).toBeNull();
     rewrite({});
     expect(fresh()).toBe(bundle);

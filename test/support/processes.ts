@@ -1,4 +1,4 @@
-// Black-box helpers: the real server (src/main.ts) and the operator CLIs as child processes, and plain HTTP
+// Black-box helpers: the real server (src/bin/server.ts) and the operator CLIs as child processes, and plain HTTP
 // against them. Every wait is bounded; `stopAllChildren()` (afterAll) kills whatever is still running.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -59,7 +59,7 @@ function childEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
 export interface LaunchOptions {
   /** `node --import tsx <script>`, as the npm scripts of the CLIs run it. */
   viaTsx?: boolean;
-  /** The `start` script's own command from package.json (src/main.ts only). */
+  /** The `start` script's own command from package.json (src/bin/server.ts only). */
   npmStart?: boolean;
 }
 
@@ -72,11 +72,11 @@ function npmStartArgs(): string[] {
 }
 
 /**
- * Runs an entry point (`src/main.ts`, ...) in the project root: from the run's prebuilt bundle of it
+ * Runs an entry point (`src/bin/server.ts`, ...) in the project root: from the run's prebuilt bundle of it
  * (test/global-setup.ts), under tsx, or (`npmStart`) exactly as `npm start` does.
  */
 export function launch(script: string, args: string[], env: Record<string, string>, options: LaunchOptions = {}): Proc {
-  if (options.npmStart && script !== 'src/main.ts') throw new Error(`npm start runs src/main.ts, not ${script}`);
+  if (options.npmStart && script !== 'src/bin/server.ts') throw new Error(`npm start runs src/bin/server.ts, not ${script}`);
   const bundle = options.viaTsx || options.npmStart ? undefined : inject('childBundles')[script];
   const argv = options.npmStart ? [...npmStartArgs(), ...args] : bundle ? [bundle, ...args] : ['--import', 'tsx', script, ...args];
   const child = spawn(process.execPath, argv, { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
@@ -245,14 +245,14 @@ function demoFrom(stdout: string): Credentials | null {
 }
 
 /**
- * Starts src/main.ts with `env` (DATA_DIR, DATABASE_URL, ...) on a free port; resolves once /health answers
+ * Starts src/bin/server.ts with `env` (DATA_DIR, DATABASE_URL, ...) on a free port; resolves once /health answers
  * and "payrail listening" is logged (the demo banner, if any, is out by then).
  */
 export async function startServerProcess(env: Record<string, string>, options: LaunchOptions = {}): Promise<ServerProcess> {
   // A PORT in `env` is kept (a restart on the same address); otherwise a free one.
   const port = env['PORT'] ? Number(env['PORT']) : await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const proc = launch('src/main.ts', [], { HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env, PORT: String(port) }, options);
+  const proc = launch('src/bin/server.ts', [], { HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env, PORT: String(port) }, options);
   const deadline = Date.now() + STARTUP_TIMEOUT_MS;
   const describe = () => `\nstdout:\n${proc.stdout}\nstderr:\n${proc.stderr}`;
   for (let healthy = false; ; ) {
@@ -293,7 +293,7 @@ export interface CliResult {
   json: any;
 }
 
-/** Runs an operator CLI (e.g. src/cli/ledger-verify.ts) to completion. */
+/** Runs an operator CLI (e.g. src/bin/ledger-verify.ts) to completion. */
 export async function runCli(script: string, args: string[], env: Record<string, string>, options: { viaTsx?: boolean } = {}): Promise<CliResult> {
   const proc = launch(script, args, env, options);
   const { code } = await waitForExit(proc, 60_000);

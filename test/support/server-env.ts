@@ -42,9 +42,9 @@ export function splitDemoBanner(stdout: string): { demo: Credentials | null; ban
 export const createInvoice = (server: ServerProcess, token: string) => server.request('POST', '/api/invoices/v1/regular', { token, json: SAMPLE_INVOICE });
 
 /** The merchant CLI; its last stderr line is the JSON error when it fails, the first says which database it used. */
-export const cli = (env: Record<string, string>, ...args: string[]) => runCli('src/cli/merchant.ts', args, env);
+export const cli = (env: Record<string, string>, ...args: string[]) => runCli('src/bin/merchant.ts', args, env);
 /** The merchant CLI exactly as `npm run merchant` starts it. */
-export const cliViaTsx = (env: Record<string, string>, ...args: string[]) => runCli('src/cli/merchant.ts', args, env, { viaTsx: true });
+export const cliViaTsx = (env: Record<string, string>, ...args: string[]) => runCli('src/bin/merchant.ts', args, env, { viaTsx: true });
 export const lastLine = (text: string) => text.trim().split('\n').at(-1) ?? '';
 
 /**
@@ -156,7 +156,7 @@ export async function waitUntilRefusing(server: ServerProcess, timeoutMs = 30_00
  */
 export async function startWithMerchant(kind: DbKind, env: Record<string, string>, start: () => Promise<ServerProcess>, name: string): Promise<Credentials> {
   if (kind === 'postgres') {
-    const created = await runCli('src/cli/merchant.ts', ['create', '--name', name], env);
+    const created = await runCli('src/bin/merchant.ts', ['create', '--name', name], env);
     expect(created.code, created.stderr).toBe(0);
     await start();
     return credentialsFrom(created.json);

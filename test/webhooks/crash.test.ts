@@ -1,4 +1,4 @@
-// Webhook delivery across kill -9: the real server (src/main.ts) as a child process on each database, killed with
+// Webhook delivery across kill -9: the real server (src/bin/server.ts) as a child process on each database, killed with
 // 400 deliveries pending and requests in flight, then restarted. Every delivery arrives; the only duplicates are
 // the attempts that were in flight at the kill (sent, not yet recorded), resent with the same webhook-id and body
 // once their lease ends, never earlier; there are at most WEBHOOK_PIPELINE of them per endpoint.

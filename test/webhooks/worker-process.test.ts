@@ -86,7 +86,7 @@ describe.skipIf(!DATABASES.includes('postgres'))('webhook worker processes on po
   it('two workers deliver every event exactly once and stop on SIGTERM', async () => {
     await withMerchants(3, {}, async ({ env, server, merchants, receivers }) => {
       // Small batches, so the two workers' claims interleave.
-      const workers = [0, 1].map(() => launch('src/webhooks/main.ts', [], { ...env, WEBHOOK_BATCH_SIZE: '5', LOG_LEVEL: 'info' }));
+      const workers = [0, 1].map(() => launch('src/bin/webhooks-worker.ts', [], { ...env, WEBHOOK_BATCH_SIZE: '5', LOG_LEVEL: 'info' }));
       const PER_MERCHANT = 60;
       const created = await createInvoices(server, merchants, PER_MERCHANT);
       for (const r of receivers) await r.waitFor((got) => got.length >= PER_MERCHANT, 30_000);
@@ -112,7 +112,7 @@ describe.skipIf(!DATABASES.includes('postgres'))('webhook worker processes on po
     // Answers take a while, so that two requests to one endpoint at once would overlap at the receiver.
     await withMerchants(MERCHANTS, { answerDelayMs: 15, alsoCount: everyEndpoint }, async ({ url, env, server, merchants, receivers }) => {
       const workers = [0, 1].map(() =>
-        launch('src/webhooks/main.ts', [], {
+        launch('src/bin/webhooks-worker.ts', [], {
           ...env,
           WEBHOOK_PIPELINE: '1',
           WEBHOOK_BATCH_SIZE: '3',
@@ -156,7 +156,7 @@ describe.skipIf(!DATABASES.includes('postgres'))('webhook worker processes on po
 
 describe('webhook worker process on the embedded database', () => {
   it('refuses to start: an embedded database belongs to the server process', async () => {
-    const res = await runCli('src/webhooks/main.ts', [], { DATA_DIR: tempDir('payrail-worker-pglite-') });
+    const res = await runCli('src/bin/webhooks-worker.ts', [], { DATA_DIR: tempDir('payrail-worker-pglite-') });
     expect(res.code).toBe(1);
     expect(res.stderr).toMatch(/needs DATABASE_URL=postgresql/);
   });
