@@ -22,7 +22,7 @@ describe('the start script’s bundle', { timeout: 60_000 }, () => {
     expect(fresh()).toBeNull();
     const bundle = await build();
     expect(fresh()).toBe(bundle);
-    const recordFile = path.join(out, 'src_main.inputs.json');
+    const recordFile = path.join(out, 'src_bin_server.inputs.json');
     const record = JSON.parse(fs.readFileSync(recordFile, 'utf8')) as BuildRecord;
     // Our sources, the generated client, the installed packages it bundles, and the lockfiles that show an install.
     expect(record.inputs).toEqual(expect.arrayContaining(['src/bin/server.ts', 'src/db/migrate.ts', 'generated/prisma/client.ts', 'package-lock.json']));
