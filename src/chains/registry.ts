@@ -26,29 +26,8 @@ import { tronAdapter } from './tron/adapter.ts';
 import { tonAdapter } from './ton/adapter.ts';
 import { solanaAdapter } from './solana/adapter.ts';
 
-/** What a real adapter gets: the database, the signer (null where nothing is sent), and where to report. */
-export interface ChainContext {
-  db: Db;
-  logger: Logger;
-  signer: Signer | null;
-  /** This process sends (and so must hold the signer); false on a server whose chains worker sends (CHAIN_WORKER=0). */
-  sendsHere: boolean;
-  report: TransferListener;
-  reportOutgoing: OutgoingListener;
-}
-
-/**
- * A real chain: the adapter interface, plus the node check, the watcher's scans and the custody check's balances.
- * A scan reports every transfer to a watched address (again as its confirmations grow, `dropped` when it left the
- * chain before counting), and the outcome of every withdrawal it sent (`reportOutgoing`, once final or failed).
- */
-export interface NodeAdapter<S = unknown> extends ChainAdapter, Scanner<S>, CustodySource {
-  /** Confirmations after which a payment counts. */
-  readonly confirmations: number;
-  readonly pollMs: number;
-  /** Resolves when the node answers and agrees with the configuration; throws saying why not. */
-  connect(): Promise<void>;
-}
+export type { ChainContext, NodeAdapter } from './node-adapter.ts';
+import type { ChainContext, NodeAdapter } from './node-adapter.ts';
 
 export interface ChainHealth {
   network: Network;

@@ -15,7 +15,7 @@ import type { EvmChainConfig } from '../config.ts';
 import { NATIVE_ASSET, type AddressBalance } from '../custody.ts';
 import { deriveAddress, deriveChainAddress, parseExtendedPublicKey } from '../hd.ts';
 import { HOT_WALLET, signerRefusal } from '../signer.ts';
-import type { ChainContext, NodeAdapter } from '../registry.ts';
+import type { ChainContext, NodeAdapter } from '../node-adapter.ts';
 import { allocateIndex, WatchedSet } from '../store.ts';
 import { nodeEndpoint } from '../node-endpoint.ts';
 import { fromBaseUnits } from '../units.ts';

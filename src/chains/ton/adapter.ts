@@ -14,7 +14,7 @@ import type { AddressBalance } from '../custody.ts';
 import { readHistory, type HistoryCursor, type HistoryPage } from '../history.ts';
 import { HttpApi, integerOf } from '../http.ts';
 import { nodeEndpoint } from '../node-endpoint.ts';
-import type { ChainContext, NodeAdapter } from '../registry.ts';
+import type { ChainContext, NodeAdapter } from '../node-adapter.ts';
 import { allocateIndex, WatchedSet } from '../store.ts';
 import { fromBaseUnits } from '../units.ts';
 import { deliverReport } from '../watch.ts';

@@ -19,7 +19,7 @@ import type { AddressBalance } from '../custody.ts';
 import { addressOfPublicKey, deriveAddress, parseExtendedPublicKey } from '../hd.ts';
 import { HttpApi, integerOf } from '../http.ts';
 import { nodeEndpoint } from '../node-endpoint.ts';
-import type { ChainContext, NodeAdapter } from '../registry.ts';
+import type { ChainContext, NodeAdapter } from '../node-adapter.ts';
 import { HOT_WALLET, signerRefusal } from '../signer.ts';
 import { allocateIndex, findSend, isReported, openSends, replaceSend, storeSend, updateSend, WatchedSet } from '../store.ts';
 import { fromBaseUnits, toBaseUnits } from '../units.ts';

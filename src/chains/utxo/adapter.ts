@@ -19,7 +19,7 @@ import { ADDRESS_FORMAT, validateAddress } from '../address-formats.ts';
 import type { UtxoChainConfig } from '../config.ts';
 import { NATIVE_ASSET, type AddressBalance } from '../custody.ts';
 import { ACCOUNT_PATHS, deriveAddress, deriveChainAddress, parseExtendedPublicKey } from '../hd.ts';
-import type { ChainContext, NodeAdapter } from '../registry.ts';
+import type { ChainContext, NodeAdapter } from '../node-adapter.ts';
 import { HOT_WALLET, NO_SIGNER, signerRefusal, type Signer } from '../signer.ts';
 
 const BCH_SENDS = 'sending on bitcoin-cash is not supported yet: its signatures need SIGHASH_FORKID, which the signer does not make (docs/chains-utxo.md)';
