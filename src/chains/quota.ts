@@ -2,7 +2,12 @@
 // evenly: a token bucket refilled at perDay/24 h that holds at most an hour's worth. A catch-up after an outage spends
 // that hour's worth at the per-second rate, then goes on at the day's pace; the steady state stays below it (the
 // adapters' requests per hour are in docs/chains-http.md and bench/chains-http.ts), so the bucket refills.
-import type { Clock } from './rate-limit.ts';
+
+/** Time as the limiters see it (a test moves it by hand). */
+export interface Clock {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+}
 
 const DAY_MS = 86_400_000;
 /** What the bucket holds at most: an hour of the day's budget. */

@@ -4,12 +4,9 @@
 // answer (429, or 403/503 from a node with a rateLimit) pauses every request to the provider for its Retry-After, or
 // an exponential backoff without one, and the request is tried again: a throttled provider slows the scans down
 // instead of failing them. Nodes without a `rateLimit` (your own) are not limited.
-import { DailyBudget } from './quota.ts';
+import { DailyBudget, type Clock } from './quota.ts';
 
-export interface Clock {
-  now(): number;
-  sleep(ms: number): Promise<void>;
-}
+export type { Clock } from './quota.ts';
 
 export const realClock: Clock = {
   now: () => Date.now(),

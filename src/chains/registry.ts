@@ -52,6 +52,13 @@ export interface Chains extends SandboxRegistry {
   custodySources(): CustodySource[];
 }
 
+declare module '../core/feature.ts' {
+  interface Platform {
+    /** Every network, per mode; the only way to a chain. */
+    chains: Chains;
+  }
+}
+
 const unavailable = (network: Network, why: string) =>
   new AppError('SERVICE_UNAVAILABLE', `Payments on ${network} are unavailable now: ${why}`);
 

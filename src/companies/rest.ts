@@ -2,9 +2,27 @@
 import type { Services } from '../core/feature.ts';
 import { route, type Route } from '../http/router.ts';
 import { getUnderpaymentLimits, setUnderpaymentLimits, underpaymentLimitsAnswerSchema, underpaymentLimitsSchema } from '../invoices/underpayment.ts';
-import { balancesSchema, companyBalances } from '../ledger/balances.ts';
+import { z } from 'zod';
+import { decimalString } from '../http/schemas.ts';
+import { companyBalances } from '../ledger/balances.ts';
 
 const TAG = 'Merchant';
+
+export const balancesSchema = z
+  .strictObject({
+    balances: z.array(
+      z
+        .strictObject({
+          asset: z.string().meta({ description: 'Payment currency (asset plus network).' }),
+          available: decimalString.meta({ description: 'Confirmed money a withdrawal or refund may take.' }),
+          held: decimalString.meta({ description: 'Taken by withdrawals in flight: back to available if rejected, gone when done.' }),
+          pending: decimalString.meta({ description: 'Seen on chain for open invoices and static addresses, not yet confirmed.' }),
+          suspense: decimalString.meta({ description: 'Received in an asset or network an invoice did not expect; held apart.' }),
+        })
+        .meta({ id: 'Balance' }),
+    ),
+  })
+  .meta({ id: 'Balances' });
 
 export const companyRoutes: Route<Services>[] = [
   route({

@@ -1,9 +1,9 @@
 // What a capability plugs into the service with: its services, REST routes, GraphQL types and jobs. The wiring
-// point (src/features.ts) lists the features; nothing else needs to know them.
-import type { Chains } from '../chains/registry.ts';
+// point (src/features.ts) lists the features; nothing else needs to know them. The layers above core add their part
+// of the contract by declaration merging (http/router.ts: Feature.routes; chains/registry.ts: Platform.chains), so
+// core imports neither.
 import type { Clock } from '../clock.ts';
 import type { Database, Db } from '../db/client.ts';
-import type { Route } from '../http/router.ts';
 import type { Logger } from '../logger.ts';
 import type { EventBus } from './bus.ts';
 import type { CreditHooks } from './credits.ts';
@@ -30,7 +30,6 @@ export interface Platform {
   database: Database;
   db: Db;
   clock: Clock;
-  chains: Chains;
   bus: EventBus;
   /** What services tell once their events committed (EventDeps.events): the bus reads them, the metrics count them. */
   commits: CommitSignal;
@@ -49,8 +48,6 @@ export interface Feature {
   name: string;
   /** Its services, built from the platform and the services of the features listed before it. */
   services?(platform: Platform, services: Services): Partial<Services>;
-  /** Its REST routes (the GraphQL types register when the feature's module is imported). */
-  routes?: Route<Services>[];
   /** Its background jobs in the server process. */
   jobs?(platform: Platform, services: Services): Job[];
   /** Releases what its services hold (after the jobs stopped). */

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
 import type { Company } from '../core/auth.ts';
+import type { Services } from '../core/feature.ts';
 import type { Access, Scope } from '../core/scopes.ts';
 
 export interface RestRequest<Body = unknown, Query = URLSearchParams> {
@@ -166,5 +167,12 @@ function safeDecode(segment: string): string {
     return decodeURIComponent(segment);
   } catch {
     return segment;
+  }
+}
+
+declare module '../core/feature.ts' {
+  interface Feature {
+    /** Its REST routes (the GraphQL types register when the feature's module is imported). */
+    routes?: Route<Services>[];
   }
 }

@@ -1,6 +1,4 @@
-import { z } from 'zod';
 import type { Db } from '../db/client.ts';
-import { decimalString } from '../http/schemas.ts';
 import { formatPlain, Money, toMoney } from '../domain/money.ts';
 import { ACCOUNTS } from './ledger.ts';
 
@@ -16,22 +14,6 @@ export interface AssetBalance {
   /** Received in an asset or network an invoice did not expect; held apart until resolved. */
   suspense: string;
 }
-
-export const balancesSchema = z
-  .strictObject({
-    balances: z.array(
-      z
-        .strictObject({
-          asset: z.string().meta({ description: 'Payment currency (asset plus network).' }),
-          available: decimalString.meta({ description: 'Confirmed money a withdrawal or refund may take.' }),
-          held: decimalString.meta({ description: 'Taken by withdrawals in flight: back to available if rejected, gone when done.' }),
-          pending: decimalString.meta({ description: 'Seen on chain for open invoices and static addresses, not yet confirmed.' }),
-          suspense: decimalString.meta({ description: 'Received in an asset or network an invoice did not expect; held apart.' }),
-        })
-        .meta({ id: 'Balance' }),
-    ),
-  })
-  .meta({ id: 'Balances' });
 
 export async function companyBalances(db: Db, companyId: string): Promise<AssetBalance[]> {
   const [balances, pending] = await Promise.all([
@@ -61,16 +43,4 @@ export async function companyBalances(db: Db, companyId: string): Promise<AssetB
       pending: formatPlain(r.pending),
       suspense: formatPlain(r.suspense),
     }));
-}
-
-/**
- * What a withdrawal could take now (available less the fees invoices will still charge), read without the debit
- * lock: a preview (withdrawal quotes); the withdrawal itself checks exactly (payrail_withdrawable).
- */
-export async function withdrawableNow(db: Db, companyId: string, asset: string): Promise<Money> {
-  const [row] = await db.$queryRaw<{ withdrawable: string }[]>`
-    SELECT ((SELECT COALESCE(SUM("amount"), 0) FROM "Balance"
-             WHERE "companyId" = ${companyId}::uuid AND "asset" = ${asset} AND "account" = ${ACCOUNTS.merchantAvailable})
-          - payrail_uncharged_invoice_fees(${companyId}::uuid, ${asset}::text))::text AS "withdrawable"`;
-  return new Money(row!.withdrawable);
 }

@@ -10,7 +10,7 @@ import { builder, mutationOutcome, type GraphQLContext } from '../graphql/builde
 import { checkPage, connectionNames, edgeNames, PAGE_SIZES } from '../graphql/connections.ts';
 import { ModeEnum, MoneyType, PaymentCurrencyEnum } from '../graphql/enums.ts';
 import { callerCompanyId, nodeIdFormats, ownCompanyAsset, registerNodeType } from '../graphql/node-ids.ts';
-import { withdrawableNow } from '../ledger/balances.ts';
+import { withdrawableNow } from './withdrawable.ts';
 import { autoWithdrawalsPatchSchema, listAutoWithdrawals, updateAutoWithdrawals, type AutoWithdrawalRule } from './auto.ts';
 import { quoteWithdrawal, withdrawItemSchema, withdrawRequestSchema } from './rules.ts';
 import { confirmSandboxWithdrawal, rejectSandboxWithdrawal } from './sandbox.ts';
