@@ -3,7 +3,8 @@
 // arrival, so each success is one full payment transaction (lock, transfer, ledger, status done, events).
 import { fileURLToPath } from 'node:url';
 import type { App } from '../src/app.ts';
-import { verifyLedger, type LedgerProblem } from '../src/ledger/verify.ts';
+import { verifyLedger } from '../src/features.ts';
+import type { LedgerProblem } from '../src/ledger/verify.ts';
 import { log } from './common.ts';
 import { run, toMeasurement, type Measurement } from './load.ts';
 

@@ -9,7 +9,7 @@ import type { Platform, Services } from './core/feature.ts';
 import { pruneIdempotencyKeys } from './core/idempotency.ts';
 import { intervalJob, JobRunner } from './core/jobs.ts';
 import type { Database } from './db/client.ts';
-import { apiReference, assemble, graphqlSchema, printedSchema } from './features.ts';
+import { apiReference, assemble, declared, graphqlSchema, printedSchema, verifyLedger } from './features.ts';
 import { schemaFile } from './graphql/schema-file.ts';
 import { graphiqlPage } from './graphql/graphiql.ts';
 import { buildYoga } from './graphql/yoga.ts';
@@ -26,7 +26,6 @@ import { errorBody, sendJson } from './http/io.ts';
 import { createRestHandler } from './http/rest.ts';
 import { labelRoute } from './http/route-label.ts';
 import { Router, type Route } from './http/router.ts';
-import { verifyLedger } from './ledger/verify.ts';
 import type { Logger } from './logger.ts';
 import { serverOps, type ServerOps } from './ops/endpoints.ts';
 import { MetricsRegistry } from './ops/metrics.ts';
@@ -78,7 +77,7 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
   // One registry per server: several servers in one process (tests) never share series.
   const metrics = new MetricsRegistry(logger);
   // With CHAIN_WORKER=0 this process never loads the signer: the chains worker watches, sends and consolidates.
-  const platform = await openPlatform(config, logger, { role: 'server', signer: config.chainWorker, chainWork: config.chainWorker, metrics });
+  const platform = await openPlatform(config, logger, { role: 'server', signer: config.chainWorker, chainWork: config.chainWorker, metrics, declared });
   const assembled = assemble(config, platform);
   const { services } = assembled;
   const jobs = new JobRunner([

@@ -4,14 +4,19 @@ import { companiesFeature } from './companies/index.ts';
 import { depositsFeature } from './deposits/index.ts';
 import { emailsFeature } from './emails/index.ts';
 import { exportsFeature } from './exports/index.ts';
+import type { CustodySource } from './chains/custody.ts';
 import { loadConfig, type Config } from './config.ts';
-import type { Feature, Platform, Services } from './core/feature.ts';
+import { declarationsOf } from './core/declarations.ts';
+import type { Declared, Feature, Platform, Services } from './core/feature.ts';
 import type { Job } from './core/jobs.ts';
+import type { Db } from './db/client.ts';
+import { defineEventTypeEnum } from './graphql/enums.ts';
 import { graphqlSchema, printedSchema } from './graphql/schema.ts';
 import type { Route } from './http/router.ts';
 import { keysFeature } from './keys/index.ts';
 import { auditFeature } from './audit/index.ts';
 import { invoicesFeature } from './invoices/index.ts';
+import { verifyLedger as verifyLedgerWith, type LedgerReport, type VerifyOptions } from './ledger/verify.ts';
 import type { TagDoc } from './openapi/document.ts';
 import { createApiReference, type ApiReference } from './openapi/reference.ts';
 import { paymentsFeature } from './payments/index.ts';
@@ -35,6 +40,17 @@ export const features = (config: Config): Feature[] => [
 
 /** Every REST route of the public API listener (routes do not depend on the configuration: defaults do). */
 export const apiRoutes: Route<Services>[] = features(loadConfig({})).flatMap((f) => f.routes ?? []);
+
+/**
+ * Every feature's event types, journal kinds, ledger checks, metrics subjects and outgoing purposes (declarations
+ * do not depend on the configuration either); a name two features declare stops the start here.
+ */
+export const declared: Declared = declarationsOf(features(loadConfig({})));
+defineEventTypeEnum(declared.eventTypes);
+
+/** ledger:verify with every feature's checks (src/ledger/verify.ts runs the ledger's own, then these). */
+export const verifyLedger = (db: Db, custody: CustodySource[] = [], options: Omit<VerifyOptions, 'checks'> = {}): Promise<LedgerReport> =>
+  verifyLedgerWith(db, custody, { ...options, checks: declared.ledgerChecks });
 
 /** The groups of the API reference, in the order it shows them. */
 const API_TAGS: TagDoc[] = [

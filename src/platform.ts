@@ -6,7 +6,7 @@ import { Clock } from './clock.ts';
 import { EventBus, type BusFanout } from './core/bus.ts';
 import { redisFanout } from './core/redis-fanout.ts';
 import { CreditHooks } from './core/credits.ts';
-import type { Platform } from './core/feature.ts';
+import type { Declared, Platform } from './core/feature.ts';
 import { noMetrics, type Metrics } from './core/metrics.ts';
 import type { CoreConfig } from './core/settings.ts';
 import { openDatabase, type Db } from './db/client.ts';
@@ -25,6 +25,8 @@ export interface OpenPlatformOptions {
   poolSize?: number;
   /** Where this process's metrics go (the server's registry); none by default. */
   metrics?: Metrics;
+  /** The features' declarations (src/features.ts `declared`): what its commits count, what the event feed leaves out. */
+  declared: Declared;
 }
 
 /**
@@ -74,7 +76,7 @@ export async function openPlatform(config: CoreConfig, logger: Logger, options: 
     throw e;
   }
   const metrics = options.metrics ?? noMetrics;
-  const countTransitions = transitionCounters(metrics);
+  const countTransitions = transitionCounters(metrics, options.declared);
   const commitListeners: ((types: readonly string[]) => void)[] = [];
   return {
     config,
@@ -97,6 +99,7 @@ export async function openPlatform(config: CoreConfig, logger: Logger, options: 
     credits: new CreditHooks(),
     chainsWorker: options.chainsWorker ?? false,
     logger,
+    declared: options.declared,
     async close() {
       await bus.stop();
       await fanout?.close();

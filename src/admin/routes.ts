@@ -5,7 +5,7 @@ import { route, type Route } from '../http/router.ts';
 import { z } from 'zod';
 import { instant } from '../core/validation.ts';
 import { balancesBefore, companyOfEntry, readEntryPage } from '../ledger/entries.ts';
-import { verifyLedger } from '../ledger/verify.ts';
+import { verifyLedger } from '../features.ts';
 import { companyModeSchema, createCompany, listCompanies, rotatePublicToken, rotateSecretKey, type CreateCompanyInput } from '../companies/service.ts';
 import { parseInput } from '../core/validation.ts';
 import { MODES } from '../domain/modes.ts';

@@ -5,7 +5,7 @@ import { loadConfigOrExit } from '../config.ts';
 import { JobRunner } from '../core/jobs.ts';
 import { MetricsRegistry } from '../ops/metrics.ts';
 import { startWorkerOps } from '../ops/worker.ts';
-import { assemble } from '../features.ts';
+import { assemble, declared } from '../features.ts';
 import { createLogger } from '../logger.ts';
 import { openPlatform } from '../platform.ts';
 import { exitOnSignals } from '../shutdown.ts';
@@ -18,7 +18,7 @@ if (config.embedded) {
 const logger = createLogger(config.logLevel);
 // What this process commits (payments credited, withdrawals and refunds settled) is counted here: WORKER_METRICS_PORT.
 const metrics = new MetricsRegistry(logger);
-const platform = await openPlatform(config, logger, { role: 'chains worker', signer: true, chainWork: true, chainsWorker: true, metrics }).catch((e: unknown) => {
+const platform = await openPlatform(config, logger, { role: 'chains worker', signer: true, chainWork: true, chainsWorker: true, metrics, declared }).catch((e: unknown) => {
   logger.fatal({ err: e }, 'the chains worker could not start');
   process.exit(1);
 });

@@ -19,7 +19,8 @@ import { Money } from '../domain/money.ts';
 import { isMode } from '../domain/modes.ts';
 import type { EntryKey, LedgerEntryRecord } from '../ledger/entries.ts';
 import { databaseEntrySource, verifyLedgerExport, type EntrySource, type ExportReport } from '../ledger/verify-export.ts';
-import { verifyLedger, type LedgerReport } from '../ledger/verify.ts';
+import { verifyLedger } from '../features.ts';
+import type { LedgerReport } from '../ledger/verify.ts';
 import { createLogger } from '../logger.ts';
 import { fail, runAdminRequest, withDatabase, type AdminCall } from './cli.ts';
 

@@ -1,6 +1,7 @@
 // npm run webhooks:worker — delivers webhooks from a process of its own (run the server with WEBHOOK_WORKER=0).
 // PostgreSQL only: an embedded PGlite database belongs to the server process.
 import { loadConfigOrExit } from '../config.ts';
+import { declared } from '../features.ts';
 import { createLogger } from '../logger.ts';
 import { JobRunner } from '../core/jobs.ts';
 import { MetricsRegistry } from '../ops/metrics.ts';
@@ -19,7 +20,7 @@ const logger = createLogger(config.logLevel);
 const poolSize = config.webhooks.dbPoolSize > 0 ? 1 : Math.min(config.dbPoolSize, config.webhooks.concurrency + 2);
 // Deliveries' outcomes and lag are counted here: WORKER_METRICS_PORT shows them.
 const metrics = new MetricsRegistry(logger);
-const platform = await openPlatform(config, logger, { role: 'webhook worker', poolSize, metrics });
+const platform = await openPlatform(config, logger, { role: 'webhook worker', poolSize, metrics, declared });
 const runtime = createWebhookRuntime(config.webhooks, platform, true);
 const jobs = new JobRunner([runtime.workerJob]);
 jobs.start();

@@ -33,7 +33,14 @@ export interface TransferReport {
   dropped: boolean;
 }
 
-export type OutgoingPurpose = 'withdrawal' | 'refund';
+/**
+ * What features pay out on chain, a registry they fill by declaration merging (and list in
+ * Feature.declares.outgoingPurposes), e.g.
+ *   declare module '../chains/adapter.ts' { interface OutgoingPurposes { withdrawal: true } }
+ */
+export interface OutgoingPurposes {}
+
+export type OutgoingPurpose = keyof OutgoingPurposes & string;
 
 export interface OutgoingTransfer {
   /** Our id for the transfer; adapters use it to make a repeated send a no-op. */

@@ -164,10 +164,13 @@ async function initialIfMissing<S>(db: Db, network: Network, initial: () => Prom
 
 // --- outgoing transactions ---
 
-export type SendPurpose = OutgoingPurpose | 'sweep' | 'topup';
+/** The chains' own sends: consolidation of deposits and the native coin that pays a token sweep's gas. */
+const OWN_PURPOSES = ['sweep', 'topup'] as const;
 
-/** Sends whose outcome a feature waits for (withdrawals, refunds); consolidation is the adapter's own business. */
-export const isReported = (purpose: string): purpose is OutgoingPurpose => purpose === 'withdrawal' || purpose === 'refund';
+export type SendPurpose = OutgoingPurpose | (typeof OWN_PURPOSES)[number];
+
+/** Sends whose outcome a feature waits for (a purpose it declared); consolidation is the adapter's own business. */
+export const isReported = (purpose: string): purpose is OutgoingPurpose => !(OWN_PURPOSES as readonly string[]).includes(purpose);
 
 /** One input of a multi-input send: what it took from which of our addresses (the custody check reads these). */
 export interface SendInput {

@@ -42,10 +42,49 @@ export interface Platform {
   /** This process is the chains worker (`npm run chains:worker`): it sends what servers with CHAIN_WORKER=0 queue. */
   chainsWorker: boolean;
   logger: Logger;
+  /** Every feature's declarations, merged (core/declarations.ts). */
+  declared: Declared;
+}
+
+/**
+ * What a feature names that the layers below must handle without knowing it (merged by core/declarations.ts). Its
+ * types are registries too: a feature adds its event types, journal kinds and outgoing purposes to EventTypes
+ * (domain/event-types.ts), JournalKinds (ledger/ledger.ts) and OutgoingPurposes (chains/adapter.ts) by declaration
+ * merging, so the ledger takes only declared kinds and the chains only declared purposes. ledger/verify.ts adds
+ * `ledgerChecks` here the same way.
+ */
+export interface Declarations {
+  /** Its merchant-facing event types (webhooks, the event feed; GraphQL's EventType enum), each with its description. */
+  eventTypes?: Readonly<Record<string, string>>;
+  /** Its events for the service's own processes: never pushed, not in the feed. */
+  internalEventTypes?: readonly string[];
+  /** Subjects whose status changes are counted (payrail_<subject>_transitions_total), with the counter's help; the statuses are its event types `<subject>.<status>`. */
+  transitions?: Readonly<Record<string, string>>;
+  /** The kinds of the ledger journals it posts. */
+  journalKinds?: readonly string[];
+  /** What it pays out on chain: the chains report each send's outcome to the listener of its purpose. */
+  outgoingPurposes?: readonly string[];
+}
+
+export type LedgerCheckOf = NonNullable<Declarations['ledgerChecks']>[number];
+
+/** Every feature's declarations together. */
+export interface Declared {
+  /** Merchant-facing event types (webhooks, the event feed) and their descriptions, in feature order. */
+  eventTypes: Readonly<Record<string, string>>;
+  /** Events for the service's own processes: no webhook, not in the feed, not redeliverable (core's own included). */
+  internalEventTypes: readonly string[];
+  /** Subjects whose status changes are counted, with the counter's help. */
+  transitions: Readonly<Record<string, string>>;
+  journalKinds: readonly string[];
+  outgoingPurposes: readonly string[];
+  ledgerChecks: readonly LedgerCheckOf[];
 }
 
 export interface Feature {
   name: string;
+  /** Its names the layers below handle (event types, journal kinds, ledger checks, metrics subjects, outgoing purposes). */
+  declares?: Declarations;
   /** Its services, built from the platform and the services of the features listed before it. */
   services?(platform: Platform, services: Services): Partial<Services>;
   /** Its background jobs in the server process. */

@@ -1,6 +1,7 @@
 // Static deposit addresses: a permanent address per merchant user and asset; deposits credited like payments.
 import type { Feature } from '../core/feature.ts';
 import { denyList } from '../core/risk.ts';
+import { depositDeclarations } from './declarations.ts';
 import './graphql.ts';
 import { depositRoutes } from './rest.ts';
 import type { DepositDeps } from './service.ts';
@@ -14,6 +15,7 @@ declare module '../core/feature.ts' {
 export function depositsFeature(): Feature {
   return {
     name: 'deposits',
+    declares: depositDeclarations,
     services: (p, s) => ({
       deposits: { db: p.db, events: p.commits, chains: p.chains, clock: p.clock, fees: s.invoices.fees, risk: denyList(p.config.riskDenyList), credits: p.credits, logger: p.logger },
     }),

@@ -1,6 +1,7 @@
 // E-mails to the paying client and the merchant, from committed events (docs/emails.md): the planner turns events into
 // deliveries, the sender sends them over SMTP with retries, the watch notices failing webhook endpoints.
 import type { Feature } from '../core/feature.ts';
+import { emailDeclarations } from './declarations.ts';
 import { intervalJob, wakingOn, type Job } from '../core/jobs.ts';
 import type { ConfigOf } from '../core/config-section.ts';
 import type { emailConfig } from './config.ts';
@@ -25,6 +26,7 @@ export function emailsFeature(config: EmailConfig): Feature {
   let mailer: Mailer | null = null;
   return {
     name: 'emails',
+    declares: emailDeclarations,
     services: (platform) => {
       if (config.smtpUrl) {
         mailer = smtpMailer(config.smtpUrl, config.mailFrom, config.timeoutMs);

@@ -1,5 +1,5 @@
 // Which e-mails an event makes (pure): the kinds, the events they come from, and the settings that turn them off.
-import { WEBHOOK_FAILING } from '../domain/event-types.ts';
+import { WEBHOOK_FAILING } from './declarations.ts';
 import type { Language } from '../domain/languages.ts';
 
 /** What the paying client gets (each can be turned off per merchant). */

@@ -3,7 +3,7 @@
 // endpoint is failing since its oldest pending delivery that has failed attempts was written; a notice is recorded
 // once for that moment, so a new one comes only after that delivery went out (or gave up) and a later one fails.
 import { commitWithEvents, recordEvent, type EventDeps } from '../core/events.ts';
-import { WEBHOOK_FAILING } from '../domain/event-types.ts';
+import { WEBHOOK_FAILING } from './declarations.ts';
 
 export async function noticeFailingWebhooks(deps: EventDeps, failingAfterMs: number): Promise<number> {
   const threshold = new Date(Date.now() - failingAfterMs);

@@ -1,6 +1,5 @@
 // Enums and small value types shared by several features' GraphQL types.
 import { COMPANY_ASSETS, INVOICE_CURRENCIES, NETWORKS, PAYMENT_CURRENCIES } from '../domain/assets.ts';
-import { EVENT_TYPE_DESCRIPTIONS, EVENT_TYPES } from '../domain/event-types.ts';
 import { LANGUAGES } from '../domain/languages.ts';
 import { MODES } from '../domain/modes.ts';
 import { builder } from './builder.ts';
@@ -31,7 +30,22 @@ export const NetworkEnum = specEnum('Network', NETWORKS, 'A blockchain network (
 export const CURRENCIES = [...new Set<string>([...INVOICE_CURRENCIES, ...PAYMENT_CURRENCIES])].sort();
 export const CurrencyEnum = specEnum('Currency', CURRENCIES, 'The currency of a Money amount: an invoice currency or a payment currency (asset plus network).');
 
-export const EventTypeEnum = specEnum('EventType', EVENT_TYPES, 'Kind of event; the REST and webhook `type` strings.', (t) => EVENT_TYPE_DESCRIPTIONS[t]);
+let eventTypes: ReturnType<typeof specEnum<string>> | null = null;
+
+/**
+ * Defines the EventType enum from the features' event types and their descriptions (src/features.ts does, before
+ * the schema is built): this layer knows no event type.
+ */
+export function defineEventTypeEnum(descriptions: Readonly<Record<string, string>>): void {
+  if (eventTypes) throw new Error('the EventType enum is defined once');
+  eventTypes = specEnum('EventType', Object.keys(descriptions), 'Kind of event; the REST and webhook `type` strings.', (t) => descriptions[t]!);
+}
+
+/** The EventType enum, for fields' types (read in a `fields` thunk: it is defined once the features are listed). */
+export function eventTypeEnum(): NonNullable<typeof eventTypes> {
+  if (!eventTypes) throw new Error('the EventType enum is used before src/features.ts defined it');
+  return eventTypes;
+}
 
 export interface MoneyShape {
   amount: string;

@@ -7,6 +7,7 @@ import { RateBook, StaticRateSource } from '../pricing/rates.ts';
 import { LiveRates } from '../pricing/live/service.ts';
 import { buildSource } from '../pricing/live/sources.ts';
 import type { invoiceConfig } from './config.ts';
+import { invoiceDeclarations } from './declarations.ts';
 import './graphql/types.ts';
 import './graphql/queries.ts';
 import './graphql/mutations.ts';
@@ -28,6 +29,7 @@ export function invoicesFeature(config: ConfigOf<typeof invoiceConfig>): Feature
   let live: LiveRates | null = null;
   return {
     name: 'invoices',
+    declares: invoiceDeclarations,
     services: (p) => {
       refundQueueGauge(p.metrics, p.db);
       const table = config.ratesFile ? StaticRateSource.fromFile(config.ratesFile) : new StaticRateSource();

@@ -38,10 +38,19 @@ export interface Posting {
   withdrawalId?: string;
 }
 
+/**
+ * The journal kinds, a registry the features fill by declaration merging (each lists its kinds in
+ * Feature.declares.journalKinds too), e.g.
+ *   declare module '../ledger/ledger.ts' { interface JournalKinds extends Record<(typeof DEPOSIT_JOURNAL_KINDS)[number], true> {} }
+ */
+export interface JournalKinds {}
+
+export type JournalKind = keyof JournalKinds & string;
+
 export interface Journal {
   companyId: string;
   asset: string;
-  kind: 'payment' | 'late_payment' | 'unexpected_asset' | 'fee' | 'refund' | 'withdrawal_hold' | 'withdrawal' | 'withdrawal_release' | 'deposit' | 'deposit_fee';
+  kind: JournalKind;
   postings: Posting[];
   invoiceId?: string | null;
   transferId?: string | null;

@@ -1,21 +1,16 @@
-// Status changes of invoices, withdrawals and deposits, counted from the events their transactions recorded, by the
-// process that committed them (CommitSignal in src/core/events.ts): every status change records its event in its
-// own transaction, so the event types are the transitions, and summing several instances counts each once.
+// Status changes of the subjects features declare (Declarations.transitions: invoices, withdrawals, deposits, ...),
+// counted from the events their transactions recorded, by the process that committed them (CommitSignal in
+// src/core/events.ts): every status change records its event in its own transaction, so the event types are the
+// transitions, and summing several instances counts each once.
+import type { Declared } from '../core/feature.ts';
 import type { Metrics } from '../core/metrics.ts';
-import { EVENT_TYPES } from '../domain/event-types.ts';
-
-const SUBJECTS = {
-  invoice: 'Invoice status changes committed by this process, by the status entered (created counts new invoices).',
-  withdrawal:
-    'Withdrawal status changes committed by this process, by the status entered (processing counts accepted withdrawals; the send on chain is no status change).',
-  deposit: 'Deposit status changes committed by this process, by the status entered.',
-} as const;
 
 /** The counters (every status shown from 0) and the function that counts committed event types. */
-export function transitionCounters(metrics: Metrics): (types: readonly string[]) => void {
+export function transitionCounters(metrics: Metrics, declared: Pick<Declared, 'transitions' | 'eventTypes'>): (types: readonly string[]) => void {
+  const eventTypes = Object.keys(declared.eventTypes);
   const counters = new Map(
-    Object.entries(SUBJECTS).map(([subject, help]) => {
-      const statuses = EVENT_TYPES.filter((t) => t.startsWith(`${subject}.`)).map((t) => t.slice(subject.length + 1));
+    Object.entries(declared.transitions).map(([subject, help]) => {
+      const statuses = eventTypes.filter((t) => t.startsWith(`${subject}.`)).map((t) => t.slice(subject.length + 1));
       const counter = metrics.counter({
         name: `payrail_${subject}_transitions_total`,
         help,

@@ -5,7 +5,7 @@ import { builder, mutationOutcome, type GraphQLContext } from '../graphql/builde
 import { contextLoader } from '../graphql/loaders.ts';
 import { InvoiceType } from '../invoices/graphql/types.ts';
 import { checkPage, connectionNames, edgeNames, PAGE_SIZES } from '../graphql/connections.ts';
-import { EventTypeEnum } from '../graphql/enums.ts';
+import { eventTypeEnum } from '../graphql/enums.ts';
 import { callerCompanyId, nodeIdFormats, registerNodeType } from '../graphql/node-ids.ts';
 import { parseInput } from '../core/validation.ts';
 import type { EventType } from '../domain/event-types.ts';
@@ -61,7 +61,7 @@ export const DeliveryType = builder.prismaNode('WebhookDelivery', {
   fields: (t) => ({
     eventId: t.exposeID('eventId', { description: 'The event’s id, also the webhook-id header the receiver sees.' }),
     eventType: t.field({
-      type: EventTypeEnum,
+      type: eventTypeEnum(),
       description: 'Kind of the event.',
       select: { event: { select: { type: true } } },
       resolve: (d) => d.event.type as EventType,

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.ts';
 import type { EventBus } from '../core/bus.ts';
 import type { ConfigOf } from '../core/config-section.ts';
+import type { Declared } from '../core/feature.ts';
 import type { Job } from '../core/jobs.ts';
 import type { Metrics } from '../core/metrics.ts';
 import type { CoreConfig } from '../core/settings.ts';
@@ -22,6 +23,7 @@ interface RuntimePlatform {
   logger: Logger;
   bus: EventBus;
   metrics: Metrics;
+  declared: Pick<Declared, 'internalEventTypes'>;
 }
 
 /**
@@ -50,7 +52,7 @@ export function createWebhookRuntime(config: WebhookConfig, platform: RuntimePla
   );
   bus.subscribe(() => worker.wake());
   clock.onAdvance(() => worker.wake());
-  const deps: WebhookDeps = { db, clock, sender, allowPrivate: config.allowPrivate, wake: () => worker.wake() };
+  const deps: WebhookDeps = { db, clock, sender, allowPrivate: config.allowPrivate, wake: () => worker.wake(), internalEventTypes: platform.declared.internalEventTypes };
   const workerJob: Job = {
     name: 'webhook-worker',
     start: () => worker.start(),

@@ -7,7 +7,6 @@ import { recordAudit } from '../core/audit.ts';
 import type { Actor } from '../core/scopes.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/client.ts';
-import { INTERNAL_EVENT_TYPES } from '../domain/event-types.ts';
 import { NotFoundError, ValidationError } from '../errors/app-error.ts';
 import { httpUrl, instant, sequenceCursor } from '../core/validation.ts';
 import { parseJsonKeepingNumbers } from '../core/json.ts';
@@ -22,6 +21,8 @@ export interface WebhookDeps {
   allowPrivate: boolean;
   /** Wakes the delivery worker. */
   wake: () => void;
+  /** Events for the service's own processes (every feature's and core's): not in the feed, not redeliverable. */
+  internalEventTypes: readonly string[];
 }
 
 export const webhookUrlSchema = z.object({ webHookUrl: httpUrl.nullable() });
@@ -128,7 +129,7 @@ export async function getDelivery(deps: WebhookDeps, company: Company, id: strin
 /** A fresh delivery of one event to the current URL; the receiver sees the same webhook-id as before. */
 export async function redeliverEvent(deps: WebhookDeps, company: Company, eventId: string): Promise<DeliveryRecord> {
   const event = z.uuid().safeParse(eventId).success ? await deps.db.event.findUnique({ where: { id: eventId } }) : null;
-  if (!event || event.companyId !== company.id || INTERNAL_EVENT_TYPES.includes(event.type)) throw new NotFoundError(`No event with id ${eventId}`);
+  if (!event || event.companyId !== company.id || deps.internalEventTypes.includes(event.type)) throw new NotFoundError(`No event with id ${eventId}`);
   const { webhookUrl } = await requireEndpoint(deps, company);
   const delivery = await deps.db.webhookDelivery.create({
     data: { id: randomUUID(), eventId, companyId: company.id, url: webhookUrl, seq: event.seq, status: 'pending', nextAttemptAt: await deps.clock.now(company.id) },
@@ -186,7 +187,7 @@ export async function exactPayloads(db: Db, eventIds: string[]): Promise<Map<str
 /** Catch-up feed: every event of the company in order, after a cursor (exclusive); the service's internal ones left out. */
 export async function listEvents(deps: WebhookDeps, company: Company, q: z.output<typeof eventsQuerySchema>) {
   const rows = await deps.db.event.findMany({
-    where: { companyId: company.id, type: { notIn: [...INTERNAL_EVENT_TYPES] }, ...(q.after !== undefined ? { seq: { gt: q.after } } : {}) },
+    where: { companyId: company.id, type: { notIn: [...deps.internalEventTypes] }, ...(q.after !== undefined ? { seq: { gt: q.after } } : {}) },
     orderBy: { seq: 'asc' },
     take: q.limit,
   });

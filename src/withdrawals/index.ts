@@ -6,6 +6,7 @@ import { chainJob, intervalJob, wakingOn } from '../core/jobs.ts';
 import { denyList } from '../core/risk.ts';
 import { autoWithdrawOnCredit } from './auto.ts';
 import type { withdrawalConfig } from './config.ts';
+import { withdrawalDeclarations } from './declarations.ts';
 import { withdrawalQueueGauge } from './metrics.ts';
 import './graphql.ts';
 import { withdrawalRoutes } from './rest.ts';
@@ -23,6 +24,7 @@ declare module '../core/feature.ts' {
 export function withdrawalsFeature(config: ConfigOf<typeof withdrawalConfig>): Feature {
   return {
     name: 'withdrawals',
+    declares: withdrawalDeclarations,
     services: (p) => {
       const withdrawals: SandboxWithdrawalDeps = {
         db: p.db,

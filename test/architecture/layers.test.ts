@@ -3,6 +3,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { CORE_INTERNAL_EVENT_TYPES } from '../../src/domain/event-types.ts';
+import { declared } from '../../src/features.ts';
 
 const SRC = path.resolve('src');
 const FEATURES = ['companies', 'deposits', 'emails', 'exports', 'invoices', 'payments', 'sandbox', 'web', 'webhooks', 'withdrawals'];
@@ -35,6 +37,88 @@ const kindOf = (relative: string) => {
   return 'lower';
 };
 
+/**
+ * The string literals of a TypeScript file: single- and double-quoted strings, the text of template literals (not
+ * their `${...}` parts), and the single-quoted strings inside template text (SQL: `"kind" = 'fee'`); comments skipped.
+ */
+export function stringLiterals(text: string): string[] {
+  const found: string[] = [];
+  const sqlStrings = (chunk: string) => [...chunk.matchAll(/'([^'\n]*)'/g)].map((m) => m[1]!);
+  let i = 0;
+  // Open template literals and, for each, the brace depth of the `${` it is inside (-1: in its text).
+  const templates: number[] = [];
+  let chunk = '';
+  while (i < text.length) {
+    const c = text[i]!;
+    const inText = templates.length > 0 && templates.at(-1) === -1;
+    if (inText) {
+      if (c === '\\') {
+        chunk += text.slice(i, i + 2);
+        i += 2;
+      } else if (c === '`') {
+        found.push(chunk, ...sqlStrings(chunk));
+        chunk = '';
+        templates.pop();
+        i++;
+      } else if (c === '$' && text[i + 1] === '{') {
+        found.push(chunk, ...sqlStrings(chunk));
+        chunk = '';
+        templates[templates.length - 1] = 0;
+        i += 2;
+      } else {
+        chunk += c;
+        i++;
+      }
+      continue;
+    }
+    if (c === '/' && text[i + 1] === '/') {
+      i = text.indexOf('\n', i);
+      if (i < 0) break;
+    } else if (c === '/' && text[i + 1] === '*') {
+      i = text.indexOf('*/', i + 2) + 2;
+      if (i < 2) break;
+    } else if (c === "'" || c === '"') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== c && text[j] !== '\n') j += text[j] === '\\' ? 2 : 1;
+      found.push(text.slice(i + 1, j));
+      i = j + 1;
+    } else if (c === '`') {
+      templates.push(-1);
+      i++;
+    } else {
+      if (templates.length > 0 && c === '{') templates[templates.length - 1]!++;
+      if (templates.length > 0 && c === '}') {
+        if (templates.at(-1) === 0) templates[templates.length - 1] = -1;
+        else templates[templates.length - 1]!--;
+      }
+      i++;
+    }
+  }
+  return found;
+}
+
+/** What the features declare that a lower layer must not spell out (a lower layer gets them from the declarations). */
+const FEATURE_NAMES = new Set<string>([
+  ...Object.keys(declared.eventTypes),
+  ...declared.internalEventTypes.filter((t) => !CORE_INTERNAL_EVENT_TYPES.includes(t)),
+  ...declared.journalKinds,
+  ...declared.outgoingPurposes,
+  ...Object.keys(declared.transitions),
+  ...declared.ledgerChecks.map((c) => c.name),
+]);
+
+/**
+ * Lower-layer literals that equal a feature's name but are not that name: each with why. `file: [literals]`.
+ * Anything else in this list is a lower layer naming a feature and fails the test.
+ */
+const NOT_FEATURE_NAMES: Record<string, { literals: string[]; why: string }> = {
+  'ledger/entries.ts': { literals: ['refund', 'withdrawal', 'invoice'], why: 'LedgerEntry source columns (refundId, withdrawalId, invoiceId) of the ledger schema' },
+  'ledger/balances.ts': { literals: ['payment', 'deposit'], why: 'ChainTransfer roles, the chains\' vocabulary of incoming transfers' },
+  'core/risk.ts': { literals: ['withdrawal', 'deposit'], why: 'the risk hook\'s directions of money (out to, in from a third party)' },
+  'core/audit.ts': { literals: ['invoice.refunded'], why: 'an action of the audit log (who refunded), not the event of the same name' },
+  'pricing/audit.ts': { literals: ['invoice', 'payment'], why: 'the two sides of a rate in its audit text' },
+};
+
 const edges = sourceFiles(SRC).flatMap((file) => {
   const from = path.relative(SRC, file);
   return importsOf(file)
@@ -51,6 +135,27 @@ describe('architecture', () => {
   it('lower layers (db, domain, chains, ledger, http, graphql, core, ...) import no feature and no wiring', () => {
     const bad = edges.filter((e) => kindOf(e.from) === 'lower' && kindOf(e.to) !== 'lower');
     expect(bad).toEqual([]);
+  });
+
+  it('reads the string literals it checks', () => {
+    expect(stringLiterals("const a = 'x'; // 'no'\n/* `no` */ const b = `t ${c('y')} \"kind\" = 'z'`;")).toEqual(['x', 't ', 'y', ' "kind" = \'z\'', 'z']);
+    expect(FEATURE_NAMES).toContain('invoice.done');
+    expect(FEATURE_NAMES).toContain('withdrawal_hold');
+    expect(FEATURE_NAMES).toContain('refund');
+    expect(FEATURE_NAMES).toContain('deposit-status');
+    expect(FEATURE_NAMES).toContain('webhook.failing');
+  });
+
+  it('lower layers spell out no name a feature declares (event type, journal kind, ledger check, metrics subject, outgoing purpose)', () => {
+    const named = sourceFiles(SRC)
+      .map((file) => path.relative(SRC, file))
+      .filter((file) => kindOf(file) === 'lower')
+      .flatMap((file) => {
+        const allowed = NOT_FEATURE_NAMES[file.split(path.sep).join('/')]?.literals ?? [];
+        const literals = stringLiterals(fs.readFileSync(path.join(SRC, file), 'utf8'));
+        return [...new Set(literals.filter((l) => FEATURE_NAMES.has(l) && !allowed.includes(l)))].map((literal) => `${file}: '${literal}'`);
+      });
+    expect(named).toEqual([]);
   });
 
   it('features import no wiring', () => {

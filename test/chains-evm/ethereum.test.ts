@@ -8,7 +8,7 @@ import { custodyProblems } from '../../src/chains/custody.ts';
 import { HOT_WALLET } from '../../src/chains/signer.ts';
 import { openDatabase } from '../../src/db/client.ts';
 import { Money } from '../../src/domain/money.ts';
-import { verifyLedger } from '../../src/ledger/verify.ts';
+import { verifyLedger } from '../../src/features.ts';
 import { startAnvil, testToken, type Anvil } from '../support/anvil-node.ts';
 import { ANVIL } from '../support/anvil.ts';
 import { chainsEnv, testSigner, testXpub } from '../support/chains.ts';

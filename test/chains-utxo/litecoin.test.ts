@@ -21,7 +21,7 @@ import { coinText, toSats } from '../../src/chains/utxo/transactions.ts';
 import { openDatabase, type Database } from '../../src/db/client.ts';
 import { toMoney } from '../../src/domain/money.ts';
 import { createLogger } from '../../src/logger.ts';
-import { verifyLedger } from '../../src/ledger/verify.ts';
+import { verifyLedger } from '../../src/features.ts';
 import { chainsEnv, testSigner, testXpub } from '../support/chains.ts';
 import { DATABASES, freshDatabase, type DbKind, type TestDatabase } from '../support/databases.ts';
 import { eventually } from '../support/funding.ts';

@@ -3,7 +3,7 @@
 // which answer as the providers do when a backend is out of sync, fails with HTTP 200, bounces or throttles.
 // ledger:verify (with its custody check against the chains) is clean after each.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyLedger } from '../../src/ledger/verify.ts';
+import { verifyLedger } from '../../src/features.ts';
 import { Money } from '../../src/domain/money.ts';
 import { chainsEnv, testXpub } from '../support/chains.ts';
 import { DATABASES } from '../support/databases.ts';

@@ -1,7 +1,7 @@
 // A deposit seen before a kill -9 and confirmed after the restart is credited once, with one `done` webhook.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/client.ts';
-import { verifyLedger } from '../../src/ledger/verify.ts';
+import { verifyLedger } from '../../src/features.ts';
 import { DATABASES, type TestDatabase } from '../support/databases.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { databaseUrlOf, environment, startWithMerchant } from '../support/server-env.ts';

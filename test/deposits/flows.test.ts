@@ -1,7 +1,7 @@
 // Deposits to static addresses end to end: the sandbox chain reports them like a watcher, a real receiver gets the
 // spec's webhooks, the ledger credits each confirmed deposit once (less its fee) and verifies.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyLedger } from '../../src/ledger/verify.ts';
+import { verifyLedger } from '../../src/features.ts';
 import { DATABASES } from '../support/databases.ts';
 import { balanceOf } from '../support/funding.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';

@@ -5,7 +5,7 @@
 import type { Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toMoney } from '../../src/domain/money.ts';
-import { verifyLedger } from '../../src/ledger/verify.ts';
+import { verifyLedger } from '../../src/features.ts';
 import { startAnvil, type Anvil } from '../support/anvil-node.ts';
 import { chainsEnv, testXpub } from '../support/chains.ts';
 import { DATABASES } from '../support/databases.ts';

@@ -4,7 +4,7 @@
 // live mode on an anvil node.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyLedger } from '../../src/ledger/verify.ts';
+import { verifyLedger } from '../../src/features.ts';
 import { checkApiExchange } from '../support/contract.ts';
 import { startAnvil, type Anvil } from '../support/anvil-node.ts';
 import { ANVIL } from '../support/anvil.ts';

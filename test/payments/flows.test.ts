@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { INVOICE_STATUS_MESSAGES } from '../../src/invoices/status.ts';
-import { verifyLedger } from '../../src/ledger/verify.ts';
+import { verifyLedger } from '../../src/features.ts';
 import { DATABASES } from '../support/databases.ts';
 import { sampleInvoice, useServer, type TestServer } from '../support/server.ts';
 

@@ -6,7 +6,7 @@ import { createCompany } from '../../src/companies/service.ts';
 import { openDatabase, transactionWithRetry, type Database, type Prisma } from '../../src/db/client.ts';
 import { Money } from '../../src/domain/money.ts';
 import { ACCOUNTS, InsufficientFundsError, availableBalance, debitAvailable, postJournal } from '../../src/ledger/ledger.ts';
-import { verifyLedger } from '../../src/ledger/verify.ts';
+import { verifyLedger } from '../../src/features.ts';
 import { DATABASES, freshDatabase, type TestDatabase } from '../support/databases.ts';
 
 type Tx = Prisma.TransactionClient;

@@ -7,7 +7,7 @@ import { startApp } from '../../src/app.ts';
 import { createCompany } from '../../src/companies/service.ts';
 import { loadConfig } from '../../src/config.ts';
 import { openDatabase, type Db } from '../../src/db/client.ts';
-import { verifyLedger } from '../../src/ledger/verify.ts';
+import { verifyLedger } from '../../src/features.ts';
 import { createLogger } from '../../src/logger.ts';
 import { DATABASES, type TestDatabase } from '../support/databases.ts';
 import { environment } from '../support/server-env.ts';

@@ -12,7 +12,7 @@
 //   amount     = converted + invoiceFee                  = 0.00106317
 // BTC needs 2 confirmations, its payment window is 120 minutes, its network fee (a refund's) is 0.00002.
 import { describe, expect, it } from 'vitest';
-import { verifyLedger } from '../../src/ledger/verify.ts';
+import { verifyLedger } from '../../src/features.ts';
 import { DATABASES } from '../support/databases.ts';
 import { useServer, type TestServer } from '../support/server.ts';
 

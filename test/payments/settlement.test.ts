@@ -1,7 +1,7 @@
 // Settlement needs money: only confirmed funds settle an invoice, tolerances are bounded, the fee is charged on
 // what settles, a counted (confirmed) transfer cannot drop, and ledger:verify checks statuses against money.
 import { describe, expect, it } from 'vitest';
-import { verifyLedger } from '../../src/ledger/verify.ts';
+import { verifyLedger } from '../../src/features.ts';
 import { DATABASES } from '../support/databases.ts';
 import { useServer, type TestServer } from '../support/server.ts';
 

@@ -2,7 +2,7 @@
 // recorded for another address or merchant.
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { verifyLedger } from '../../src/ledger/verify.ts';
+import { verifyLedger } from '../../src/features.ts';
 import { DATABASES } from '../support/databases.ts';
 import { sleep } from '../support/processes.ts';
 import { useServer, type TestServer } from '../support/server.ts';

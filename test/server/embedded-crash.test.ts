@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/client.ts';
 import { currentLock } from '../../src/db/pglite-lock.ts';
-import { verifyLedger } from '../../src/ledger/verify.ts';
+import { verifyLedger } from '../../src/features.ts';
 import { startAnvil, type Anvil } from '../support/anvil-node.ts';
 import { ANVIL } from '../support/anvil.ts';
 import { chainsEnv, testXpub } from '../support/chains.ts';

@@ -2,7 +2,7 @@
 // deliveries past retention are pruned (pending and recent ones stay).
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { verifyLedger } from '../../src/ledger/verify.ts';
+import { verifyLedger } from '../../src/features.ts';
 import { DATABASES } from '../support/databases.ts';
 import { useServer } from '../support/server.ts';
 

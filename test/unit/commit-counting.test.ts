@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { commitWithEvents, noteEvents } from '../../src/core/events.ts';
 import type { Db } from '../../src/db/client.ts';
+import { declared } from '../../src/features.ts';
 import { MetricsRegistry } from '../../src/ops/metrics.ts';
 import { transitionCounters } from '../../src/ops/transitions.ts';
 import { createLogger } from '../../src/logger.ts';
@@ -45,7 +46,7 @@ describe('counting status changes where they commit', () => {
 
   it('counts statuses of the known subjects from 0, and ignores events that are no status change', async () => {
     const metrics = new MetricsRegistry(createLogger('silent'));
-    const count = transitionCounters(metrics);
+    const count = transitionCounters(metrics, declared);
     count(['invoice.created', 'invoice.done', 'invoice.done', 'invoice.late_payment', 'withdrawal.rejected', 'deposit.frozen', 'refund.sent', 'nonsense']);
     const families = parsePrometheus(await metrics.text());
     expect(seriesOf(families, 'payrail_invoice_transitions_total')).toEqual({

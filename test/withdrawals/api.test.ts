@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { encodeAddress } from '../../src/chains/address-formats.ts';
-import { verifyLedger } from '../../src/ledger/verify.ts';
+import { verifyLedger } from '../../src/features.ts';
 import { DATABASES } from '../support/databases.ts';
 import { balanceOf, eventually, fund } from '../support/funding.ts';
 import { useServer, type TestServer } from '../support/server.ts';

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HOT_WALLET } from '../../src/chains/signer.ts';
 import { PAYMENT_CURRENCY_INFO } from '../../src/domain/assets.ts';
 import { Money, toMoney } from '../../src/domain/money.ts';
-import { verifyLedger } from '../../src/ledger/verify.ts';
+import { verifyLedger } from '../../src/features.ts';
 import { checkApiExchange } from '../support/contract.ts';
 import { DATABASES } from '../support/databases.ts';
 import { startAnvil, type Anvil } from '../support/anvil-node.ts';

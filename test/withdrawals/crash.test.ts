@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/client.ts';
 import { Money } from '../../src/domain/money.ts';
-import { verifyLedger } from '../../src/ledger/verify.ts';
+import { verifyLedger } from '../../src/features.ts';
 import { DATABASES, type TestDatabase } from '../support/databases.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { databaseUrlOf, environment, startWithMerchant } from '../support/server-env.ts';

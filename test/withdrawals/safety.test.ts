@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { sandboxRegistry } from '../../src/chains/sandbox.ts';
 import { denyList } from '../../src/core/risk.ts';
 import { toMoney } from '../../src/domain/money.ts';
-import { verifyLedger } from '../../src/ledger/verify.ts';
+import { verifyLedger } from '../../src/features.ts';
 import { sendWithdrawalBatch } from '../../src/withdrawals/service.ts';
 import { DATABASES } from '../support/databases.ts';
 import { balanceOf, eventually, fund } from '../support/funding.ts';
