@@ -4,10 +4,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CORE_INTERNAL_EVENT_TYPES } from '../../src/domain/event-types.ts';
-import { declared } from '../../src/features.ts';
+import { loadConfig } from '../../src/config.ts';
+import { declared, features } from '../../src/features.ts';
 
 const SRC = path.resolve('src');
-const FEATURES = ['companies', 'deposits', 'emails', 'exports', 'invoices', 'payments', 'sandbox', 'web', 'webhooks', 'withdrawals'];
+/** The features: each one src/features.ts lists is its folder of that name; web (the pages) is wired by app.ts. */
+const FEATURES = [...features(loadConfig({})).map((f) => f.name), 'web'];
 /** The wiring: it may import anything but the entry points. */
 const WIRING = ['app.ts', 'features.ts', 'config.ts', 'platform.ts', 'admin'];
 /** The process entry points (server, workers, CLIs): the top layer, imported by nothing else. */
@@ -127,6 +129,11 @@ const edges = sourceFiles(SRC).flatMap((file) => {
 });
 
 describe('architecture', () => {
+  it('knows the features: each is a folder of src/', () => {
+    expect(FEATURES).toEqual(expect.arrayContaining(['invoices', 'payments', 'withdrawals', 'deposits', 'keys', 'audit', 'web']));
+    for (const f of FEATURES) expect(fs.statSync(path.join(SRC, f)).isDirectory()).toBe(true);
+  });
+
   it('reads the imports it checks', () => {
     expect(edges.length).toBeGreaterThan(200);
     expect(edges).toContainEqual({ from: path.join('payments', 'processor.ts'), to: path.join('invoices', 'lifecycle.ts') });
