@@ -325,7 +325,7 @@ export class EventBus implements CommitSignal {
 
 const RELAY_ID = 'events';
 /** The relay's lease: one row in EventRelay (core/lease.ts). */
-const RELAY_LEASE = { table: 'EventRelay', key: 'id', keyType: 'text', owner: 'owner', ownerType: 'text', until: 'leaseUntil', generation: 'generation' } as const;
+const RELAY_LEASE = { table: 'EventRelay', key: 'id', keyType: 'text', owner: 'owner', ownerType: 'text', until: 'leaseUntil', generation: 'generation', rows: 'created' } as const;
 
 /**
  * The relay side of a fan-out: holds the lease in EventRelay while it can (one process at a time), reads the table

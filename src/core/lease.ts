@@ -43,6 +43,11 @@ export interface LeaseTable {
   until: string;
   /** Integer, bumped by every change of holder: the fencing token. */
   generation: string;
+  /**
+   * Whether taking a lease creates its row (a table of leases only) or takes rows that exist (a table holding more,
+   * e.g. a cursor's state, whose row its owner writes first).
+   */
+  rows: 'created' | 'existing';
 }
 
 /** A lease held: valid for writes while the row still carries this owner and generation. */
@@ -92,6 +97,15 @@ export class Leases {
    */
   acquireSql(keys: Prisma.Sql, at: { now: Prisma.Sql; until: Prisma.Sql } = this.deadlines()): Prisma.Sql {
     const { table, key, owner, until, generation } = this.t;
+    const me = Prisma.sql`${this.owner}${this.t.ownerCast}`;
+    if (this.spec.rows === 'existing') {
+      return Prisma.sql`
+        UPDATE ${table} l SET ${owner} = ${me}, ${until} = ${at.until}::timestamptz,
+          ${generation} = CASE WHEN l.${owner} = ${me} THEN l.${generation} ELSE l.${generation} + 1 END
+        FROM (${keys}) k
+        WHERE l.${key} = k."key" AND (l.${owner} IS NULL OR l.${owner} = ${me} OR l.${until} < ${at.now})
+        RETURNING l.${key}::text AS "key", l.${generation}::int AS "generation", l.${until} AS "until"`;
+    }
     return Prisma.sql`
       INSERT INTO ${table} AS l (${key}, ${owner}, ${until}, ${generation})
       SELECT DISTINCT k."key", ${this.owner}${this.t.ownerCast}, ${at.until}::timestamptz, 1 FROM (${keys}) k ORDER BY k."key"

@@ -7,7 +7,7 @@ import { Leases, RowClaims, type Claim } from '../../src/core/lease.ts';
 import { openDatabase, type Database } from '../../src/db/client.ts';
 import { DATABASES, freshDatabase, type TestDatabase } from '../support/databases.ts';
 
-const LANES = { table: 'TestLane', key: 'name', keyType: 'text', owner: 'owner', ownerType: 'uuid', until: 'leaseUntil', generation: 'generation' } as const;
+const LANES = { table: 'TestLane', key: 'name', keyType: 'text', owner: 'owner', ownerType: 'uuid', until: 'leaseUntil', generation: 'generation', rows: 'created' } as const;
 const JOBS = { table: 'TestJob', key: 'id', keyType: 'uuid', until: 'claimedUntil', generation: 'attempt' } as const;
 
 describe.each(DATABASES)('leases on %s', (kind) => {
@@ -93,6 +93,24 @@ describe.each(DATABASES)('leases on %s', (kind) => {
       await db.prisma.$executeRaw(a.releaseKeysSql(['bulk-1', 'bulk-2', 'bulk-3']));
       expect(await a.holder(db.prisma, 'bulk-1')).toBeNull();
       expect(await a.holder(db.prisma, 'bulk-2')).toEqual({ owner: b.owner, generation: 1 });
+    });
+
+    it('on a table whose rows exist already (a cursor beside its state): takes only existing rows, by the same rules', async () => {
+      const existing = { ...LANES, rows: 'existing' } as const;
+      const a = new Leases(existing, 60_000);
+      const b = new Leases(existing, 60_000);
+      expect(await a.acquire(db.prisma, 'existing')).toBeNull();
+      await db.prisma.$executeRaw`INSERT INTO "TestLane" ("name", "state") VALUES ('existing', 7)`;
+      const held = (await a.acquire(db.prisma, 'existing'))!;
+      expect(held.generation).toBe(1);
+      expect(await b.acquire(db.prisma, 'existing')).toBeNull();
+      expect((await a.acquire(db.prisma, 'existing'))!.generation).toBe(1);
+      await a.release(db.prisma, held);
+      expect((await b.acquire(db.prisma, 'existing'))!.generation).toBe(2);
+      const racers = Array.from({ length: 6 }, () => new Leases(existing, 60_000));
+      await db.prisma.$executeRaw`INSERT INTO "TestLane" ("name") VALUES ('existing-race')`;
+      const got = await Promise.all(racers.map((h, i) => h.acquire((i % 2 ? other : db).prisma, 'existing-race')));
+      expect(got.filter(Boolean)).toHaveLength(1);
     });
 
     it('runs on a caller clock when given one (real time for the webhook worker)', async () => {
