@@ -5,7 +5,7 @@ import { sandboxRegistry } from '../../src/chains/sandbox.ts';
 import { denyList } from '../../src/core/risk.ts';
 import { toMoney } from '../../src/domain/money.ts';
 import { verifyLedger } from '../../src/ledger/verify.ts';
-import { sendWithdrawalBatch } from '../../src/withdrawals/service.ts';
+import { sendWithdrawalBatch } from '../../src/withdrawals/sender.ts';
 import { DATABASES } from '../support/databases.ts';
 import { balanceOf, eventually, fund } from '../support/funding.ts';
 import { useServer, type TestServer } from '../support/server.ts';
