@@ -2,11 +2,18 @@
 // broadcast, so a crash at any point leads to the same call again, never to a second transaction.
 import { Prisma, type Withdrawal } from '../../generated/prisma/client.ts';
 import { commitWithEvents, eventsCtes } from '../core/events.ts';
+import { RowClaims, type Claim } from '../core/lease.ts';
 import { PAYMENT_CURRENCY_INFO, type PaymentCurrency } from '../domain/assets.ts';
 import type { Mode } from '../domain/modes.ts';
 import { toMoney } from '../domain/money.ts';
 import { withdrawalEvent, type WithdrawalDeps } from './model.ts';
 import { finishLocked, lockWithdrawal } from './outcomes.ts';
+
+/**
+ * The sender's claims (core/lease.ts): a claim sets `claimedUntil` and bumps `sendAttempts`, which fences every
+ * write made under it, so a process whose claim was taken over after the lease changes nothing.
+ */
+const SEND_CLAIMS = { table: 'Withdrawal', key: 'uid', keyType: 'uuid', until: 'claimedUntil', generation: 'sendAttempts' } as const;
 
 /**
  * Takes up to `limit` withdrawals that wait for the chain (queued, or a send interrupted longer than the lease ago)
@@ -16,23 +23,21 @@ import { finishLocked, lockWithdrawal } from './outcomes.ts';
  * chain took is recorded, with its second `processing` webhook, in one statement. Answers how many it moved on.
  */
 export async function sendWithdrawalBatch(deps: WithdrawalDeps, limit = 50): Promise<number> {
-  // Each kind through the (stage, createdAt, position) index.
-  const claimed = await deps.db.$queryRaw<(Withdrawal & { mode: Mode })[]>`
-    WITH queued AS (
-      SELECT "uid" FROM "Withdrawal" WHERE "stage" = 'queued' ORDER BY "createdAt", "position" LIMIT ${limit} FOR UPDATE SKIP LOCKED
-    ), stale AS (
-      SELECT "uid" FROM "Withdrawal" WHERE "stage" = 'sending' AND "updatedAt" < now() - ${deps.sendLeaseMs} * interval '1 millisecond'
-      ORDER BY "createdAt", "position" LIMIT ${limit} FOR UPDATE SKIP LOCKED
-    )
-    UPDATE "Withdrawal" w SET "stage" = 'sending', "sendAttempts" = w."sendAttempts" + 1, "updatedAt" = now()
-    WHERE w."uid" IN (SELECT "uid" FROM queued UNION ALL SELECT "uid" FROM stale)
-    RETURNING w.*, (SELECT c."mode" FROM "Company" c WHERE c."id" = w."companyId") AS "mode"`;
-  if (claimed.length === 0) return 0;
-  claimed.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a.position - b.position);
+  const claims = new RowClaims(SEND_CLAIMS, deps.sendLeaseMs);
+  // Queued rows carry no claim; `sending` ones are claimable once their claim expired (a crashed send).
+  const taken = await claims.claim<Withdrawal & { mode: Mode }>(deps.db, {
+    where: Prisma.sql`t."stage" IN ('queued', 'sending')`,
+    orderBy: Prisma.sql`t."createdAt", t."position"`,
+    limit,
+    set: Prisma.sql`"stage" = 'sending', "updatedAt" = now()`,
+    returning: Prisma.sql`t.*, (SELECT c."mode" FROM "Company" c WHERE c."id" = t."companyId") AS "mode"`,
+  });
+  if (taken.length === 0) return 0;
   const sent: { w: Withdrawal; txHash: string }[] = [];
-  const failed: Withdrawal[] = [];
+  const failed: Claim<unknown>[] = [];
   let moved = 0;
-  for (const w of claimed) {
+  for (const claim of taken) {
+    const w = claim.row;
     // Only before the first send: a withdrawal claimed again (a failed send, a crash, a takeover) may already be
     // on chain, so it is never rejected; it is sent again with the same id, which answers that transaction.
     if (w.sendAttempts === 1) {
@@ -54,22 +59,23 @@ export async function sendWithdrawalBatch(deps: WithdrawalDeps, limit = 50): Pro
       sent.push({ w, txHash });
     } catch (e) {
       deps.logger?.warn({ err: e, uid: w.uid }, 'withdrawal send failed; it is retried');
-      failed.push(w);
+      failed.push(claim);
     }
   }
   // Back to queued: the next run retries them (the same id: the adapter dedupes). Only while this claim is the
-  // latest (sendAttempts unchanged): a process that took one over after the lease owns it now.
-  for (const w of failed) {
-    await deps.db.withdrawal.updateMany({ where: { uid: w.uid, stage: 'sending', sendAttempts: w.sendAttempts }, data: { stage: 'queued', updatedAt: new Date() } });
-  }
+  // latest (the fence): a process that took one over after the lease owns it now.
+  await claims.release(deps.db, failed, Prisma.sql`"stage" = 'queued', "updatedAt" = now()`);
   if (sent.length) {
-    // Only rows still `sending` (not taken over by another process after the lease) move, with their event.
+    // Only rows still `sending` under this claim (the fence: not taken over by another process after the lease)
+    // move, with their event; the claim ends with it.
     const recorded = await deps.db.$queryRaw<{ uid: string }[]>`
-      WITH sent ("uid", "txHash") AS (SELECT * FROM unnest(${sent.map((s) => s.w.uid)}::uuid[], ${sent.map((s) => s.txHash)}::text[])),
+      WITH sent ("uid", "txHash", "sendAttempts") AS (
+        SELECT * FROM unnest(${sent.map((s) => s.w.uid)}::uuid[], ${sent.map((s) => s.txHash)}::text[], ${sent.map((s) => s.w.sendAttempts)}::int[])
+      ),
       moved AS (
-        UPDATE "Withdrawal" w SET "stage" = 'sent', "txHash" = s."txHash", "sentAt" = now(), "updatedAt" = now()
-        FROM sent s WHERE w."uid" = s."uid" AND w."stage" = 'sending'
-        RETURNING w."uid"
+        UPDATE "Withdrawal" t SET "stage" = 'sent', "txHash" = s."txHash", "sentAt" = now(), "updatedAt" = now(), "claimedUntil" = NULL
+        FROM sent s WHERE t."uid" = s."uid" AND t."sendAttempts" = s."sendAttempts" AND t."stage" = 'sending'
+        RETURNING t."uid"
       ),
       ${eventsCtes(
         sent.map((s) => withdrawalEvent(s.w, 'processing', s.txHash)),
@@ -86,7 +92,7 @@ export async function sendWithdrawalBatch(deps: WithdrawalDeps, limit = 50): Pro
 async function rejectSending(deps: WithdrawalDeps, claimed: Withdrawal, reason: string): Promise<boolean> {
   return commitWithEvents(deps, async (tx) => {
     const w = await lockWithdrawal(tx, claimed.uid);
-    // Still this claim's (no takeover after the lease, which could have sent it meanwhile).
+    // Still this claim's (the fence, read under the row lock: no takeover after the lease, which could have sent it).
     if (w?.stage !== 'sending' || w.sendAttempts !== claimed.sendAttempts) return false;
     await finishLocked(tx, w, { status: 'rejected', reason });
     return true;
