@@ -1,9 +1,9 @@
 // What real chain adapters keep in the database: derived address indexes (each handed out once), the watchers'
 // cursors with their lease (one process scans a network at a time), and the transactions the service sends
 // (stored signed before the broadcast, so a repeated send broadcasts the same transaction).
-import { randomUUID } from 'node:crypto';
 import { Prisma, type ChainSend } from '../../generated/prisma/client.ts';
 import type { Db } from '../db/client.ts';
+import { Leases, type Lease } from '../core/lease.ts';
 import type { Network } from '../domain/assets.ts';
 import type { OutgoingPurpose } from './adapter.ts';
 
@@ -111,48 +111,63 @@ export async function highestIndex(db: Db, network: Network): Promise<number> {
   return row?.max ?? -1;
 }
 
+/** The watchers' leases: one row per network in ChainCursor, its state beside it (core/lease.ts). */
+const CURSOR_LEASE = { table: 'ChainCursor', key: 'network', keyType: 'text', owner: 'owner', ownerType: 'text', until: 'leaseUntil', generation: 'generation', rows: 'existing' } as const;
+
 /**
- * A watcher's cursor and lease on one network. `hold()` takes or renews the lease (database time: processes need
- * no shared clock) and answers the stored state, or null when another process holds it; `save()` writes the state
- * only while the lease is ours.
+ * A watcher's cursor and lease on one network (a named lease of core/lease.ts, database time: processes need no
+ * shared clock). `hold()` takes or renews the lease and answers the stored state, or null when another process
+ * holds it; `save()` writes the state only while this very lease is current (its generation), so a watcher that
+ * lost the lease and scanned on never overwrites the state of the one that took over.
  */
 export class CursorLease {
-  readonly owner = randomUUID();
+  private readonly leases: Leases;
+  private lease: Lease | null = null;
   constructor(
     private readonly db: Db,
     readonly network: Network,
     readonly leaseMs: number,
-  ) {}
+  ) {
+    this.leases = new Leases(CURSOR_LEASE, leaseMs);
+  }
+
+  get owner(): string {
+    return this.leases.owner;
+  }
 
   async hold<S>(initial: () => Promise<S>): Promise<S | null> {
-    const fresh = JSON.stringify(await initialIfMissing(this.db, this.network, initial));
-    const rows = await this.db.$queryRaw<{ state: S }[]>`
-      INSERT INTO "ChainCursor" ("network", "state", "owner", "leaseUntil", "updatedAt")
-      VALUES (${this.network}, ${fresh}::jsonb, ${this.owner}, now() + ${this.leaseMs} * interval '1 millisecond', now())
-      ON CONFLICT ("network") DO UPDATE SET "owner" = EXCLUDED."owner", "leaseUntil" = EXCLUDED."leaseUntil"
-      WHERE "ChainCursor"."owner" IS NULL OR "ChainCursor"."owner" = EXCLUDED."owner" OR "ChainCursor"."leaseUntil" < now()
-      RETURNING "state"`;
+    const fresh = await initialIfMissing(this.db, this.network, initial);
+    if (fresh !== null) {
+      // The row first (a concurrent first start may write it too: its state wins), then the lease on it.
+      await this.db.$executeRaw`
+        INSERT INTO "ChainCursor" ("network", "state", "updatedAt") VALUES (${this.network}, ${JSON.stringify(fresh)}::jsonb, now())
+        ON CONFLICT ("network") DO NOTHING`;
+    }
+    this.lease = await this.leases.acquire(this.db, this.network);
+    if (!this.lease) return null;
+    const rows = await this.db.$queryRaw<{ state: S }[]>`SELECT l."state" FROM "ChainCursor" l WHERE ${this.leases.fence(this.lease)}`;
     return rows[0]?.state ?? null;
   }
 
   /** Extends a lease still ours (during a long scan); false when another process took it over. */
   async renew(): Promise<boolean> {
-    const n = await this.db.$executeRaw`
-      UPDATE "ChainCursor" SET "leaseUntil" = now() + ${this.leaseMs} * interval '1 millisecond'
-      WHERE "network" = ${this.network} AND "owner" = ${this.owner}`;
-    return n === 1;
+    if (!this.lease) return false;
+    this.lease = await this.leases.renew(this.db, this.lease);
+    return this.lease !== null;
   }
 
   /** Writes the state; false when the lease is no longer ours (another process took over: stop scanning). */
   async save(state: unknown): Promise<boolean> {
+    if (!this.lease) return false;
     const n = await this.db.$executeRaw`
-      UPDATE "ChainCursor" SET "state" = ${JSON.stringify(state)}::jsonb, "updatedAt" = now()
-      WHERE "network" = ${this.network} AND "owner" = ${this.owner}`;
+      UPDATE "ChainCursor" l SET "state" = ${JSON.stringify(state)}::jsonb, "updatedAt" = now() WHERE ${this.leases.fence(this.lease)}`;
     return n === 1;
   }
 
   async release(): Promise<void> {
-    await this.db.$executeRaw`UPDATE "ChainCursor" SET "owner" = NULL, "leaseUntil" = NULL WHERE "network" = ${this.network} AND "owner" = ${this.owner}`;
+    const lease = this.lease;
+    this.lease = null;
+    if (lease) await this.leases.release(this.db, lease);
   }
 }
 

@@ -16,7 +16,8 @@ import { ValidationError, type ErrorDetail } from '../errors/app-error.ts';
 import { withdrawableBalance } from '../ledger/ledger.ts';
 import type { Db } from '../db/client.ts';
 import { quoteWithdrawal } from './rules.ts';
-import { addressCheck, createWithdrawals, sendCheck, type WithdrawalDeps } from './service.ts';
+import { addressCheck, createWithdrawals, sendCheck } from './hold.ts';
+import type { WithdrawalDeps } from './model.ts';
 import { payoutGuard, refusalInCredit } from './protection.ts';
 
 type Tx = Prisma.TransactionClient;

@@ -14,7 +14,9 @@ import { withdrawableNow } from './withdrawable.ts';
 import { autoWithdrawalsPatchSchema, listAutoWithdrawals, updateAutoWithdrawals, type AutoWithdrawalRule } from './auto.ts';
 import { quoteWithdrawal, withdrawItemSchema, withdrawRequestSchema } from './rules.ts';
 import { confirmSandboxWithdrawal, rejectSandboxWithdrawal } from './sandbox.ts';
-import { getWithdrawal, withdraw, withdrawalListOrder, withdrawalListWhere, type WithdrawalStatus } from './service.ts';
+import { withdraw } from './hold.ts';
+import type { WithdrawalStatus } from './model.ts';
+import { getWithdrawal, withdrawalListOrder, withdrawalListWhere } from './queries.ts';
 
 registerNodeType('Withdrawal', nodeIdFormats.uuid);
 registerNodeType('AutoWithdrawalRule', nodeIdFormats.companyAsset);

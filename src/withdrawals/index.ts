@@ -13,7 +13,8 @@ import { withdrawalRoutes } from './rest.ts';
 import { protectionRoutes } from './protection-rest.ts';
 import './protection-graphql.ts';
 import type { SandboxWithdrawalDeps } from './sandbox.ts';
-import { applyOutgoingReport, sendQueuedWithdrawals } from './service.ts';
+import { applyOutgoingReport } from './outcomes.ts';
+import { sendQueuedWithdrawals } from './sender.ts';
 
 declare module '../core/feature.ts' {
   interface Services {

@@ -3,7 +3,7 @@ import type { Withdrawal } from '../../generated/prisma/client.ts';
 import { PAYMENT_CURRENCIES } from '../domain/assets.ts';
 import { formatPlain, toMoney } from '../domain/money.ts';
 import { decimalString, exactNumber, isoInstant, nextCursor } from '../http/schemas.ts';
-import { WITHDRAWAL_STATUSES } from './service.ts';
+import { WITHDRAWAL_STATUSES } from './model.ts';
 
 /** A withdrawal as REST reads show it (amounts as exact strings, like every amount we compute). */
 export interface WithdrawalView {

@@ -15,7 +15,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../errors/app-err
 import { isoInstant } from '../http/schemas.ts';
 import { changePolicy, DEFAULT_POLICY, payoutRefusal, policyAt, usableFrom, type PolicyState } from './protection-rules.ts';
 import type { ChainRegistry } from '../chains/adapter.ts';
-import { addressCheck } from './service.ts';
+import { addressCheck } from './hold.ts';
 
 export interface ProtectionDeps {
   db: Db;

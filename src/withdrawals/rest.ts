@@ -8,7 +8,8 @@ import { z } from 'zod';
 import { autoWithdrawalsSchema, presentWithdrawal, withdrawalPageSchema, withdrawalSchema, withdrawResultSchema } from './presenter.ts';
 import { withdrawRequestSchema } from './rules.ts';
 import { confirmSandboxWithdrawal, rejectSandboxWithdrawal } from './sandbox.ts';
-import { getWithdrawal, listWithdrawals, withdraw, withdrawalListSchema } from './service.ts';
+import { withdraw } from './hold.ts';
+import { getWithdrawal, listWithdrawals, withdrawalListSchema } from './queries.ts';
 
 // `amount` of an auto-withdrawal rule is a JSON number in the spec: written with its exact digits.
 const uidParam = { uid: z.string().meta({ description: 'The withdrawal uid.', example: '0b9f5c1e-6a1d-4c44-9d4e-2f7c7a1c3b10' }) };

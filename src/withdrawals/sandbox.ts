@@ -6,7 +6,8 @@ import type { Company } from '../core/auth.ts';
 import { requireTestMode } from '../core/tenants.ts';
 import { PAYMENT_CURRENCY_INFO, type PaymentCurrency } from '../domain/assets.ts';
 import { ConflictError, NotFoundError } from '../errors/app-error.ts';
-import { getWithdrawal, type WithdrawalDeps } from './service.ts';
+import type { WithdrawalDeps } from './model.ts';
+import { getWithdrawal } from './queries.ts';
 
 export interface SandboxWithdrawalDeps extends WithdrawalDeps {
   sandbox: SandboxRegistry | null;

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/client.ts';
 import { Watcher, type Scanner } from '../../src/chains/watch.ts';
+import { CursorLease } from '../../src/chains/store.ts';
 import { createLogger } from '../../src/logger.ts';
 import { DATABASES, freshDatabase, type TestDatabase } from '../support/databases.ts';
 import { eventually } from '../support/funding.ts';
@@ -61,5 +62,21 @@ describe.runIf(DATABASES.includes('postgres'))('the watcher lease on PostgreSQL'
     expect(overlapped).toBe(false);
     const cursor = await db.prisma.chainCursor.findUniqueOrThrow({ where: { network: 'ethereum' } });
     expect((cursor.state as { n: number }).n).toBe(scans.length);
+  });
+
+  it('a watcher whose lease was taken over can neither save its state nor renew (fenced by the generation)', async () => {
+    const stale = new CursorLease(db.prisma, 'tron', 200);
+    const next = new CursorLease(db.prisma, 'tron', 60_000);
+    expect(await stale.hold(async () => ({ n: 0 }))).toEqual({ n: 0 });
+    expect(await next.hold(async () => ({ n: 0 }))).toBeNull();
+    await eventually(async () => next.hold(async () => ({ n: 0 })), (state) => state !== null);
+    // The stale watcher scanned on, unaware: its save and renewal do nothing; the new holder's save goes through.
+    expect(await stale.save({ n: 99 })).toBe(false);
+    expect(await stale.renew()).toBe(false);
+    expect(await next.save({ n: 1 })).toBe(true);
+    const cursor = await db.prisma.chainCursor.findUniqueOrThrow({ where: { network: 'tron' } });
+    expect(cursor.state).toEqual({ n: 1 });
+    expect(cursor.generation).toBe(2);
+    await next.release();
   });
 });

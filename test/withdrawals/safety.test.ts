@@ -1,11 +1,13 @@
-// Money-safety edges found in review: the risk hook never rejects a withdrawal that may already be on chain, and a
-// withdrawal never takes the fee an invoice will still charge (so the invoice's last payment can always be recorded).
+// Money-safety edges found in review: the risk hook never rejects a withdrawal that may already be on chain, a sender
+// whose claim was taken over records nothing (fenced by sendAttempts), and a withdrawal never takes the fee an
+// invoice will still charge (so the invoice's last payment can always be recorded).
 import { describe, expect, it } from 'vitest';
 import { sandboxRegistry } from '../../src/chains/sandbox.ts';
-import { denyList } from '../../src/core/risk.ts';
+import type { ChainAdapter, ChainRegistry } from '../../src/chains/adapter.ts';
+import { allowAll, denyList } from '../../src/core/risk.ts';
 import { toMoney } from '../../src/domain/money.ts';
 import { verifyLedger } from '../../src/features.ts';
-import { sendWithdrawalBatch } from '../../src/withdrawals/service.ts';
+import { sendWithdrawalBatch } from '../../src/withdrawals/sender.ts';
 import { DATABASES } from '../support/databases.ts';
 import { balanceOf, eventually, fund } from '../support/funding.ts';
 import { useServer, type TestServer } from '../support/server.ts';
@@ -63,6 +65,57 @@ describe.each(DATABASES)('withdrawal safety on %s', (kind) => {
     expect((await prisma.withdrawal.findUniqueOrThrow({ where: { uid } })).status).toBe('rejected');
     expect(await prisma.sandboxBroadcast.count({ where: { transferId: uid } })).toBe(0);
     expect(await balanceOf(server, m.publicToken, 'trc20usdt')).toEqual({ available: '100', held: '0' });
+  });
+
+  it('a sender whose claim was taken over after its lease records nothing; the one holding it records the send once', async () => {
+    const { uid } = await fundedWithdrawal(server);
+    const prisma = server.app.db.prisma;
+    const chains = sandboxRegistry({ db: prisma });
+    // Each sender's send hangs (a slow node) until the test lets it answer.
+    const hangingSend = () => {
+      let answer!: () => void;
+      const answered = new Promise<void>((resolve) => (answer = resolve));
+      const state = { hanging: false, answer };
+      const registry: ChainRegistry = Object.assign(Object.create(chains) as ChainRegistry, {
+        forNetwork: (...args: Parameters<ChainRegistry['forNetwork']>): ChainAdapter => {
+          const adapter = chains.forNetwork(...args);
+          return Object.assign(Object.create(adapter) as ChainAdapter, {
+            send: async (req: Parameters<ChainAdapter['send']>[0]) => {
+              state.hanging = true;
+              await answered;
+              return adapter.send(req);
+            },
+          });
+        },
+      });
+      return { registry, state };
+    };
+    const deps = { ...server.app.services.withdrawals, risk: allowAll };
+    const first = hangingSend();
+    const stale = sendWithdrawalBatch({ ...deps, chains: first.registry, sendLeaseMs: 100 });
+    await eventually(async () => first.state.hanging, Boolean);
+    const claimedBy = (await prisma.withdrawal.findUniqueOrThrow({ where: { uid } })).sendAttempts;
+    // Its lease ends; another sender takes the withdrawal over (a new attempt) and is sending it too.
+    const second = hangingSend();
+    let current: Promise<number> | null = null;
+    await eventually(async () => {
+      current = sendWithdrawalBatch({ ...deps, chains: second.registry, sendLeaseMs: 60_000 });
+      await Promise.race([current, new Promise((r) => setTimeout(r, 50))]);
+      return second.state.hanging;
+    }, Boolean);
+    // The stale sender's send answers first: the row is still `sending`, but under the new claim, so its record is
+    // fenced off.
+    first.state.answer();
+    expect(await stale).toBe(0);
+    const between = await prisma.withdrawal.findUniqueOrThrow({ where: { uid } });
+    expect([between.stage, between.sendAttempts, between.txHash]).toEqual(['sending', claimedBy + 1, null]);
+    // The holder's send answers (the same transaction: the send is by uid) and is recorded, once.
+    second.state.answer();
+    expect(await current!).toBe(1);
+    const after = await prisma.withdrawal.findUniqueOrThrow({ where: { uid } });
+    expect(after.stage).toBe('sent');
+    expect(await prisma.event.count({ where: { subjectId: uid, type: 'withdrawal.processing' } })).toBe(2);
+    expect((await prisma.sandboxBroadcast.findUniqueOrThrow({ where: { transferId: uid } })).calls).toBe(2);
   });
 
   it('leaves the fee a short-paid invoice will charge, so its last payment is recorded and the invoice done', async () => {
