@@ -62,8 +62,8 @@ export function pgliteBackend(db: PGlite): SqlBackend {
 export async function insertBaselineCompany(backend: SqlBackend): Promise<string> {
   const id = randomUUID();
   await backend.query(
-    `INSERT INTO "public"."Company" ("id","name","logoUrl","acceptedAssets","publicTokenHash","secretKey","updatedAt")
-     VALUES ($1,$2,'',$3,$4,$5,now())`,
+    `INSERT INTO "public"."Company" ("id","accountId","mode","name","logoUrl","acceptedAssets","publicTokenHash","secretKey","updatedAt")
+     VALUES ($1,$1,'test',$2,'',$3,$4,$5,now())`,
     [id, 'Bench baseline', ['btc', 'eth', 'usdt'], `baseline-${id}`, `sk_${id}`],
   );
   return id;

@@ -49,7 +49,7 @@ async function post(url: string, headers: Record<string, string>, body: string, 
 }
 
 /** Creates and proceeds `count` invoices; returns the transfer body that pays each in full. */
-async function prepareTransfers(app: App, auth: Record<string, string>, count: number, concurrency: number): Promise<string[]> {
+export async function prepareTransfers(app: App, auth: Record<string, string>, count: number, concurrency: number): Promise<string[]> {
   const bodies: string[] = [];
   let started = 0;
   const worker = async () => {

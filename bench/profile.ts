@@ -10,9 +10,10 @@ import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';
 import { insertBaselineCompany, pgBackend, startBaseline } from './baseline.ts';
 import { CREATE_BODY, DEFAULT_SERVER_URL, GQL_CREATE, createBenchDatabase, gqlRead, log, seed } from './common.ts';
-import { measure, type LoadTarget } from './load.ts';
+import { measure, run, toMeasurement, type LoadTarget } from './load.ts';
+import { prepareTransfers } from './payments.ts';
 
-const SCENARIOS = ['restCreate', 'graphqlCreate', 'restRead', 'graphqlRead', 'baselineCreate', 'baselineRead'] as const;
+const SCENARIOS = ['payments', 'restCreate', 'graphqlCreate', 'restRead', 'graphqlRead', 'baselineCreate', 'baselineRead'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const scenario = (process.argv[2] ?? 'restCreate') as Scenario;
@@ -65,7 +66,25 @@ try {
     const auth = { authorization: `Bearer ${publicToken}`, 'content-type': 'application/json' };
     const ids = await seed(`${app.url}/api/invoices/v1/regular`, auth, 300);
     const json = { 'content-type': 'application/json' };
-    const targets: Record<Scenario, LoadTarget> = {
+    if (scenario === 'payments') {
+      // Confirmed sandbox transfers, each paying its own proceeded invoice (bench/payments.ts), profiled by count.
+      const warm = await prepareTransfers(app, auth, 200, 16);
+      const bodies = await prepareTransfers(app, auth, Math.max(200, seconds * 150), 16);
+      const target: LoadTarget = { url: `${app.url}/api/sandbox/transfers`, method: 'POST', headers: auth };
+      await run({ ...target, bodies: warm, maxRequests: warm.length }, 50, 60);
+      session.connect();
+      await session.post('Profiler.enable');
+      await session.post('Profiler.setSamplingInterval', { interval: 500 });
+      await session.post('Profiler.start');
+      const m = toMeasurement(await run({ ...target, bodies, maxRequests: bodies.length }, 50, 4 * seconds));
+      const { profile } = await session.post('Profiler.stop');
+      log(`payments: ${Math.round(m.reqPerSec)} req/s, p50 ${m.p50} ms, p99 ${m.p99} ms, failures ${m.failures} (profiler attached)`);
+      fs.mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
+      fs.writeFileSync(new URL('./results/payments.cpuprofile', import.meta.url), JSON.stringify(profile));
+      console.log(summarize(profile, 40));
+      process.exitCode = 0;
+    } else {
+    const targets: Record<Exclude<Scenario, 'payments'>, LoadTarget> = {
       restCreate: { url: `${app.url}/api/invoices/v1/regular`, method: 'POST', headers: auth, body: CREATE_BODY },
       graphqlCreate: { url: `${app.url}/graphql`, method: 'POST', headers: auth, body: GQL_CREATE },
       restRead: { url: app.url, method: 'GET', rotate: ids.map((id) => ({ path: `/api/invoices/v1/regular/${id}` })) },
@@ -77,9 +96,9 @@ try {
     await session.post('Profiler.enable');
     await session.post('Profiler.setSamplingInterval', { interval: 500 });
     // Warm up unprofiled, then profile a steady-state run.
-    await measure(targets[scenario], { connections: 50, durationSec: 2, warmupSec: 0 });
+    await measure(targets[scenario as Exclude<Scenario, 'payments'>], { connections: 50, durationSec: 2, warmupSec: 0 });
     await session.post('Profiler.start');
-    const m = await measure(targets[scenario], { connections: 50, durationSec: seconds, warmupSec: 0 });
+    const m = await measure(targets[scenario as Exclude<Scenario, 'payments'>], { connections: 50, durationSec: seconds, warmupSec: 0 });
     const { profile } = await session.post('Profiler.stop');
     log(`${scenario}: ${Math.round(m.reqPerSec)} req/s, p50 ${m.p50} ms, p99 ${m.p99} ms, failures ${m.failures} (profiler attached)`);
     const out = new URL(`./results/${scenario}.cpuprofile`, import.meta.url);
@@ -87,6 +106,7 @@ try {
     fs.writeFileSync(out, JSON.stringify(profile));
     console.log(summarize(profile));
     console.log(`\nWrote ${out.pathname}`);
+    }
   } finally {
     await baseline.stop();
     await backend.close();
