@@ -5,7 +5,7 @@
 //
 // SOAK_SECONDS (default 120), SOAK_SEED (replay a printed seed), SOAK_ACTORS (default 4), SOAK_MERCHANTS (default
 // 4, the first half also in live mode), SOAK_DATABASE_URL (a PostgreSQL server to create the run's database on;
-// default TEST_DATABASE_URL, then the local one), SOAK_PLANT (a planted bug, for the proof only).
+// default TEST_DATABASE_URL, then the local one), SOAK_FAULTS=0 (no faults), SOAK_PLANT (planted bugs: the proof).
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -40,7 +40,9 @@ const seconds = Number(process.env['SOAK_SECONDS'] ?? 120);
 const seed = process.env['SOAK_SEED'] ? Number(process.env['SOAK_SEED']) : randomBytes(4).readUInt32BE();
 const actors = Number(process.env['SOAK_ACTORS'] ?? 4);
 const merchants = Number(process.env['SOAK_MERCHANTS'] ?? 4);
-const plant = process.env['SOAK_PLANT'] ?? 'none';
+const plant = process.env['SOAK_PLANT'] ?? '';
+// 0: no faults (the planted-bug proof, where a bug must show on its own).
+const faults = process.env['SOAK_FAULTS'] !== '0';
 const adminUrl = process.env['SOAK_DATABASE_URL'] ?? process.env['TEST_DATABASE_URL'] ?? DEFAULT_ADMIN_URL;
 if (!(seconds > 0) || !Number.isInteger(seed) || !(actors > 0) || !(merchants >= 2)) {
   console.error('SOAK_SECONDS must be > 0, SOAK_SEED an integer, SOAK_ACTORS > 0, SOAK_MERCHANTS >= 2');
@@ -51,7 +53,7 @@ const elapsed = () => `${((Date.now() - startedAt) / 1000).toFixed(1)}s`;
 const log = (line: string) => process.stderr.write(`[soak ${elapsed()}] ${line}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-console.log(`SOAK seed ${seed} (replay: SOAK_SEED=${seed}), ${seconds} s of load, ${actors} actors, ${merchants} merchants${plant !== 'none' ? `, planted bug: ${plant}` : ''}`);
+console.log(`SOAK seed ${seed} (replay: SOAK_SEED=${seed}), ${seconds} s of load, ${actors} actors, ${merchants} merchants${faults ? '' : ', no faults'}${plant ? `, planted bugs: ${plant}` : ''}`);
 const rng = new Rng(seed);
 const run = `${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
 const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'payrail-soak-'));
@@ -164,9 +166,8 @@ async function soak(): Promise<number> {
     p.output.includes('chains worker running'),
   );
   const processes = [...servers, webhooksWorker, chainsWorker];
-  for (const p of processes) cleanups.push(async () => (await p.stop(), p.close()));
-  await servers[0]!.start();
-  await Promise.all(processes.slice(1).map((p) => p.start()));
+  cleanups.push(() => Promise.all(processes.map(async (p) => (await p.stop(), p.close()))));
+  await Promise.all(processes.map((p) => p.start()));
   const proxy = await startRoundRobinProxy(serverPorts);
   cleanups.push(() => proxy.close());
   log(`${processes.length} processes up; proxy ${proxy.url}`);
@@ -211,12 +212,13 @@ async function soak(): Promise<number> {
   const loadStarted = Date.now();
   await Promise.all([
     ...Array.from({ length: actors }, () => actor(rng.fork(), ctx, loading, [20, 120])),
-    injectFaults(
-      rng.fork(),
-      { processes, redis, adminUrl, database: database.name, receivers: tenants.filter((t) => t.mode === 'test'), ledger, log },
-      loading,
-      [1_500, 4_000],
-    ),
+    faults &&
+      injectFaults(
+        rng.fork(),
+        { processes, redis, adminUrl, database: database.name, receivers: tenants.filter((t) => t.mode === 'test'), ledger, log },
+        loading,
+        [1_500, 4_000],
+      ),
   ]);
   const loadMs = Date.now() - loadStarted;
   log(`load and faults stopped: ${ledger.ops.total()} operations, ${ledger.faults.total()} faults; waiting for quiet`);

@@ -32,12 +32,21 @@ export async function injectFaults(rng: Rng, targets: FaultTargets, running: () 
       const kind = rng.weighted({ kill: 45, 'pg-terminate': 25, 'redis-restart': 8, 'receiver-hang': 11, 'receiver-failing': 11 });
       if (kind === 'kill') {
         const proc = rng.pick(targets.processes);
-        if (!proc.alive) continue;
+        if (!proc.alive || proc.starting) continue;
+        // One server instance down at a time: the proxy always has somewhere to send the load.
+        if (proc.name.startsWith('server') && targets.processes.some((p) => p.name.startsWith('server') && (!p.alive || p.starting))) continue;
         targets.ledger.faults.add(`kill -9 ${proc.name.replace(/-\d+$/, '')}`);
         targets.log(`fault: kill -9 ${proc.name}`);
         await proc.kill();
-        await new Promise((r) => setTimeout(r, rng.int(200, 1_500)));
-        await proc.start().catch((e: Error) => targets.log(`restart of ${proc.name} failed: ${e.message.split('\n')[0]}`));
+        // Started again in the background: the next fault does not wait for a slow start.
+        const downMs = rng.int(200, 1_500);
+        episodes.push(
+          new Promise((r) => setTimeout(r, downMs))
+            .then(() => proc.start())
+            // Once more: a start can fail while the database sessions are being terminated.
+            .catch(() => proc.start())
+            .catch((e: Error) => targets.log(`restart of ${proc.name} failed: ${e.message.split('\n')[0]}`)),
+        );
       } else if (kind === 'pg-terminate') {
         const { rows } = await admin.query<{ pid: number }>(
           `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name <> $2 AND backend_type = 'client backend'`,

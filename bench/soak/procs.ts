@@ -72,8 +72,20 @@ export class Supervised {
 
   output = '';
 
-  async start(timeoutMs = 60_000): Promise<void> {
+  /** Between spawn and ready. */
+  starting = false;
+
+  async start(timeoutMs = 90_000): Promise<void> {
     if (this.alive) return;
+    this.starting = true;
+    try {
+      await this.spawnAndWait(timeoutMs);
+    } finally {
+      this.starting = false;
+    }
+  }
+
+  private async spawnAndWait(timeoutMs: number): Promise<void> {
     this.starts++;
     this.output = '';
     const child = spawn(process.execPath, [this.bundle], { cwd: ROOT, env: this.env, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -83,7 +83,12 @@ export const coreConfig = configSection(
       .default('')
       .transform((v) => v.split(/[\s,]+/).filter(Boolean)),
     /** A deliberate bug for the chaos soak's own proof (docs/soak.md); never set it anywhere else. */
-    SOAK_PLANT: z.enum(PLANTS).default('none'),
+    SOAK_PLANT: z
+      .string()
+      .max(200)
+      .default('')
+      .transform((v) => v.split(/[\s,]+/).filter(Boolean))
+      .pipe(z.array(z.enum(PLANTS))),
   },
   (c) => {
     // Only one process can open an embedded database, so there is nothing to fan out to.
