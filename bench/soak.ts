@@ -60,7 +60,7 @@ const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'payrail-soak-'));
 const logDir = path.join(runDir, 'logs');
 fs.mkdirSync(logDir);
 
-const ledger: Ledger = { acked: [], ops: new Tally(), faults: new Tally(), negativeBalances: [] };
+const ledger: Ledger = { acked: [], ops: new Tally(), faults: new Tally(), sessionsTerminated: 0, negativeBalances: [] };
 const cleanups: (() => Promise<unknown>)[] = [];
 let exitCode = 2;
 
@@ -237,8 +237,17 @@ async function soak(): Promise<number> {
   verdicts.push(await balanceCheck(db, ledger));
 
   const restarts = processes.reduce((n, p) => n + p.starts - 1, 0);
+  const [made] = (
+    await db.query<Record<string, number>>(
+      `SELECT (SELECT COUNT(*)::int FROM "Invoice") AS invoices, (SELECT COUNT(*)::int FROM "Invoice" WHERE "status" = 'done') AS "done invoices",
+         (SELECT COUNT(*)::int FROM "ChainTransfer" WHERE "mode" = 'live') AS "live transfers", (SELECT COUNT(*)::int FROM "Refund") AS refunds,
+         (SELECT COUNT(*)::int FROM "Withdrawal") AS withdrawals, (SELECT COUNT(*)::int FROM "Withdrawal" WHERE "origin" = 'auto') AS "auto-withdrawals",
+         (SELECT COUNT(*)::int FROM "ChainTransfer" WHERE "invoiceId" IS NULL) AS deposits, (SELECT COUNT(*)::int FROM "Event") AS events`,
+    )
+  ).rows;
+  console.log(`TOTAL in the database: ${Object.entries(made!).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   console.log(`TOTAL operations ${ledger.ops.total()}: ${ledger.ops.line()}`);
-  console.log(`TOTAL faults ${ledger.faults.total()}: ${ledger.faults.line()}; ${restarts} process restarts`);
+  console.log(`TOTAL faults ${ledger.faults.total()}: ${ledger.faults.line()}; ${ledger.sessionsTerminated} sessions terminated, ${restarts} process restarts`);
   console.log(`TOTAL elapsed ${elapsed()}: load ${(loadMs / 1000).toFixed(1)} s, quiet ${(quietMs / 1000).toFixed(1)} s`);
   for (const v of verdicts) console.log(`${v.pass ? 'PASS' : 'FAIL'} ${v.name}: ${v.figures}`);
   const failed = verdicts.filter((v) => !v.pass).length;
@@ -297,6 +306,11 @@ async function waitForQuiet(input: QuietInput): Promise<{ reached: boolean; rema
       `SELECT d."companyId"::text AS "companyId", EXTRACT(EPOCH FROM MIN(d."nextAttemptAt") - (now() + make_interval(secs => COALESCE(MAX(k."offsetMs"), 0) / 1000.0))) * 1000 AS "waitMs"
        FROM "WebhookDelivery" d JOIN "Company" c ON c."id" = d."companyId" LEFT JOIN "SandboxClock" k ON k."companyId" = d."companyId"
        WHERE d."status" = 'pending' AND c."mode" = 'test' GROUP BY d."companyId"`,
+    );
+    // Live mode's schedule runs on real time (5 s, then a minute, then 5 minutes...): a retry is made due now.
+    await db.query(
+      `UPDATE "WebhookDelivery" d SET "nextAttemptAt" = now() FROM "Company" c
+       WHERE c."id" = d."companyId" AND c."mode" = 'live' AND d."status" = 'pending' AND d."nextAttemptAt" > now() + interval '3 seconds'`,
     );
     for (const r of retries) {
       const waitMs = Number(r.waitMs);

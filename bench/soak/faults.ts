@@ -55,8 +55,8 @@ export async function injectFaults(rng: Rng, targets: FaultTargets, running: () 
         const victims = rows.filter(() => rng.chance(0.25)).slice(0, 4);
         if (victims.length === 0 && rows.length) victims.push(rng.pick(rows));
         for (const v of victims) await admin.query('SELECT pg_terminate_backend($1)', [v.pid]);
-        targets.ledger.faults.add('pg_terminate_backend', 1);
-        targets.ledger.faults.add('sessions terminated', victims.length);
+        targets.ledger.faults.add('pg_terminate_backend');
+        targets.ledger.sessionsTerminated += victims.length;
         targets.log(`fault: pg_terminate_backend of ${victims.length} of ${rows.length} sessions`);
       } else if (kind === 'redis-restart') {
         targets.ledger.faults.add('redis restart');

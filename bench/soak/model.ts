@@ -53,6 +53,8 @@ export interface Ledger {
   /** Operations by kind and outcome (ok, refused, error). */
   ops: Tally;
   faults: Tally;
+  /** Database sessions ended by the pg_terminate_backend faults. */
+  sessionsTerminated: number;
   /** Balances read during the run below zero: `tenant asset account value`. */
   negativeBalances: string[];
 }
