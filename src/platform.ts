@@ -4,6 +4,7 @@ import { openChains, type Chains } from './chains/registry.ts';
 import { Signer } from './chains/signer.ts';
 import { Clock } from './clock.ts';
 import { EventBus, type BusFanout } from './core/bus.ts';
+import { setPlants } from './core/plant.ts';
 import { redisFanout } from './core/redis-fanout.ts';
 import { CreditHooks } from './core/credits.ts';
 import type { Declared, Platform } from './core/feature.ts';
@@ -45,6 +46,7 @@ async function fanoutChannel(db: Db): Promise<string> {
 }
 
 export async function openPlatform(config: CoreConfig, logger: Logger, options: OpenPlatformOptions): Promise<Platform & { close(): Promise<void> }> {
+  setPlants(config.soakPlant);
   const database = await openDatabase({
     url: config.databaseUrl,
     poolSize: options.poolSize ?? config.dbPoolSize,

@@ -3,6 +3,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { configSection, flag, milliseconds, type ConfigOf } from './config-section.ts';
+import { PLANTS } from './plant.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const url = z.url({ protocol: /^https?$/ });
@@ -81,6 +82,13 @@ export const coreConfig = configSection(
       .max(1_000_000)
       .default('')
       .transform((v) => v.split(/[\s,]+/).filter(Boolean)),
+    /** A deliberate bug for the chaos soak's own proof (docs/soak.md); never set it anywhere else. */
+    SOAK_PLANT: z
+      .string()
+      .max(200)
+      .default('')
+      .transform((v) => v.split(/[\s,]+/).filter(Boolean))
+      .pipe(z.array(z.enum(PLANTS))),
   },
   (c) => {
     // Only one process can open an embedded database, so there is nothing to fan out to.

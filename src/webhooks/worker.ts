@@ -6,6 +6,7 @@
 // open while they have work and are refilled by later claims, so a busy endpoint keeps its lane. A slow endpoint
 // holds only its own lane; after a failure a lane starts nothing more and hands back the rest of its deliveries.
 // Every attempt goes to the company's current URL, so fixing a URL heals retries. Guarantees: docs/webhooks.md.
+import { isPlanted } from '../core/plant.ts';
 import { randomUUID } from 'node:crypto';
 import { Prisma } from '../../generated/prisma/client.ts';
 import type { Clock } from '../clock.ts';
@@ -379,14 +380,18 @@ export class WebhookWorker {
   }
 
   private async attempt(lane: Lane, d: Prepared): Promise<void> {
-    const result = await this.deps.sender.send({
-      url: d.url,
-      eventId: d.eventId,
-      body: d.body,
-      secretKey: d.secretKey,
-      mode: d.mode,
-      timestampSeconds: Math.floor(Date.now() / 1000),
-    });
+    const send = () =>
+      this.deps.sender.send({
+        url: d.url,
+        eventId: d.eventId,
+        body: d.body,
+        secretKey: d.secretKey,
+        mode: d.mode,
+        timestampSeconds: Math.floor(Date.now() / 1000),
+      });
+    const result = await send();
+    // The soak's planted bug (docs/soak.md): every delivery sent twice, beyond the duplicate bound.
+    if (result.ok && isPlanted('double-deliver')) await send();
     // Start nothing more on this endpoint: it is failing (what is already in flight ends and is recorded as it went).
     if (!result.ok) lane.halted = true;
     try {

@@ -1,0 +1,71 @@
+// The merchants' webhook endpoints: each records every request it gets (the webhook-id header is the event id) in
+// arrival order, and whether its 2xx answer really went out (a sender that timed out first gets none). A profile
+// says how it normally answers (at once, or slowly); the fault injector makes one fail (500) or hang for a while.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { verifySpecSignature } from '../../test/support/receiver.ts';
+
+export type Profile = 'ok' | 'slow';
+export type Episode = 'failing' | 'hanging' | null;
+
+export interface Arrival {
+  eventId: string;
+  at: number;
+  /** The answer: 200, 500, or 0 for a hang. */
+  answered: number;
+  /** A 2xx that reached the socket completely (the sender was still there to read it). */
+  acknowledged: boolean;
+  signatureValid: boolean;
+}
+
+export class Receiver {
+  readonly arrivals: Arrival[] = [];
+  episode: Episode = null;
+  private server!: http.Server;
+  url = '';
+
+  constructor(
+    readonly label: string,
+    readonly profile: Profile,
+    private readonly secret: () => string,
+    private readonly slowMs: () => number,
+  ) {}
+
+  async start(): Promise<void> {
+    this.server = http.createServer((req, res) => {
+      let body = '';
+      req.setEncoding('utf8');
+      req.on('data', (c: string) => (body += c));
+      req.on('end', () => {
+        let signatureValid = false;
+        try {
+          signatureValid = verifySpecSignature(this.secret(), body, req.headers['signature'] as string | undefined);
+        } catch {
+          signatureValid = false;
+        }
+        const arrival: Arrival = { eventId: String(req.headers['webhook-id'] ?? ''), at: Date.now(), answered: 0, acknowledged: false, signatureValid };
+        this.arrivals.push(arrival);
+        if (this.episode === 'hanging') return; // the sender's timeout ends it
+        if (this.episode === 'failing') {
+          arrival.answered = 500;
+          res.writeHead(500).end('failing for now');
+          return;
+        }
+        const answer = () => {
+          arrival.answered = 200;
+          res.once('finish', () => (arrival.acknowledged = !res.destroyed || res.writableFinished));
+          res.writeHead(200, { 'content-type': 'text/plain' }).end('thanks');
+        };
+        if (this.profile === 'slow') setTimeout(answer, this.slowMs());
+        else answer();
+      });
+    });
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/webhooks`;
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
