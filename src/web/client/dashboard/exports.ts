@@ -25,7 +25,10 @@ export function exportsSection(v: ModeView) {
     v.gql(DashboardCreateExportLinkDocument, { input })
       .then(({ createExportLink: r }) => {
         if (r.__typename !== 'CreateExportLinkSuccess') return toField.error(failure(r as never));
-        const link = h('a', { href: r.link.url, download: r.link.fileName, 'data-export': r.link.kind }, t('downloadFile', { file: r.link.fileName }));
+        // The link's path on this server (which serves the dashboard and the download alike): a same-origin link is
+        // one the browser downloads under its file name, whatever host PUBLIC_BASE_URL names.
+        const made = new URL(r.link.url);
+        const link = h('a', { href: new URL(`${made.pathname}${made.search}`, window.location.href).href, download: r.link.fileName, 'data-export': r.link.kind }, t('downloadFile', { file: r.link.fileName }));
         replaceChildren(links, h('p', {}, link));
         link.click();
         note.textContent = t('exportReady', { file: r.link.fileName });
