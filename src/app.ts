@@ -19,6 +19,7 @@ import { LiveSessions } from './graphql/live-sessions.ts';
 import { CREDENTIALS_CHANGED } from './domain/event-types.ts';
 import { loadWebAssets } from './web/assets.ts';
 import { createWebPages } from './web/pages.ts';
+import { openPaymentLinkFor } from './payment-links/service.ts';
 import { dashboardSessions } from './web/session.ts';
 import { clientAddress } from './http/client-address.ts';
 import { checkDeclaredLength, clientError, errorHeaders } from './http/edge.ts';
@@ -142,7 +143,13 @@ export async function startApp(config: Config, logger: Logger, options: StartOpt
     logger.warn({ err: e }, 'the checkout page and the dashboard could not be built: they answer 503 (run npm run build)');
     return null;
   });
-  const pages = createWebPages({ db: platform.db, logger, payPath: new URL(config.payUrl).pathname.replace(/\/+$/, ''), assets });
+  const pages = createWebPages({
+    db: platform.db,
+    logger,
+    payPath: new URL(config.payUrl).pathname.replace(/\/+$/, ''),
+    assets,
+    openLink: (id, req) => openPaymentLinkFor(services.paymentLinks, id, addressOf(req)),
+  });
   const liveLimits = new LiveLimits({
     maxConnectionsPerIp: config.liveMaxConnectionsPerIp,
     maxConnectionsPerMerchant: config.liveMaxConnectionsPerMerchant,

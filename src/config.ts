@@ -5,11 +5,12 @@ import { coreConfig, type CoreConfig } from './core/settings.ts';
 import { emailConfig } from './emails/config.ts';
 import { exportConfig } from './exports/config.ts';
 import { invoiceConfig } from './invoices/config.ts';
+import { paymentLinkConfig } from './payment-links/config.ts';
 import { webhookConfig } from './webhooks/config.ts';
 import { withdrawalConfig } from './withdrawals/config.ts';
 
 /** Every feature section, under the name the configuration carries it. */
-const featureSections = { invoices: invoiceConfig, webhooks: webhookConfig, withdrawals: withdrawalConfig, exports: exportConfig, emails: emailConfig } as const;
+const featureSections = { invoices: invoiceConfig, webhooks: webhookConfig, withdrawals: withdrawalConfig, exports: exportConfig, emails: emailConfig, paymentLinks: paymentLinkConfig } as const;
 
 export type Config = CoreConfig & { [K in keyof typeof featureSections]: ConfigOf<(typeof featureSections)[K]> };
 

@@ -14,6 +14,7 @@ import { auditFeature } from './audit/index.ts';
 import { invoicesFeature } from './invoices/index.ts';
 import type { TagDoc } from './openapi/document.ts';
 import { createApiReference, type ApiReference } from './openapi/reference.ts';
+import { paymentLinksFeature } from './payment-links/index.ts';
 import { paymentsFeature } from './payments/index.ts';
 import { sandboxFeature } from './sandbox/index.ts';
 import { webhooksFeature } from './webhooks/index.ts';
@@ -24,6 +25,7 @@ export const features = (config: Config): Feature[] => [
   keysFeature(),
   auditFeature(),
   invoicesFeature(config.invoices),
+  paymentLinksFeature(config.paymentLinks),
   paymentsFeature(),
   sandboxFeature(),
   webhooksFeature(config.webhooks),
@@ -44,7 +46,8 @@ const API_TAGS: TagDoc[] = [
   { name: 'Deposits', description: 'Static deposit addresses for your users, and the deposits to them (docs/deposits.md).' },
   { name: 'Webhooks', description: 'The webhook URL, the delivery log, redelivery and the event feed (docs/webhooks.md).' },
   { name: 'E-mails', description: 'E-mails to the paying client and to you: which are sent, and the log of what was sent (docs/emails.md).' },
-  { name: 'Merchant', description: 'Balances and underpayment limits.' },
+  { name: 'Payment links', description: 'Invoices without code: a link whose every opening makes a new invoice of the same content (docs/payment-links.md).' },
+  { name: 'Merchant', description: 'Store settings, balances and underpayment limits (docs/store.md).' },
   { name: 'Keys', description: 'Restricted API keys with scopes, per mode (docs/security.md).' },
   { name: 'Sandbox', description: 'Simulated chain activity and the test clock, for test-mode tokens only (a live-mode token gets 403; docs/modes.md).' },
   { name: 'Exports', description: 'Reconciliation exports: the ledger and the invoices of a date range as streamed RFC 4180 CSV, and download links (docs/exports.md).' },

@@ -6,6 +6,7 @@ import { ValidationError } from '../errors/app-error.ts';
 import { companyBalances, type AssetBalance } from '../ledger/balances.ts';
 import { parseInput } from '../core/validation.ts';
 import { presentCompanyAssets } from '../domain/assets.ts';
+import { getStoreSettings, presentStoreSettings, storeSettingsPatchSchema, updateStoreSettings, type StoreSettingsView } from './store.ts';
 import { getUnderpaymentLimits, setUnderpaymentLimits, underpaymentLimitsSchema } from '../invoices/underpayment.ts';
 
 registerNodeType('Company', nodeIdFormats.uuid);
@@ -143,6 +144,58 @@ builder.mutationField('setUnderpaymentLimits', (t) =>
     resolve: async (_root, { input }, ctx) => {
       const body = { limits: Object.fromEntries(input.limits.map((l) => [l.asset, { fixed: l.fixed, percent: l.percent }])) };
       return toRows(ctx.company!.id, await setUnderpaymentLimits(ctx.db, ctx.company!.id, parseInput(underpaymentLimitsSchema, body)));
+    },
+  }),
+);
+
+const StoreSettingsType = builder.objectRef<StoreSettingsView>('StoreSettings').implement({
+  description: 'The store as its clients see it and the defaults of new invoices: the account’s, shared by test and live mode (docs/store.md).',
+  fields: (t) => ({
+    name: t.exposeString('name', { description: 'Shown on the checkout page.' }),
+    logoUrl: t.exposeString('logoUrl', { description: 'An https URL of the logo the checkout page shows; empty when none.' }),
+    redirectURL: t.exposeString('redirectURL', { nullable: true, description: 'Where the checkout page sends the client once paid when the invoice names no redirectURL; null: nowhere.' }),
+    acceptedAssets: t.field({ type: [CompanyAssetEnum], description: 'The assets clients may pay in (where the mode offers them).', resolve: (s) => s.acceptedAssets }),
+    isMerchantPaysFee: t.exposeBoolean('isMerchantPaysFee', { description: 'isMerchantPaysFee of a new invoice (or payment link) that does not say.' }),
+    assets: t.field({
+      type: [CompanyAssetSetting],
+      description: 'Every asset with whether clients may pay in it in the caller’s mode: accepted and offered (as Company.assets).',
+      resolve: (s) => s.assets,
+    }),
+    mode: t.field({ type: ModeEnum, description: 'The caller’s mode (what `assets` is computed for).', resolve: (s) => s.mode }),
+  }),
+});
+
+builder.queryField('storeSettings', (t) =>
+  t.field({
+    type: StoreSettingsType,
+    authScopes: { scope: 'settings:read' },
+    description: 'The calling merchant’s store settings (REST GET /api/company/settings/store).',
+    resolve: async (_root, _args, ctx) => presentStoreSettings(await getStoreSettings(ctx.db, ctx.company!.id), offeredIn(ctx.invoices.chains, ctx.company!.mode)),
+  }),
+);
+
+const UpdateStoreSettingsInput = builder.inputType('UpdateStoreSettingsInput', {
+  description: 'The settings to change; fields left out stay as they are (REST PATCH /api/company/settings/store).',
+  fields: (t) => ({
+    name: t.string({ required: false, description: 'Shown on the checkout page (1 to 200 characters).' }),
+    logoUrl: t.string({ required: false, description: 'An https URL without credentials; "" or null removes the logo.' }),
+    redirectURL: t.string({ required: false, description: 'An http(s) URL; null removes the default redirect.' }),
+    acceptedAssets: t.field({ type: [CompanyAssetEnum], required: false, description: 'The assets clients may pay in: at least one.' }),
+    isMerchantPaysFee: t.boolean({ required: false, description: 'Who pays the fee of a new invoice that does not say.' }),
+  }),
+});
+
+builder.mutationField('updateStoreSettings', (t) =>
+  t.field({
+    type: StoreSettingsType,
+    authScopes: { scope: 'settings:write' },
+    description: 'Changes the fields given, for both modes; each change is in the audit log (STORE_SETTINGS_CHANGED).',
+    errors: mutationOutcome('storeSettings', 'The settings after the change.', [ValidationError]),
+    args: { input: t.arg({ type: UpdateStoreSettingsInput, required: true, description: 'The fields to change.' }) },
+    resolve: async (_root, { input }, ctx) => {
+      // A field given as null in GraphQL is kept as null (it clears); one left out is undefined (unchanged).
+      const company = await updateStoreSettings(ctx.store, ctx.company!, ctx.access!.actor, parseInput(storeSettingsPatchSchema, input));
+      return presentStoreSettings(company, offeredIn(ctx.invoices.chains, company.mode));
     },
   }),
 );

@@ -1,8 +1,17 @@
-// The merchant's settings and money: underpayment limits and balances (merchants themselves are made by the CLI).
+// The merchant's settings and money: the store settings, underpayment limits and balances (merchants themselves are
+// made by the CLI).
+import type { EventDeps } from '../core/events.ts';
 import type { Feature } from '../core/feature.ts';
 import './graphql.ts';
 import { companyRoutes } from './rest.ts';
 
+declare module '../core/feature.ts' {
+  interface Services {
+    /** The store settings' writer (docs/store.md). */
+    store: EventDeps;
+  }
+}
+
 export function companiesFeature(): Feature {
-  return { name: 'companies', routes: companyRoutes };
+  return { name: 'companies', services: (p) => ({ store: { db: p.db, events: p.commits } }), routes: companyRoutes };
 }

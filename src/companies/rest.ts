@@ -3,10 +3,46 @@ import type { Services } from '../core/feature.ts';
 import { route, type Route } from '../http/router.ts';
 import { getUnderpaymentLimits, setUnderpaymentLimits, underpaymentLimitsAnswerSchema, underpaymentLimitsSchema } from '../invoices/underpayment.ts';
 import { balancesSchema, companyBalances } from '../ledger/balances.ts';
+import { offeredIn } from '../chains/offered.ts';
+import { getStoreSettings, presentStoreSettings, storeSettingsPatchSchema, storeSettingsSchema, updateStoreSettings } from './store.ts';
 
 const TAG = 'Merchant';
 
 export const companyRoutes: Route<Services>[] = [
+  route({
+    method: 'GET',
+    path: '/api/company/settings/store',
+    auth: 'required',
+    scope: 'settings:read',
+    doc: {
+      operationId: 'getStoreSettings',
+      summary: 'Read the store settings',
+      description: 'The store’s name, logo, default redirect, accepted assets and fee default: the account’s, shared by test and live mode (docs/store.md). `assets` shows what clients may pay in, in the token’s mode.',
+      tag: TAG,
+      responses: { 200: { description: 'The settings.', schema: storeSettingsSchema } },
+    },
+    handler: async (req, ctx) => ({ status: 200, body: presentStoreSettings(await getStoreSettings(ctx.db, req.company!.id), offeredIn(ctx.invoices.chains, req.company!.mode)) }),
+  }),
+  route({
+    method: 'PATCH',
+    path: '/api/company/settings/store',
+    auth: 'required',
+    scope: 'settings:write',
+    body: storeSettingsPatchSchema,
+    doc: {
+      operationId: 'updateStoreSettings',
+      summary: 'Change the store settings',
+      description:
+        'Only the fields named change, for both modes (the store is the account’s; docs/store.md). `logoUrl`: https only (the checkout page loads it), `""` or null removes it; `redirectURL`: null removes the default; `acceptedAssets`: at least one. Each change is in the audit log (`store_settings.changed`).',
+      tag: TAG,
+      requestExample: { name: 'Acme Coffee', logoUrl: 'https://shop.example/logo.png', redirectURL: 'https://shop.example/thanks', acceptedAssets: ['btc', 'usdt'], isMerchantPaysFee: true },
+      responses: { 200: { description: 'The settings after the change.', schema: storeSettingsSchema } },
+    },
+    handler: async (req, ctx) => {
+      const company = await updateStoreSettings(ctx.store, req.company!, req.access!.actor, req.body);
+      return { status: 200, body: presentStoreSettings(company, offeredIn(ctx.invoices.chains, company.mode)) };
+    },
+  }),
   route({
     method: 'GET',
     path: '/api/company/underpayment-limits',

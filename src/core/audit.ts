@@ -19,6 +19,7 @@ export const AUDIT_ACTIONS = [
   'withdrawal.requested',
   'invoice.refunded',
   'invoice.accepted',
+  'store_settings.changed',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

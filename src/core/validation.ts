@@ -109,6 +109,20 @@ export const httpUrl = z
   }, 'must be an absolute http(s) URL without credentials')
   .meta({ format: 'uri', description: 'An absolute http(s) URL without credentials' });
 
+/** An absolute https URL without credentials (a logo the checkout page loads: its CSP allows https images only). */
+export const httpsUrl = z
+  .string()
+  .max(MAX_URL_LENGTH)
+  .refine((v) => {
+    try {
+      const u = new URL(v);
+      return u.protocol === 'https:' && !u.username && !u.password;
+    } catch {
+      return false;
+    }
+  }, 'must be an absolute https URL without credentials')
+  .meta({ format: 'uri', description: 'An absolute https URL without credentials' });
+
 export const MAX_EMAIL_LENGTH = 254;
 export const email = z.email({ message: 'must be a valid e-mail address' }).max(MAX_EMAIL_LENGTH);
 

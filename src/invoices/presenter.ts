@@ -136,10 +136,12 @@ export const invoiceSchema = z
     invoiceTransactions: z.array(invoiceTransactionSchema).optional().meta({ description: 'Only from the read operation, once a transaction exists.' }),
     refund: refundSchema.optional(),
     mode: z.enum(MODES).meta({ description: 'test: paid on the simulated chain (docs/modes.md); live: real money.' }),
+    paymentLinkId: z.string().nullable().meta({ description: 'The payment link whose opening made this invoice (docs/payment-links.md); null when it was made through the API.' }),
   })
   .meta({ id: 'Invoice', description: 'A regular (fixed-amount) invoice; the fields present depend on its status.' });
 
-type Items = Pick<InvoiceRecord, 'invoiceCurrency' | 'items'>;
+/** Priced lines in an invoice currency: an invoice's, or a payment link's. */
+type Items = { invoiceCurrency: string; items: Pick<InvoiceRecord['items'][number], 'name' | 'price'>[] };
 
 const pricePlaces = (invoice: Items) => (isInvoiceCurrency(invoice.invoiceCurrency) ? PRICE_PRECISION[invoice.invoiceCurrency] : 18);
 
@@ -256,5 +258,6 @@ export function presentInvoice(invoice: InvoiceRecord, offered: OfferedNetwork, 
   if (withTransactions && invoice.transfers.length > 0) view['invoiceTransactions'] = presentTransactions(invoice.transfers);
   if (invoice.refund) view['refund'] = presentRefund(invoice.refund);
   view['mode'] = invoice.company.mode;
+  view['paymentLinkId'] = invoice.paymentLinkId;
   return view;
 }

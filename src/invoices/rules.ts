@@ -37,43 +37,56 @@ export const acceptsCurrency = (acceptedAssets: readonly string[], currency: Pay
 export const payableCurrencies = (acceptedAssets: readonly string[], fixed: PaymentCurrency | null, offered: OfferedNetwork): PaymentCurrency[] =>
   (fixed ? [fixed] : PAYMENT_CURRENCIES).filter((c) => acceptsCurrency(acceptedAssets, c) && offered(PAYMENT_CURRENCY_INFO[c].network));
 
-export const createInvoiceSchema = z
-  .object({
-    invoiceCurrency: z.enum(INVOICE_CURRENCIES, enumMessage(INVOICE_CURRENCIES)),
-    items: z
-      .array(
-        z.object({
-          name: z.string().trim().min(1, 'must not be empty').max(LIMITS.maxItemNameLength),
-          price: decimal({ min: LIMITS.maxAbsPrice.neg(), max: LIMITS.maxAbsPrice }),
-        }),
-      )
-      .min(1, 'must contain at least one item')
-      .max(LIMITS.maxItems, `must contain at most ${LIMITS.maxItems} items`),
-    isMerchantPaysFee: z.boolean().nullish(),
-    paymentCurrency: z.enum(PAYMENT_CURRENCIES, enumMessage(PAYMENT_CURRENCIES)).nullish(),
-    redirectURL: httpUrl.nullish(),
-  })
-  .transform((input, ctx) => {
-    const places = PRICE_PRECISION[input.invoiceCurrency];
-    const items = input.items.map((item) => ({ name: item.name, price: roundPrice(item.price, places) }));
-    const total = items.reduce((sum, item) => sum.plus(item.price), new Money(0));
-    if (!total.isPositive() || total.isZero()) {
-      ctx.addIssue({ code: 'custom', path: ['items'], message: 'the total of all item prices must be greater than 0' });
-      return z.NEVER;
-    }
-    if (total.gt(LIMITS.maxTotal)) {
-      ctx.addIssue({ code: 'custom', path: ['items'], message: `the total of all item prices must be at most ${LIMITS.maxTotal.toFixed()}` });
-      return z.NEVER;
-    }
-    return {
-      invoiceCurrency: input.invoiceCurrency,
-      items,
-      total,
-      isMerchantPaysFee: input.isMerchantPaysFee ?? false,
-      paymentCurrency: input.paymentCurrency ?? null,
-      redirectURL: input.redirectURL ?? null,
-    };
-  });
+/**
+ * The fields of an invoice's content, as the create body names them: also a payment link's (payment-links/), which
+ * makes invoices of the same content. Read with `invoiceContent`, which prices the items.
+ */
+export const invoiceContentFields = {
+  invoiceCurrency: z.enum(INVOICE_CURRENCIES, enumMessage(INVOICE_CURRENCIES)),
+  items: z
+    .array(
+      z.object({
+        name: z.string().trim().min(1, 'must not be empty').max(LIMITS.maxItemNameLength),
+        price: decimal({ min: LIMITS.maxAbsPrice.neg(), max: LIMITS.maxAbsPrice }),
+      }),
+    )
+    .min(1, 'must contain at least one item')
+    .max(LIMITS.maxItems, `must contain at most ${LIMITS.maxItems} items`),
+  isMerchantPaysFee: z.boolean().nullish(),
+  paymentCurrency: z.enum(PAYMENT_CURRENCIES, enumMessage(PAYMENT_CURRENCIES)).nullish(),
+  redirectURL: httpUrl.nullish(),
+};
+
+type ContentFields = z.output<z.ZodObject<typeof invoiceContentFields>>;
+
+/**
+ * The content as an invoice is made of it: items rounded to the currency's precision, their total (greater than 0,
+ * at most the limit), and null for what was not given (isMerchantPaysFee and redirectURL then come from the store's
+ * settings when the invoice is made). Adds the issue to `ctx` and answers z.NEVER when the total is out of range.
+ */
+export function invoiceContent(input: ContentFields, ctx: z.RefinementCtx) {
+  const places = PRICE_PRECISION[input.invoiceCurrency];
+  const items = input.items.map((item) => ({ name: item.name, price: roundPrice(item.price, places) }));
+  const total = items.reduce((sum, item) => sum.plus(item.price), new Money(0));
+  if (!total.isPositive() || total.isZero()) {
+    ctx.addIssue({ code: 'custom', path: ['items'], message: 'the total of all item prices must be greater than 0' });
+    return z.NEVER;
+  }
+  if (total.gt(LIMITS.maxTotal)) {
+    ctx.addIssue({ code: 'custom', path: ['items'], message: `the total of all item prices must be at most ${LIMITS.maxTotal.toFixed()}` });
+    return z.NEVER;
+  }
+  return {
+    invoiceCurrency: input.invoiceCurrency,
+    items,
+    total,
+    isMerchantPaysFee: input.isMerchantPaysFee ?? null,
+    paymentCurrency: input.paymentCurrency ?? null,
+    redirectURL: input.redirectURL ?? null,
+  };
+}
+
+export const createInvoiceSchema = z.object(invoiceContentFields).transform(invoiceContent);
 
 export type CreateInvoiceInput = z.output<typeof createInvoiceSchema>;
 

@@ -6,6 +6,7 @@ import { idempotent } from '../core/idempotency.ts';
 import { ValidationError } from '../errors/app-error.ts';
 import { requireOffered } from '../chains/offered.ts';
 import { newInvoiceId } from './ids.ts';
+import type { PaymentCurrency } from '../domain/assets.ts';
 import type { InvoiceDeps } from './lifecycle.ts';
 import { getInvoiceRecord, type InvoiceRecord } from './queries.ts';
 import { acceptsCurrency, type CreateInvoiceInput } from './rules.ts';
@@ -17,16 +18,32 @@ export interface CreateResult {
   replayed: boolean;
 }
 
+/** A payment currency the merchant fixes (an invoice's, a payment link's) must be one it accepts and its mode offers. */
+export function checkFixedCurrency(deps: Pick<InvoiceDeps, 'chains'>, company: Pick<Company, 'acceptedAssets' | 'mode'>, currency: PaymentCurrency | null): void {
+  if (!currency) return;
+  if (!acceptsCurrency(company.acceptedAssets, currency)) {
+    throw new ValidationError([{ path: 'paymentCurrency', message: `this merchant does not accept ${currency}` }]);
+  }
+  requireOffered(deps.chains, company.mode, currency, 'paymentCurrency');
+}
+
+/** Where an invoice came from besides the API: the payment link whose opening made it. */
+export interface InvoiceOrigin {
+  paymentLinkId?: string | null;
+}
+
+/**
+ * A new invoice of `company`. What the input leaves out (isMerchantPaysFee, redirectURL) is the store's default
+ * (store settings, docs/store.md) at this moment.
+ */
 export async function createInvoice(
   deps: InvoiceDeps,
   company: Company,
   input: CreateInvoiceInput,
   idempotencyKey?: string | null,
+  origin: InvoiceOrigin = {},
 ): Promise<CreateResult> {
-  if (input.paymentCurrency && !acceptsCurrency(company.acceptedAssets, input.paymentCurrency)) {
-    throw new ValidationError([{ path: 'paymentCurrency', message: `this merchant does not accept ${input.paymentCurrency}` }]);
-  }
-  if (input.paymentCurrency) requireOffered(deps.chains, company.mode, input.paymentCurrency, 'paymentCurrency');
+  checkFixedCurrency(deps, company, input.paymentCurrency);
   const id = newInvoiceId();
   const items = input.items.map((item, position) => ({ invoiceId: id, position, name: item.name, price: new Prisma.Decimal(item.price.toFixed()) }));
   const { result, replayed } = await idempotent(
@@ -39,9 +56,9 @@ export async function createInvoice(
         const [created] = await tx.$queryRaw<Invoice[]>`
           WITH new_invoice AS (
             INSERT INTO "Invoice" ("id", "companyId", "status", "invoiceCurrency", "fixedPaymentCurrency", "isMerchantPaysFee",
-              "requestedRedirectUrl", "redirectUrl", "total", "createdAt", "updatedAt")
-            VALUES (${id}, ${company.id}::uuid, 'created', ${input.invoiceCurrency}, ${input.paymentCurrency}, ${input.isMerchantPaysFee},
-              ${input.redirectURL}, ${input.redirectURL ?? company.redirectUrl}, ${input.total.toFixed()}::numeric,
+              "requestedRedirectUrl", "redirectUrl", "total", "paymentLinkId", "createdAt", "updatedAt")
+            VALUES (${id}, ${company.id}::uuid, 'created', ${input.invoiceCurrency}, ${input.paymentCurrency}, ${input.isMerchantPaysFee ?? company.isMerchantPaysFee},
+              ${input.redirectURL}, ${input.redirectURL ?? company.redirectUrl}, ${input.total.toFixed()}::numeric, ${origin.paymentLinkId ?? null},
               ${deps.clock.companyNowSql(Prisma.sql`${company.id}::uuid`)}, now())
             RETURNING *
           ),

@@ -1,5 +1,6 @@
 // The pages the service serves beside its APIs: the checkout page at PAY_URL/<invoice id> (with the payment's QR
-// code at .../qr.svg), the merchant dashboard at /dashboard, and their scripts and styles at /assets/. The pages
+// code at .../qr.svg), payment links at /l/<link id> (a new invoice, then 303 to its checkout page), the merchant
+// dashboard at /dashboard, and their scripts and styles at /assets/. The pages
 // are small HTML shells: the scripts render them from the public GraphQL API. Every answer carries a CSP without
 // inline script, `frame-ancestors 'none'`, `Referrer-Policy: no-referrer` and `nosniff`.
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -15,8 +16,21 @@ import type { Logger } from '../logger.ts';
 import type { WebAssets } from './assets.ts';
 import { isLanguage, LANGUAGE_NAMES, LANGUAGES, text, type Language, type TextKey } from './client/shared/i18n.ts';
 
+/** What opening a payment link came to (payment-links/ makes the invoice; this module only answers). */
+export type LinkOpening =
+  | { kind: 'invoice'; invoiceId: string; checkoutUrl: string }
+  | { kind: 'unknown' }
+  | { kind: 'inactive' }
+  | { kind: 'unavailable'; reason: string }
+  | { kind: 'limited'; retryAfterSeconds: number };
+
+/** Where payment links are served: `/l/<id>` on the server's own host (PUBLIC_BASE_URL). */
+const LINK_PATH = /^\/l\/([^/]+)\/?$/;
+
 export interface WebPagesDeps {
   db: Db;
+  /** Opens a payment link for this request's client (its address counts against the limit); none: /l/ is not served. */
+  openLink?: (id: string, req: IncomingMessage) => Promise<LinkOpening>;
   logger: Logger;
   /** The path part of PAY_URL: the checkout page of an invoice is `<payPath>/<id>`. */
   payPath: string;
@@ -93,12 +107,42 @@ export function createWebPages(deps: WebPagesDeps) {
   const idSegment = payPath ? '[^/]+' : INVOICE_ID_PATTERN.source.replace(/^\^|\$$/g, '');
   const checkoutPath = new RegExp(`^${payPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/(${idSegment})(/qr\\.svg)?/?$`);
 
-  const notFound = (req: IncomingMessage, res: ServerResponse, language: Language) => {
+  /** A complete page that says one thing (no script): not found, a link that is off, a limit reached. */
+  const messagePage = (req: IncomingMessage, res: ServerResponse, language: Language, page: { status: number; code: string; title: TextKey; text: TextKey; values?: Record<string, string | number>; headers?: Record<string, string> }) => {
     const languages = LANGUAGES.map((code) => `<a href="?lang=${code}" lang="${code}" hreflang="${code}"${code === language ? ' aria-current="true"' : ''}>${LANGUAGE_NAMES[code]}</a>`).join('');
-    const body = `<nav class="languages" aria-label="${escapeHtml(text(language, 'language'))}">${languages}</nav><h1>${escapeHtml(text(language, 'notFoundTitle'))}</h1><p>${escapeHtml(text(language, 'notFoundText'))}</p>`;
-    if (!assets) return send(res, req, 404, 'text/html; charset=utf-8', `<!doctype html><html lang="${language}"><title>${escapeHtml(text(language, 'notFoundTitle'))}</title>${body}</html>`);
-    send(res, req, 404, 'text/html; charset=utf-8', shell(assets, { language, title: 'notFoundTitle', script: null, style: 'checkout-style.css', data: { status: 'NOT_FOUND' }, body }));
+    const body = `<nav class="languages" aria-label="${escapeHtml(text(language, 'language'))}">${languages}</nav><h1>${escapeHtml(text(language, page.title))}</h1><p>${escapeHtml(text(language, page.text, page.values))}</p>`;
+    const html = assets
+      ? shell(assets, { language, title: page.title, script: null, style: 'checkout-style.css', data: { status: page.code }, body })
+      : `<!doctype html><html lang="${language}"><title>${escapeHtml(text(language, page.title))}</title>${body}</html>`;
+    send(res, req, page.status, 'text/html; charset=utf-8', html, page.headers);
   };
+  const notFound = (req: IncomingMessage, res: ServerResponse, language: Language) => messagePage(req, res, language, { status: 404, code: 'NOT_FOUND', title: 'notFoundTitle', text: 'notFoundText' });
+
+  /** GET /l/<id>: a new invoice from the link and 303 to its checkout page, or a page saying why not. HEAD makes nothing. */
+  async function paymentLink(req: IncomingMessage, res: ServerResponse, url: URL, id: string): Promise<void> {
+    const language = pickLanguage(url, req.headers['accept-language']);
+    if (req.method === 'HEAD') return send(res, req, 200, 'text/html; charset=utf-8', '');
+    const opening = await deps.openLink!(id, req);
+    switch (opening.kind) {
+      case 'invoice':
+        return send(res, req, 303, 'text/plain; charset=utf-8', `See ${opening.checkoutUrl}\n`, { location: opening.checkoutUrl, 'cache-control': 'no-store' });
+      case 'unknown':
+        return messagePage(req, res, language, { status: 404, code: 'LINK_NOT_FOUND', title: 'linkNotFoundTitle', text: 'linkNotFoundText' });
+      case 'inactive':
+        return messagePage(req, res, language, { status: 410, code: 'LINK_INACTIVE', title: 'linkInactiveTitle', text: 'linkInactiveText' });
+      case 'unavailable':
+        return messagePage(req, res, language, { status: 409, code: 'LINK_UNAVAILABLE', title: 'linkUnavailableTitle', text: 'linkUnavailableText' });
+      case 'limited':
+        return messagePage(req, res, language, {
+          status: 429,
+          code: 'RATE_LIMITED',
+          title: 'linkLimitedTitle',
+          text: 'linkLimitedText',
+          values: { minutes: Math.max(1, Math.ceil(opening.retryAfterSeconds / 60)) },
+          headers: { 'retry-after': String(opening.retryAfterSeconds), 'cache-control': 'no-store' },
+        });
+    }
+  }
 
   async function checkout(req: IncomingMessage, res: ServerResponse, url: URL, id: string, qr: boolean): Promise<void> {
     const language = pickLanguage(url, req.headers['accept-language']);
@@ -149,8 +193,9 @@ export function createWebPages(deps: WebPagesDeps) {
     }
     const asset = path.startsWith('/assets/');
     const match = checkoutPath.exec(path);
-    if (!asset && !match && path !== '/dashboard' && path !== '/dashboard/') return false;
-    labelRoute(res, asset ? '/assets/:file' : match ? `${payPath}/:id${match[2] ? '/qr.svg' : ''}` : '/dashboard');
+    const link = deps.openLink && !match ? LINK_PATH.exec(path) : null;
+    if (!asset && !match && !link && path !== '/dashboard' && path !== '/dashboard/') return false;
+    labelRoute(res, asset ? '/assets/:file' : match ? `${payPath}/:id${match[2] ? '/qr.svg' : ''}` : link ? '/l/:id' : '/dashboard');
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       send(res, req, 405, 'text/plain; charset=utf-8', 'Method not allowed\n', { allow: 'GET, HEAD' });
       return true;
@@ -160,6 +205,10 @@ export function createWebPages(deps: WebPagesDeps) {
       if (!file) send(res, req, 404, 'text/plain; charset=utf-8', 'Not found\n');
       // Content-addressed URLs never change: cache them for good; anything else revalidates.
       else send(res, req, 200, file.type, file.body, { 'cache-control': url.searchParams.get('v') === file.hash ? 'public, max-age=31536000, immutable' : 'no-cache' });
+      return true;
+    }
+    if (link) {
+      await paymentLink(req, res, url, link[1]!);
       return true;
     }
     if (match) {

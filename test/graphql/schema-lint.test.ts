@@ -22,6 +22,8 @@ const VALUE_TYPES = [
   // A tenant has one payout policy, read and set as a whole.
   'PayoutPolicy',
   'PendingPayoutPolicy',
+  // An account has one store, read and changed as a whole (docs/store.md).
+  'StoreSettings',
   'ErrorDetail',
   'ExchangeRate',
   'ExportLink',

@@ -10,7 +10,7 @@ import { createInvoiceSchema, proceedInvoiceSchema, refundInvoiceSchema } from '
 import { createInvoice } from '../service.ts';
 import { InvoiceType } from './types.ts';
 
-const InvoiceItemInput = builder.inputType('InvoiceItemInput', {
+export const InvoiceItemInput = builder.inputType('InvoiceItemInput', {
   description: 'One line of a new invoice.',
   fields: (t) => ({
     name: t.string({ required: true, description: 'What is sold (1 to 255 characters).' }),
@@ -23,9 +23,9 @@ const CreateInvoiceInput = builder.inputType('CreateInvoiceInput', {
   fields: (t) => ({
     invoiceCurrency: t.field({ type: InvoiceCurrencyEnum, required: true, description: 'Currency of the prices.' }),
     items: t.field({ type: [InvoiceItemInput], required: true, description: 'The lines, at least one.' }),
-    isMerchantPaysFee: t.boolean({ required: false, description: 'The merchant pays the fees (default false: the client pays them on top).' }),
+    isMerchantPaysFee: t.boolean({ required: false, description: 'The merchant pays the fees; absent: the store’s default (storeSettings.isMerchantPaysFee, false unless changed: the client pays them on top).' }),
     paymentCurrency: t.field({ type: PaymentCurrencyEnum, required: false, description: 'Fixes the payment currency; the client’s choice is then ignored.' }),
-    redirectURL: t.string({ required: false, description: 'http(s) URL the checkout page sends the client to once paid.' }),
+    redirectURL: t.string({ required: false, description: 'http(s) URL the checkout page sends the client to once paid; absent: the store’s default (storeSettings.redirectURL).' }),
     idempotencyKey: t.string({ required: false, description: 'Same as the REST Idempotency-Key header: a retry with the same key and input answers the first invoice.' }),
   }),
 });

@@ -22,7 +22,7 @@ export const InvoiceStatusEnum = specEnum('InvoiceStatus', INVOICE_STATUSES, 'In
 
 const money = (amount: string, currency: string): MoneyShape => ({ amount, currency });
 
-const InvoiceItemType = builder.objectRef<{ name: string; price: string }>('InvoiceItem').implement({
+export const InvoiceItemType = builder.objectRef<{ name: string; price: string }>('InvoiceItem').implement({
   description: 'One line of an invoice.',
   fields: (t) => ({
     name: t.exposeString('name', { description: 'What is sold, as the merchant wrote it.' }),
@@ -160,6 +160,7 @@ export const InvoiceType = builder.prismaNode('Invoice', {
       resolve: (i) => i.company.mode,
     }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the merchant created it.' }),
+    paymentLinkId: t.exposeID('paymentLinkId', { nullable: true, description: 'The id of the payment link whose opening made it (docs/payment-links.md); null when it was made through the API.' }),
     company: t.relation('company', { description: 'The merchant, as the paying client sees it.' }),
     content: t.field({
       type: InvoiceContentType,
