@@ -9,13 +9,14 @@ import path from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
 import { PNG } from 'pngjs';
-import { describe, expect, it } from 'vitest';
-import { CHROMIUM, screenshot, unlabelledControls, useBrowser } from '../support/browser.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM, readQr, screenshot, unlabelledControls, useBrowser } from '../support/browser.ts';
+import { freePort } from '../support/net.ts';
 import { ROOT } from '../support/processes.ts';
 import { useServer, type TestServer } from '../support/server.ts';
 
 const TRON = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
-const VIEWS = ['overview', 'invoices', 'payouts', 'deposits', 'webhooks', 'exports', 'keys', 'settings'];
+const VIEWS = ['overview', 'invoices', 'links', 'payouts', 'deposits', 'webhooks', 'exports', 'keys', 'settings'];
 
 async function seriousViolations(page: Page): Promise<string[]> {
   const { violations } = await new AxeBuilder({ page }).analyze();
@@ -48,7 +49,13 @@ async function pixelsOf(page: Page, selector: string, [r, g, b]: [number, number
 }
 
 describe.runIf(CHROMIUM)('the dashboard tasks in Chromium', () => {
-  const server = useServer('pglite', { WEBHOOK_POLL_MS: '100' });
+  // The server's public address is its own (a port picked first), so payment links and checkout links open in the browser.
+  const env: Record<string, string> = { WEBHOOK_POLL_MS: '100' };
+  beforeAll(async () => {
+    const port = await freePort();
+    Object.assign(env, { PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, PAY_URL: `http://127.0.0.1:${port}/pay` });
+  });
+  const server = useServer('pglite', env);
   const browser = useBrowser();
 
   it('create an invoice and copy its link, see it live; the overview after a payment; withdraw with the quote to done; both CSVs', { timeout: 150_000 }, async () => {
@@ -195,7 +202,7 @@ describe.runIf(CHROMIUM)('the dashboard tasks in Chromium', () => {
     // German: the navigation and the overview.
     await page.goto(`${server.url}/dashboard?lang=de#overview`);
     await page.getByRole('link', { name: 'Übersicht' }).waitFor();
-    expect(await page.locator('nav.views a').allTextContents()).toEqual(['Übersicht', 'Rechnungen', 'Auszahlungen', 'Einzahlungen', 'Webhooks', 'Exporte', 'API-Schlüssel', 'Einstellungen']);
+    expect(await page.locator('nav.views a').allTextContents()).toEqual(['Übersicht', 'Rechnungen', 'Zahlungslinks', 'Auszahlungen', 'Einzahlungen', 'Webhooks', 'Exporte', 'API-Schlüssel', 'Einstellungen']);
     await page.getByText('Die Zahlen').waitFor();
     expect(await seriousViolations(page)).toEqual([]);
 
@@ -211,5 +218,67 @@ describe.runIf(CHROMIUM)('the dashboard tasks in Chromium', () => {
     await screenshot(phone.page, 'dashboard-phone');
     expect(problems).toEqual([]);
     expect(phone.problems).toEqual([]);
+  });
+
+  it('store settings change the checkout page; a payment link and its QR code open a new invoice with its items; deactivated, it says so', { timeout: 120_000 }, async () => {
+    const merchant = await server.merchant({ name: 'Corner Café' });
+    const token = merchant.publicToken;
+    const { page, problems } = await browser.open({ width: 1280, height: 1000 });
+    await signIn(page, server, token);
+
+    // Store settings: an http logo is refused on its field; the new name is saved.
+    await page.locator('a[data-view-link="settings"]').click();
+    const store = page.locator('form[data-form="store"]');
+    await expect.poll(() => store.getByLabel('Store name').inputValue()).toBe('Corner Café');
+    await store.getByLabel('Store name').fill('Tea House');
+    await store.getByLabel('Logo URL').fill('http://logo.example/tea.png');
+    await store.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => store.getByLabel('Logo URL').getAttribute('aria-invalid')).toBe('true');
+    await store.getByLabel('Logo URL').fill('');
+    await store.getByRole('button', { name: 'Save' }).click();
+    await page.locator('#store').getByText('Saved.').waitFor();
+    expect((await server.request('GET', '/api/company/settings/store', { token })).body.name).toBe('Tea House');
+
+    // A payment link: made in the form, listed with its address and a QR code that holds it.
+    await page.locator('a[data-view-link="links"]').click();
+    const form = page.locator('form[data-form="create-link"]');
+    await form.getByLabel('Name', { exact: true }).fill('Tea for two');
+    await form.getByLabel('Currency of the prices').selectOption('EUR');
+    await form.getByLabel('What is sold').fill('Tea');
+    await form.getByLabel('Price', { exact: true }).fill('7.5');
+    await form.getByRole('button', { name: 'Add an item' }).click();
+    await form.getByLabel('What is sold').nth(1).fill('Scone');
+    await form.getByLabel('Price', { exact: true }).nth(1).fill('3');
+    await form.getByRole('button', { name: 'Create payment link' }).click();
+    const card = page.locator('article[data-link]');
+    await card.waitFor();
+    expect(await card.getAttribute('data-active')).toBe('true');
+    const linkUrl = (await card.locator('[data-link-url]').getAttribute('href'))!;
+    expect(linkUrl).toMatch(new RegExp(`^${server.url}/l/`));
+    await expect.poll(() => readQr(page, 'canvas[data-link-qr]')).toBe(linkUrl);
+    expect(await seriousViolations(page)).toEqual([]);
+
+    // Opened in a new page: a new invoice with the link's items, on its checkout page under the store's new name.
+    const client = await browser.open();
+    await client.page.goto(linkUrl);
+    await expect.poll(() => client.page.url()).toMatch(new RegExp(`^${server.url}/pay/[^/]+$`));
+    await expect.poll(() => client.page.locator('h1').textContent()).toBe('Tea House');
+    expect(await client.page.locator('.order .total').textContent()).toBe('10.50 EUR');
+    expect(await client.page.locator('.order').textContent()).toContain('Scone');
+    const invoiceId = client.page.url().split('/').pop()!;
+    // The dashboard lists it live.
+    await page.locator('a[data-view-link="invoices"]').click();
+    await page.locator(`tr[data-invoice="${invoiceId}"]`).waitFor();
+
+    // Deactivated: the card says so, and opening the link shows a page saying it is off.
+    await page.locator('a[data-view-link="links"]').click();
+    await card.getByRole('button', { name: 'Deactivate payment link Tea for two' }).click();
+    await expect.poll(() => card.getAttribute('data-active')).toBe('false');
+    const again = await client.page.goto(linkUrl);
+    expect(again?.status()).toBe(410);
+    expect(await client.page.locator('h1').count()).toBe(1);
+    expect(problems).toEqual([]);
+    // The 410 of the deactivated link is the only failed request of the client's page.
+    expect(client.problems.filter((p) => !/status of 410/.test(p))).toEqual([]);
   });
 });

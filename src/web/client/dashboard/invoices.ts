@@ -26,15 +26,9 @@ const MAX_ITEMS = 20;
 
 type Row = DashboardInvoiceRowFragment;
 
-/** The create form: a currency, one or more items, optionally a fixed payment currency; then the checkout link. */
-export function createInvoiceSection(v: ModeView) {
-  if (!v.may('INVOICES_WRITE')) return section('new-invoice', 'newInvoice', needsScope('invoices:write'));
-  const currency = h('select', { name: 'invoiceCurrency' }, INVOICE_CURRENCIES.map((c) => h('option', { value: c }, c)));
-  const currencyField = field(t('invoiceCurrency'), currency);
-  const payIn = h('select', { name: 'paymentCurrency' }, h('option', { value: '' }, t('clientChooses')), PAYMENT_CURRENCIES.map((c) => h('option', { value: c }, currencyName(language, c))));
-  const payInField = field(t('fixedPaymentCurrency'), payIn);
-  const merchantPays = checkbox(t('merchantPaysFee'));
-  const itemsBox = h('div', { class: 'items' });
+/** The lines of a new invoice or payment link: one or more items (add, remove), errors shown on their fields. */
+export function itemsEditor() {
+  const box = h('div', { class: 'items' });
   const items: { name: HTMLInputElement; price: HTMLInputElement; row: HTMLElement; nameField: ReturnType<typeof field>; priceField: ReturnType<typeof field> }[] = [];
   const addButton = h('button', { type: 'button' }, t('addItem'));
   const renumber = () => {
@@ -70,21 +64,57 @@ export function createInvoiceSection(v: ModeView) {
       ),
     );
     items.push(item);
-    itemsBox.append(row);
+    box.append(row);
     renumber();
     return item;
   };
   addButton.addEventListener('click', () => addItem().name.focus());
   addItem();
+  return {
+    elements: [box, addButton],
+    values: () => items.map((i) => ({ name: i.name.value.trim(), price: i.price.value.trim() })),
+    clear: () => items.forEach((i) => (i.nameField.clear(), i.priceField.clear())),
+    /** `items.1.price` → the second item's price field. */
+    mark: (details: readonly { path: string; message: string }[]) => {
+      for (const d of details) {
+        const [, index, key] = /^items\.(\d+)\.(name|price)/.exec(d.path) ?? [];
+        const item = index !== undefined ? items[Number(index)] : undefined;
+        if (item) (key === 'name' ? item.nameField : item.priceField).error(d.message);
+      }
+    },
+    /** Back to one empty line (after the form's reset). */
+    reset: () => {
+      while (items.length > 1) items.pop()!.row.remove();
+      renumber();
+    },
+  };
+}
+
+/** The currency of the prices and the payment currency (or the client's choice). */
+export function currencyFields() {
+  const currency = h('select', { name: 'invoiceCurrency' }, INVOICE_CURRENCIES.map((c) => h('option', { value: c }, c)));
+  const payIn = h('select', { name: 'paymentCurrency' }, h('option', { value: '' }, t('clientChooses')), PAYMENT_CURRENCIES.map((c) => h('option', { value: c }, currencyName(language, c))));
+  return {
+    currency: field(t('invoiceCurrency'), currency).wrapper,
+    payIn: field(t('fixedPaymentCurrency'), payIn).wrapper,
+    values: () => ({ invoiceCurrency: currency.value as InvoiceCurrency, paymentCurrency: (payIn.value || null) as PaymentCurrency | null }),
+  };
+}
+
+/** The create form: a currency, one or more items, optionally a fixed payment currency; then the checkout link. */
+export function createInvoiceSection(v: ModeView) {
+  if (!v.may('INVOICES_WRITE')) return section('new-invoice', 'newInvoice', needsScope('invoices:write'));
+  const currencies = currencyFields();
+  const items = itemsEditor();
+  const merchantPays = checkbox(t('merchantPaysFee'));
   const note = statusNote();
   const result = h('div', { class: 'created', tabindex: -1 });
   const form = h(
     'form',
     { class: 'task', 'data-form': 'create-invoice' },
-    currencyField.wrapper,
-    itemsBox,
-    addButton,
-    payInField.wrapper,
+    currencies.currency,
+    items.elements,
+    currencies.payIn,
     merchantPays.wrapper,
     h('button', { type: 'submit', class: 'primary' }, t('createInvoice')),
     note,
@@ -93,22 +123,12 @@ export function createInvoiceSection(v: ModeView) {
     event.preventDefault();
     note.textContent = '';
     replaceChildren(result);
-    for (const item of items) item.nameField.clear(), item.priceField.clear();
-    const input = {
-      invoiceCurrency: currency.value as InvoiceCurrency,
-      items: items.map((i) => ({ name: i.name.value.trim(), price: i.price.value.trim() })),
-      paymentCurrency: (payIn.value || null) as PaymentCurrency | null,
-      isMerchantPaysFee: merchantPays.input.checked,
-    };
+    items.clear();
+    const input = { ...currencies.values(), items: items.values(), isMerchantPaysFee: merchantPays.input.checked };
     v.gql(DashboardCreateInvoiceDocument, { input })
       .then(({ createInvoice: r }) => {
         if (r.__typename !== 'CreateInvoiceSuccess') {
-          // items.1.price → the second item's price field.
-          for (const d of ('details' in r ? r.details : []) ?? []) {
-            const [, index, key] = /^items\.(\d+)\.(name|price)/.exec(d.path) ?? [];
-            const item = index !== undefined ? items[Number(index)] : undefined;
-            if (item) (key === 'name' ? item.nameField : item.priceField).error(d.message);
-          }
+          items.mark('details' in r ? (r.details ?? []) : []);
           note.textContent = failure(r as never);
           return;
         }
@@ -123,8 +143,7 @@ export function createInvoiceSection(v: ModeView) {
         );
         result.focus();
         form.reset();
-        while (items.length > 1) items.pop()!.row.remove();
-        renumber();
+        items.reset();
       })
       .catch((e: unknown) => (note.textContent = e instanceof Error ? e.message : String(e)));
   });

@@ -1,8 +1,8 @@
 // The merchant dashboard: sign in with a public token, then one view at a time, chosen in the navigation (links to
 // #overview, #invoices, …; docs/dashboard.md): the overview (chart, numbers, balances), invoices (create, the live list,
-// detail, accept and refund), payouts (withdraw with the quote, withdrawals live, auto-withdrawals, payout policy),
+// detail, accept and refund), payment links (with their QR codes), payouts (withdraw with the quote, withdrawals live, auto-withdrawals, payout policy),
 // deposits (static addresses), webhooks (URL, test, delivery log), exports (CSV of a range), API keys and settings
-// (e-mails, audit log). Every view's data loads when the mode opens, so lists stay live while another view shows.
+// (the store, e-mails, audit log). Every view's data loads when the mode opens, so lists stay live while another view shows.
 // Only the public GraphQL API.
 // Modes: a merchant has a test and a live side, each with its own token that sees only its mode's data. Signing in
 // exchanges the token for a short-lived session of its mode held in an httpOnly cookie (docs/security.md): the page
@@ -20,7 +20,8 @@ import { createInvoiceSection, invoicesSection } from './invoices.ts';
 import { apiKeysSection } from './keys.ts';
 import { overviewSection } from './overview.ts';
 import { balancesSection, payoutPolicySection, withdrawalsSection, withdrawSection } from './payouts.ts';
-import { auditSection, emailsSection } from './settings.ts';
+import { auditSection, emailsSection, storeSection } from './settings.ts';
+import { paymentLinksSection } from './links.ts';
 
 const MODE_KEY = 'payrail.mode';
 const root = document.getElementById('app')!;
@@ -35,12 +36,13 @@ interface ViewDefinition {
 const VIEWS: ViewDefinition[] = [
   { id: 'overview', title: 'overview', build: (v) => [v.may('INVOICES_READ') ? overviewSection(v) : null, v.may('PAYOUTS_READ') ? balancesSection(v) : null] },
   { id: 'invoices', title: 'invoices', build: (v) => [createInvoiceSection(v), v.may('INVOICES_READ') ? invoicesSection(v) : null] },
+  { id: 'links', title: 'paymentLinks', build: (v) => [paymentLinksSection(v)] },
   { id: 'payouts', title: 'payouts', build: (v) => (v.may('PAYOUTS_READ') ? [withdrawSection(v), withdrawalsSection(v), payoutPolicySection(v)] : []) },
   { id: 'deposits', title: 'deposits', build: (v) => [staticAddressesSection(v), depositsSection(v)] },
   { id: 'webhooks', title: 'webhooks', build: (v) => [webhooksSection(v), deliveriesSection(v)] },
   { id: 'exports', title: 'exports', build: (v) => [exportsSection(v)] },
   { id: 'keys', title: 'apiKeys', build: (v) => [apiKeysSection(v)] },
-  { id: 'settings', title: 'settings', build: (v) => [emailsSection(v), v.may('SETTINGS_READ') ? auditSection(v) : null] },
+  { id: 'settings', title: 'settings', build: (v) => [storeSection(v), emailsSection(v), v.may('SETTINGS_READ') ? auditSection(v) : null] },
 ];
 
 /** The view the address names (#invoices), else the overview. */

@@ -1,12 +1,16 @@
-// Settings: which e-mails go out and to whom, and the audit log (who changed what, from where).
+// Settings: the store (what the checkout page shows), which e-mails go out and to whom, and the audit log (who
+// changed what, from where).
 import {
   DashboardAuditLogDocument,
   DashboardNotificationSettingsDocument,
   DashboardSetNotificationSettingsDocument,
+  DashboardStoreSettingsDocument,
+  DashboardUpdateStoreSettingsDocument,
+  type DashboardStoreSettingsFragment,
   type DashboardNotificationSettingsFragment,
 } from '../../../../generated/gql-web/graphql.ts';
 import { h, replaceChildren, uid } from '../shared/dom.ts';
-import { report, section, t, table, time, type Key, type ModeView } from './context.ts';
+import { checkbox, field, needsScope, report, section, statusNote, t, table, time, type Key, type ModeView } from './context.ts';
 
 type Settings = DashboardNotificationSettingsFragment;
 const CLIENT_MAILS: [Exclude<keyof Settings['client'], '__typename'>, Key][] = [
@@ -110,3 +114,64 @@ export function auditSection(v: ModeView) {
   return section('audit', 'auditLog', body);
 }
 
+
+/** The store as the checkout page shows it (the account's, both modes): name, logo, default redirect, currencies, fees. */
+export function storeSection(v: ModeView) {
+  if (!v.may('SETTINGS_READ')) return null;
+  const body = h('div', {});
+  const show = (s: DashboardStoreSettingsFragment) => {
+    const name = h('input', { name: 'storeName', required: true, maxlength: 200, value: s.name, autocomplete: 'organization' });
+    const logo = h('input', { name: 'logoUrl', type: 'url', maxlength: 2048, value: s.logoUrl, autocomplete: 'off' });
+    const redirect = h('input', { name: 'redirectURL', type: 'url', maxlength: 2048, value: s.redirectURL ?? '', autocomplete: 'off' });
+    const fields = { name: field(t('storeName'), name), logoUrl: field(t('logoUrl'), logo, t('logoUrlHint')), redirectURL: field(t('defaultRedirect'), redirect, t('defaultRedirectHint')) };
+    const assets = s.assets.map((a) => ({ asset: a.asset, ...checkbox(a.asset.toUpperCase(), s.acceptedAssets.includes(a.asset)) }));
+    const assetsError = h('p', { class: 'field-error', role: 'alert' });
+    const fee = checkbox(t('merchantPaysFeeDefault'), s.isMerchantPaysFee);
+    const note = statusNote();
+    const editable = v.may('SETTINGS_WRITE');
+    const form = h(
+      'form',
+      { class: 'task', 'data-form': 'store' },
+      fields.name.wrapper,
+      fields.logoUrl.wrapper,
+      fields.redirectURL.wrapper,
+      h('fieldset', { class: 'assets' }, h('legend', {}, t('acceptedCurrencies')), assets.map((a) => a.wrapper), assetsError),
+      fee.wrapper,
+      editable ? h('button', { type: 'submit' }, t('save')) : needsScope('settings:write'),
+      note,
+    );
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      Object.values(fields).forEach((f) => f.clear());
+      assetsError.textContent = note.textContent = '';
+      const input = {
+        name: name.value.trim(),
+        logoUrl: logo.value.trim(),
+        redirectURL: redirect.value.trim() || null,
+        acceptedAssets: assets.filter((a) => a.input.checked).map((a) => a.asset),
+        isMerchantPaysFee: fee.input.checked,
+      };
+      void v.gql(DashboardUpdateStoreSettingsDocument, { input })
+        .then(({ updateStoreSettings: r }) => {
+          if (r.__typename === 'UpdateStoreSettingsSuccess') {
+            show(r.storeSettings);
+            body.querySelector('[role="status"]')!.textContent = t('saved');
+            return;
+          }
+          const details = 'details' in r ? (r.details ?? []) : [];
+          for (const d of details) {
+            const key = d.path.split('.')[0] as keyof typeof fields | 'acceptedAssets';
+            if (key === 'acceptedAssets') assetsError.textContent = d.message;
+            else fields[key]?.error(d.message);
+          }
+          if (!details.length) note.textContent = r.message;
+        })
+        .catch(report);
+    });
+    replaceChildren(body, h('p', {}, t('storeMeans')), form);
+  };
+  void v.gql(DashboardStoreSettingsDocument, {})
+    .then(({ storeSettings }) => show(storeSettings))
+    .catch(report);
+  return section('store', 'store', body);
+}
