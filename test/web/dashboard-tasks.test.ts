@@ -182,6 +182,35 @@ describe.runIf(CHROMIUM)('the dashboard tasks in Chromium', () => {
     await page.locator('.detail article').waitFor();
     expect(await seriousViolations(page)).toEqual([]);
 
+    // A short payment: the detail says what accepting and refunding mean; accepted, the invoice is done.
+    const short = (await server.request('POST', '/api/invoices/v1/regular', { token, json: { invoiceCurrency: 'usd', items: [{ name: 'Pot', price: 20 }] } })).body.id as string;
+    const filled = await server.request('POST', `/api/invoices/v1/regular/${short}/proceed`, { json: { clientEmail: 'client@example.com', paymentCurrency: 'trc20usdt' } });
+    await server.request('POST', '/api/sandbox/transfers', { token, json: { invoiceId: short, amount: '10', confirmations: 19 } });
+    expect(filled.body.paymentDetails.amount).not.toBe('10');
+    await expect.poll(async () => (await server.request('GET', `/api/invoices/v1/regular/${short}`)).body.status, { timeout: 10_000 }).toBe('wrong');
+    await page.locator(`tr[data-invoice="${short}"][data-status="WRONG"]`).waitFor();
+    await page.getByRole('button', { name: `Show ${short}` }).click();
+    const decision = page.locator('.detail .decision');
+    await decision.getByText('Accept as paid: the invoice becomes done with the 10 USDT that arrived', { exact: false }).waitFor();
+    expect(await decision.textContent()).toContain('Refund: the 10 USDT that arrived goes back to the address the client gives you');
+    expect(await seriousViolations(page)).toEqual([]);
+    await decision.getByRole('button', { name: 'Accept as paid' }).click();
+    await page.locator('.detail [data-detail-status="DONE"]').waitFor();
+
+    // An API key and a static address, made in their forms.
+    await page.locator('a[data-view-link="keys"]').click();
+    const keys = page.locator('#api-keys');
+    await keys.getByLabel('Name', { exact: true }).fill('Shop reader');
+    await keys.getByLabel('invoices:read', { exact: true }).check();
+    await keys.getByRole('button', { name: 'Create key' }).click();
+    expect(await page.locator('[data-new-token]').textContent()).toMatch(/^rk_/);
+    await page.locator('tr[data-api-key]', { hasText: 'Shop reader' }).waitFor();
+    await page.locator('a[data-view-link="deposits"]').click();
+    await page.getByLabel('Your user id').fill('user-42');
+    await page.locator('#static-addresses').getByLabel('Asset').selectOption('TRC20USDT');
+    await page.getByRole('button', { name: 'Issue address' }).click();
+    await page.locator('tr[data-static-address]', { hasText: 'user-42' }).waitFor();
+
     // The checkout page's views: the form, waiting for payment, paid.
     const fresh = (await server.request('POST', '/api/invoices/v1/regular', { token, json: { invoiceCurrency: 'usd', items: [{ name: 'Cake', price: 4 }] } })).body.id as string;
     const checkout = await browser.open({ width: 1024, height: 900 });
