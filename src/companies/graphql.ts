@@ -149,7 +149,7 @@ builder.mutationField('setUnderpaymentLimits', (t) =>
 );
 
 const StoreSettingsType = builder.objectRef<StoreSettingsView>('StoreSettings').implement({
-  description: 'The store as its clients see it and the defaults of new invoices: the account’s, shared by test and live mode (docs/store.md).',
+  description: 'The store as its clients see it and the defaults of new invoices: the account’s, shared by test and live mode (docs/api-decisions.md, "Store settings").',
   fields: (t) => ({
     name: t.exposeString('name', { description: 'Shown on the checkout page.' }),
     logoUrl: t.exposeString('logoUrl', { description: 'An https URL of the logo the checkout page shows; empty when none.' }),

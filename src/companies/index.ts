@@ -7,7 +7,7 @@ import { companyRoutes } from './rest.ts';
 
 declare module '../core/feature.ts' {
   interface Services {
-    /** The store settings' writer (docs/store.md). */
+    /** The store settings' writer (docs/api-decisions.md, "Store settings"). */
     store: EventDeps;
   }
 }

@@ -17,7 +17,7 @@ export const companyRoutes: Route<Services>[] = [
     doc: {
       operationId: 'getStoreSettings',
       summary: 'Read the store settings',
-      description: 'The store’s name, logo, default redirect, accepted assets and fee default: the account’s, shared by test and live mode (docs/store.md). `assets` shows what clients may pay in, in the token’s mode.',
+      description: 'The store’s name, logo, default redirect, accepted assets and fee default: the account’s, shared by test and live mode (docs/api-decisions.md, "Store settings"). `assets` shows what clients may pay in, in the token’s mode.',
       tag: TAG,
       responses: { 200: { description: 'The settings.', schema: storeSettingsSchema } },
     },
@@ -33,7 +33,7 @@ export const companyRoutes: Route<Services>[] = [
       operationId: 'updateStoreSettings',
       summary: 'Change the store settings',
       description:
-        'Only the fields named change, for both modes (the store is the account’s; docs/store.md). `logoUrl`: https only (the checkout page loads it), `""` or null removes it; `redirectURL`: null removes the default; `acceptedAssets`: at least one. Each change is in the audit log (`store_settings.changed`).',
+        'Only the fields named change, for both modes (the store is the account’s; docs/api-decisions.md, "Store settings"). `logoUrl`: https only (the checkout page loads it), `""` or null removes it; `redirectURL`: null removes the default; `acceptedAssets`: at least one. Each change is in the audit log (`store_settings.changed`).',
       tag: TAG,
       requestExample: { name: 'Acme Coffee', logoUrl: 'https://shop.example/logo.png', redirectURL: 'https://shop.example/thanks', acceptedAssets: ['btc', 'usdt'], isMerchantPaysFee: true },
       responses: { 200: { description: 'The settings after the change.', schema: storeSettingsSchema } },

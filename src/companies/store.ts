@@ -1,4 +1,4 @@
-// The store's settings (docs/store.md): name, logo, default redirect, accepted assets and who pays the fee by default.
+// The store's settings (docs/api-decisions.md, "Store settings"): name, logo, default redirect, accepted assets and who pays the fee by default.
 // They are the account's, shared by its test and live tenants (docs/modes.md): a change from either mode's token
 // writes both rows in one transaction, with an audit entry in each tenant's log. The change drops every instance's
 // cached token lookups (they carry the Company row), so the next invoice already sees the new defaults.

@@ -5,7 +5,7 @@ export const MAX_PAGE_SIZE = 100;
 export const PAGE_SIZES = { defaultSize: 20, maxSize: MAX_PAGE_SIZE } as const;
 
 interface TotalCountFieldBuilder {
-  int(options: { nullable: false; description: string; extensions: Record<string, unknown>; resolve: (parent: { totalCount?: () => unknown }) => unknown }): unknown;
+  int(options: { nullable: false; description: string; extensions: Record<string, unknown>; resolve: (parent: { totalCount?: unknown }) => unknown }): unknown;
 }
 
 /**
@@ -21,7 +21,8 @@ export const connectionNames = (type: string, what: string) => ({
       nullable: false,
       description: `How many ${what} match, over all pages.`,
       extensions: { pothosPrismaTotalCount: true },
-      resolve: (parent) => parent.totalCount?.(),
+      // A root connection carries a counting function; a related one (t.relatedConnection) the count itself.
+      resolve: (parent) => (typeof parent.totalCount === 'function' ? (parent.totalCount as () => unknown)() : parent.totalCount),
     }),
   })) as never,
 });

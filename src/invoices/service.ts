@@ -34,7 +34,7 @@ export interface InvoiceOrigin {
 
 /**
  * A new invoice of `company`. What the input leaves out (isMerchantPaysFee, redirectURL) is the store's default
- * (store settings, docs/store.md) at this moment.
+ * (store settings, docs/api-decisions.md, "Store settings") at this moment.
  */
 export async function createInvoice(
   deps: InvoiceDeps,

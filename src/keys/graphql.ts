@@ -11,14 +11,14 @@ import { createApiKey, createApiKeySchema, listApiKeys, revokeApiKey } from './s
 registerNodeType('ApiKey', nodeIdFormats.uuid);
 
 const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
-  'invoices:read': 'Read invoices (and the invoice events subscription).',
-  'invoices:write': 'Create invoices, proceed on the client’s behalf, accept; the sandbox’s transfers and clock.',
+  'invoices:read': 'Read invoices (and the invoice events subscription) and payment links.',
+  'invoices:write': 'Create invoices and payment links, deactivate links, proceed on the client’s behalf, accept; the sandbox’s transfers and clock.',
   'payouts:read': 'Read balances, withdrawals, auto-withdrawal rules, the payout policy and address book.',
   'payouts:write': 'Withdraw, refund, change auto-withdrawal rules, the payout policy and the address book.',
   'deposits:read': 'Read static addresses and deposits.',
   'deposits:write': 'Create static addresses.',
-  'settings:read': 'Read the webhook URL, deliveries, events, underpayment limits, API keys and the audit log.',
-  'settings:write': 'Change the webhook URL, underpayment limits; redeliver webhooks.',
+  'settings:read': 'Read the store settings, webhook URL, deliveries, events, underpayment limits, API keys and the audit log.',
+  'settings:write': 'Change the store settings, webhook URL, underpayment limits; redeliver webhooks.',
   'exports:read': 'Download ledger and invoice exports.',
   'keys:write': 'Create and revoke API keys (never with a scope the caller lacks).',
 };

@@ -15,7 +15,7 @@ import {
   presentPaymentLink,
 } from './service.ts';
 
-const TAG = 'Payment links';
+const TAG = 'PaymentLinks';
 const params = { id: z.string().meta({ description: 'The payment link id.', example: 'pl_7Qx3hHq1bXo9b3kQmZzJ2f' }) };
 
 export const paymentLinkRoutes: Route<Services>[] = [

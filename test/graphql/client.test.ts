@@ -54,6 +54,12 @@ import {
   RemovePayoutAddressDocument,
   RevokeApiKeyDocument,
   SetPayoutPolicyDocument,
+  StoreSettingsDocument,
+  UpdateStoreSettingsDocument,
+  CreatePaymentLinkDocument,
+  PaymentLinkDocument,
+  PaymentLinksDocument,
+  DeactivatePaymentLinkDocument,
 } from '../../generated/gql/graphql.ts';
 import { graphqlSchema } from '../../src/features.ts';
 import { DATABASES } from '../support/databases.ts';
@@ -412,6 +418,26 @@ describe.each(DATABASES)('GraphQL through a typed client on %s', (kind) => {
     expect(as((await merchant.mutate(RemovePayoutAddressDocument, { input: { id: entry.id } })).removePayoutAddress, 'RemovePayoutAddressSuccess').payoutAddress.id).toBe(entry.id);
     expect(as((await merchant.mutate(RemovePayoutAddressDocument, { input: { id: entry.id } })).removePayoutAddress, 'NotFoundError').code).toBe('NOT_FOUND');
     expect(as((await merchant.mutate(RevokeApiKeyDocument, { input: { id: made.apiKey.id } })).revokeApiKey, 'RevokeApiKeySuccess').apiKey.id).toBe(made.apiKey.id);
+
+    // Store settings and payment links (docs/api-decisions.md "Store settings", docs/payment-links.md).
+    const store = as((await merchant.mutate(UpdateStoreSettingsDocument, { input: { name: 'Typed Shop', logoUrl: 'https://typed.example/logo.png' } })).updateStoreSettings, 'UpdateStoreSettingsSuccess').storeSettings;
+    expect(store).toMatchObject({ name: 'Typed Shop', logoUrl: 'https://typed.example/logo.png' });
+    expect(as((await merchant.mutate(UpdateStoreSettingsDocument, { input: { acceptedAssets: [] } })).updateStoreSettings, 'ValidationError').details[0]!.path).toBe('acceptedAssets');
+    expect((await merchant.query(StoreSettingsDocument, {})).data!.storeSettings).toMatchObject({ ...store, mode: 'TEST' });
+    const payLink = as((await merchant.mutate(CreatePaymentLinkDocument, { input: { name: 'Typed link', invoiceCurrency: 'USD', items: [{ name: 'Tea', price: '2' }] } })).createPaymentLink, 'CreatePaymentLinkSuccess').paymentLink;
+    expect(payLink).toMatchObject({ name: 'Typed link', active: true, total: { amount: '2.00', currency: 'USD' }, url: expect.stringMatching(/\/l\/pl_/) });
+    expect(as((await merchant.mutate(CreatePaymentLinkDocument, { input: { name: 'x', invoiceCurrency: 'USD', items: [] } })).createPaymentLink, 'ValidationError').details[0]!.path).toBe('items');
+    const opened = await fetch(`${server.url}/l/${payLink.linkId}`, { redirect: 'manual' });
+    expect(opened.status).toBe(303);
+    const linkRead = await merchant.query(PaymentLinkDocument, { id: payLink.linkId });
+    expect(linkRead.error, JSON.stringify(linkRead.error)).toBeUndefined();
+    const read = linkRead.data!.paymentLink!;
+    expect(read.invoices.totalCount).toBe(1);
+    expect(read.invoices.nodes[0]!.paymentLinkId).toBe(payLink.linkId);
+    expect((await merchant.query(PaymentLinksDocument, { first: 5, filter: { active: true } })).data!.paymentLinks.nodes.map((l) => l.linkId)).toEqual([payLink.linkId]);
+    expect((await merchant.query(NodeDocument, { id: payLink.id })).data!.node?.__typename).toBe('PaymentLink');
+    expect((await anonymous.query(NodeDocument, { id: payLink.id })).data!.node).toBeNull();
+    expect(as((await merchant.mutate(DeactivatePaymentLinkDocument, { input: { id: payLink.linkId } })).deactivatePaymentLink, 'DeactivatePaymentLinkSuccess').paymentLink.active).toBe(false);
 
     // Every operation of the document ran (the subscriptions run in test/live/subscriptions.test.ts).
     const names = parse(fs.readFileSync(DOCUMENTS[0]!, 'utf8')).definitions.flatMap((d) => (d.kind === Kind.OPERATION_DEFINITION ? [d.name!.value] : []));

@@ -22,7 +22,7 @@ const VALUE_TYPES = [
   // A tenant has one payout policy, read and set as a whole.
   'PayoutPolicy',
   'PendingPayoutPolicy',
-  // An account has one store, read and changed as a whole (docs/store.md).
+  // An account has one store, read and changed as a whole (docs/api-decisions.md, "Store settings").
   'StoreSettings',
   'ErrorDetail',
   'ExchangeRate',

@@ -23,7 +23,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { apiRoutes } from '../../src/app.ts';
 import type { Db } from '../../src/db/client.ts';
-import { PAYMENT_CURRENCY_INFO } from '../../src/domain/assets.ts';
+import { COMPANY_ASSETS, PAYMENT_CURRENCY_INFO } from '../../src/domain/assets.ts';
 import { MAX_BALANCE, Money } from '../../src/domain/money.ts';
 import type { ErrorBody } from '../../src/http/io.ts';
 import { startAnvil, type Anvil } from '../support/anvil-node.ts';
@@ -151,6 +151,17 @@ function samples(ids: { invoice: string; transfer: string; event: string }, mode
     'POST /api/company/payout-addresses': { body: { asset, address, tag: null, label: 'fuzz' } },
     'GET /api/company/payout-addresses': {},
     'DELETE /api/company/payout-addresses/:id': { params: { id: randomUUID() } },
+    'GET /api/company/settings/store': {},
+    // Every asset stays accepted whatever one variant does (an empty or unknown list is refused), so the other routes keep working.
+    'PATCH /api/company/settings/store': {
+      body: { name: 'Fuzz', logoUrl: 'https://a.example/l.png', redirectURL: 'https://a.example/r', acceptedAssets: [...COMPANY_ASSETS], isMerchantPaysFee: false },
+    },
+    'POST /api/payment-links': {
+      body: { name: 'fuzz', invoiceCurrency: 'usd', items: [{ name: 'x', price: 1 }], paymentCurrency: fixed, isMerchantPaysFee: false, redirectURL: 'https://a.example/r', active: true },
+    },
+    'GET /api/payment-links': { query: { active: 'true', after: 'pl_1111111111111111111111', limit: '10' } },
+    'GET /api/payment-links/:id': { params: { id: 'pl_1111111111111111111111' } },
+    'POST /api/payment-links/:id/deactivate': { params: { id: 'pl_1111111111111111111111' } },
   };
 }
 

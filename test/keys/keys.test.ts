@@ -79,6 +79,35 @@ describe.each(DATABASES)('API keys on %s', { timeout: 120_000 }, (kind) => {
     expect(hook.body.errors?.[0]).toMatchObject({ message: expect.stringContaining('settings:write'), extensions: { code: 'FORBIDDEN' } });
   });
 
+  it('store settings and payment links: a read-only key reads them and gets 403 naming the scope on every change (REST and GraphQL)', async () => {
+    const m = await server.merchant({ name: 'Scoped Store' });
+    const link = await server.request('POST', '/api/payment-links', { token: m.publicToken, json: { name: 'L', invoiceCurrency: 'usd', items: [{ name: 'Tea', price: '2' }] } });
+    expect(link.status, link.text).toBe(201);
+    const reader = await makeKey(server, m.publicToken, ['invoices:read', 'payouts:read', 'deposits:read', 'settings:read', 'exports:read']);
+    expect((await server.request('GET', '/api/company/settings/store', { token: reader.token })).body.name).toBe('Scoped Store');
+    expect((await server.request('GET', `/api/payment-links/${link.body.id}`, { token: reader.token })).body.id).toBe(link.body.id);
+    expect((await server.request('GET', '/api/payment-links', { token: reader.token })).body.paymentLinks).toHaveLength(1);
+    forbidden(await server.request('PATCH', '/api/company/settings/store', { token: reader.token, json: { name: 'Hijacked' } }), 'settings:write');
+    forbidden(await server.request('POST', '/api/payment-links', { token: reader.token, json: { name: 'L', invoiceCurrency: 'usd', items: [{ name: 'Tea', price: '2' }] } }), 'invoices:write');
+    forbidden(await server.request('POST', `/api/payment-links/${link.body.id}/deactivate`, { token: reader.token }), 'invoices:write');
+    for (const [mutation, scope] of [
+      ['mutation { updateStoreSettings(input: { name: "Hijacked" }) { __typename } }', 'settings:write'],
+      ['mutation { createPaymentLink(input: { name: "L", invoiceCurrency: USD, items: [{ name: "Tea", price: "2" }] }) { __typename } }', 'invoices:write'],
+      [`mutation { deactivatePaymentLink(input: { id: "${link.body.id}" }) { __typename } }`, 'invoices:write'],
+    ] as const) {
+      const res = await server.graphql(mutation, {}, reader.token);
+      expect(res.body.errors?.[0], mutation).toMatchObject({ message: expect.stringContaining(scope), extensions: { code: 'FORBIDDEN' } });
+    }
+    // Without settings:read the settings are not readable; without invoices:read the links are not.
+    const writer = await makeKey(server, m.publicToken, ['invoices:write']);
+    forbidden(await server.request('GET', '/api/company/settings/store', { token: writer.token }), 'settings:read');
+    forbidden(await server.request('GET', '/api/payment-links', { token: writer.token }), 'invoices:read');
+    expect((await server.graphql('{ storeSettings { name } }', {}, writer.token)).body.errors?.[0]).toMatchObject({ extensions: { code: 'FORBIDDEN' } });
+    expect((await server.graphql(`{ paymentLink(id: "${link.body.id}") { name } }`, {}, writer.token)).body.errors?.[0]).toMatchObject({ extensions: { code: 'FORBIDDEN' } });
+    expect((await server.request('GET', `/api/payment-links/${link.body.id}`, { token: m.publicToken })).body.active).toBe(true);
+    expect((await server.request('GET', '/api/company/settings/store', { token: m.publicToken })).body.name).toBe('Scoped Store');
+  });
+
   it('a payouts:read key lists withdrawals and balances but cannot withdraw, over REST and GraphQL; node(id:) hides what a key may not read', async () => {
     const m = await server.merchant();
     const key = await makeKey(server, m.publicToken, ['payouts:read']);

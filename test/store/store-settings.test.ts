@@ -1,4 +1,4 @@
-// Store settings through the real server (docs/store.md): read and patch over REST and GraphQL, only the named
+// Store settings through the real server (docs/api-decisions.md, "Store settings"): read and patch over REST and GraphQL, only the named
 // fields change, for both modes of the account and no other merchant; validation names the field; scopes; each change
 // in the audit log of both modes; the defaults (redirectURL, isMerchantPaysFee) reach new invoices at once; accepted
 // assets are honoured by proceed and shown by the invoice's company.assets; the checkout page data follows.
