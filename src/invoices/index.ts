@@ -13,6 +13,7 @@ import './graphql/queries.ts';
 import './graphql/mutations.ts';
 import './graphql/subscriptions.ts';
 import './graphql/rates.ts';
+import './graphql/overview.ts';
 import { sweepExpired, type InvoiceDeps } from './lifecycle.ts';
 import { refundQueueGauge } from './metrics.ts';
 import { applyRefundOutcome, dispatchQueuedRefunds } from './refunds.ts';

@@ -16,6 +16,7 @@ import {
   CreateSandboxTransferDocument,
   DropSandboxTransferDocument,
   InvoiceDocument,
+  InvoiceOverviewDocument,
   RatesDocument,
   InvoicesDocument,
   NodeDocument,
@@ -263,6 +264,12 @@ describe.each(DATABASES)('GraphQL through a typed client on %s', (kind) => {
     expect((await merchant.query(NotificationSettingsDocument, {})).data!.notificationSettings.client.wrong).toBe(false);
     const emails = (await merchant.query(EmailDeliveriesDocument, { first: 5 })).data!.emailDeliveries;
     expect(emails).toMatchObject({ totalCount: 0, nodes: [], pageInfo: { hasNextPage: false } });
+
+    // The dashboard overview: the paid invoices of this run by day, every status counted.
+    const overview = (await merchant.query(InvoiceOverviewDocument, { days: 7 })).data!.invoiceOverview;
+    expect(overview).toMatchObject({ days: 7, timeZone: 'UTC' });
+    expect(overview.invoicesByStatus).toHaveLength(7);
+    expect(overview.received.length).toBeGreaterThan(0);
 
     // Withdrawals: a quote, a batch with one refused item, the sender, the chain's answers, the list, the rules.
     const quote = (await merchant.query(WithdrawalQuoteDocument, { asset: 'TRC20USDT', amount: '10' })).data!.withdrawalQuote;

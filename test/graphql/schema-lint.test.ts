@@ -15,6 +15,10 @@ const VALUE_TYPES = [
   'CompanyAssetSetting',
   // A key with its token, answered once by createApiKey: the key itself (an ApiKey node) is inside.
   'CreatedApiKey',
+  // The dashboard overview's aggregates: computed figures, nothing a client caches by identity.
+  'DailyReceived',
+  'InvoiceOverview',
+  'InvoiceStatusCount',
   // A tenant has one payout policy, read and set as a whole.
   'PayoutPolicy',
   'PendingPayoutPolicy',

@@ -54,14 +54,16 @@ describe.runIf(CHROMIUM)('the dashboard in Chromium', () => {
       expect(await storedText(page)).not.toContain(token);
       expect(await page.evaluate(() => localStorage.length)).toBe(0);
       expect(await page.evaluate(() => document.cookie)).toBe('');
-      // The audit log shows the webhook URL change made before sign-in (the public token's, no key name).
+      // The audit log (the settings view) shows the webhook URL change made before sign-in (the public token's, no key name).
+      await page.getByRole('link', { name: 'Settings' }).click();
       await page.locator('#audit tr[data-audit="webhook_url_changed"]').waitFor();
       expect(await page.locator('#audit tr[data-audit="webhook_url_changed"] td').nth(2).textContent()).toBe('public_token');
       expect((await page.context().cookies()).map((c) => ({ name: c.name, httpOnly: c.httpOnly, sameSite: c.sameSite }))).toEqual([{ name: 'payrail_session_test', httpOnly: true, sameSite: 'Strict' }]);
       expect(await unlabelledControls(page)).toEqual([]);
       await page.evaluate(() => ((window as unknown as { sameDocument: boolean }).sameDocument = true));
 
-      // A new invoice shows up live, and follows its status.
+      // A new invoice shows up live in the invoices view, and follows its status.
+      await page.getByRole('link', { name: 'Invoices' }).click();
       const created = await server.request('POST', '/api/invoices/v1/regular', { token, json: { invoiceCurrency: 'usd', items: [{ name: 'Tea set', price: 30 }] } });
       const id = created.body.id as string;
       const row = page.locator(`tr[data-invoice="${id}"]`);
@@ -95,29 +97,33 @@ describe.runIf(CHROMIUM)('the dashboard in Chromium', () => {
       await screenshot(page, 'dashboard');
 
       // Webhook settings: the URL as set; the test reaches the receiver.
+      await page.getByRole('link', { name: 'Webhooks' }).click();
       expect(await page.getByLabel('Webhook URL').inputValue()).toBe(receiver.url);
       await page.getByRole('button', { name: 'Send a test webhook' }).click();
       await page.getByText(/The endpoint answered 200 in \d+ ms\./).waitFor();
 
-      // Balances show the money of the paid invoice; a withdrawal appears live.
+      // Balances (the overview) show the money of the paid invoice; a withdrawal appears live (payouts).
+      await page.getByRole('link', { name: 'Overview' }).click();
       await expect.poll(() => page.locator('#balances table').textContent()).toContain('USDT (TRC20USDT)');
       const withdrawal = await server.request('POST', '/api/transactions/withdraw', {
         token,
         json: { items: [{ amount: '5', tag: '', to: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', asset: 'trc20usdt' }] },
       });
       expect(withdrawal.body[0].success, JSON.stringify(withdrawal.body)).toBe(true);
+      await page.getByRole('link', { name: 'Payouts' }).click();
       await page.locator(`tr[data-withdrawal="${withdrawal.body[0].uid}"]`).waitFor();
 
       // An auto-withdrawal rule, set in the form, shows in the list.
-      await page.getByLabel('Asset').selectOption('TRC20USDT');
-      await page.getByLabel('Threshold').fill('50');
-      await page.getByLabel('To', { exact: true }).fill('TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t');
-      await page.getByRole('button', { name: 'Save' }).last().click();
+      const rule = page.locator('form.rule');
+      await rule.getByLabel('Asset').selectOption('TRC20USDT');
+      await rule.getByLabel('Threshold').fill('50');
+      await rule.getByLabel('To', { exact: true }).fill('TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t');
+      await rule.getByRole('button', { name: 'Save' }).click();
       await page.locator('tr[data-rule="TRC20USDT"]').waitFor();
       expect(await page.locator('tr[data-rule="TRC20USDT"]').textContent()).toContain('50');
       // A bad address is refused with the field named.
-      await page.getByLabel('To', { exact: true }).fill('not-an-address');
-      await page.getByRole('button', { name: 'Save' }).last().click();
+      await rule.getByLabel('To', { exact: true }).fill('not-an-address');
+      await rule.getByRole('button', { name: 'Save' }).click();
       await expect.poll(() => page.locator('form.rule [role="status"]').textContent()).toMatch(/withdrawalAddress/);
       expect(await unlabelledControls(page)).toEqual([]);
 
@@ -153,8 +159,9 @@ describe.runIf(CHROMIUM)('the dashboard in test and live mode', () => {
       const testSwitch = page.getByRole('radio', { name: 'Test mode' });
       const liveSwitch = page.getByRole('radio', { name: 'Live mode' });
 
-      // Signed in with the test token: test mode is chosen on the switch and marked by the banner; test data shows.
-      await page.goto(`${server.url}/dashboard`);
+      // Signed in with the test token: test mode is chosen on the switch and marked by the banner; test data shows
+      // (the invoices view, named in the address).
+      await page.goto(`${server.url}/dashboard#invoices`);
       await page.getByLabel('Public token').fill(testToken);
       await page.getByRole('button', { name: 'Sign in' }).click();
       await testRow.waitFor();
@@ -245,7 +252,7 @@ describe.runIf(CHROMIUM)('the dashboard in test and live mode', () => {
       expect(await page.locator('tr[data-seen]').count()).toBe(1);
 
       // German: the switch and the banner.
-      await page.goto(`${server.url}/dashboard?lang=de`);
+      await page.goto(`${server.url}/dashboard?lang=de#invoices`);
       await testRow.waitFor();
       expect(await page.getByRole('radio', { name: 'Testmodus' }).isChecked()).toBe(true);
       expect(await page.getByRole('radio', { name: 'Live-Modus' }).count()).toBe(1);
@@ -284,6 +291,7 @@ describe.runIf(CHROMIUM)('the dashboard e-mails in Chromium', () => {
     await page.getByLabel('Public token').fill(token);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByText('Signed in as Corner Café').waitFor();
+    await page.getByRole('link', { name: 'Settings' }).click();
 
     // Everything on by default, no address.
     const receipt = page.getByLabel('Receipt', { exact: true });
@@ -309,6 +317,7 @@ describe.runIf(CHROMIUM)('the dashboard e-mails in Chromium', () => {
     expect(settings.merchant).toMatchObject({ emails: ['ops@corner.example', 'boss@corner.example'], webhookFailing: false, done: true });
 
     // The invoice's detail lists its e-mail.
+    await page.getByRole('link', { name: 'Invoices' }).click();
     await page.getByRole('button', { name: `Show ${id}` }).click();
     const row = page.locator('.detail article tr[data-email]');
     await expect.poll(() => row.count(), { timeout: 10_000 }).toBe(1);
