@@ -156,6 +156,7 @@ describe.runIf(CHROMIUM)('the dashboard tasks in Chromium', () => {
       expect(rows.some((r) => r.includes(rowText)), text).toBe(true);
     }
     expect(await page.locator('a[data-export="INVOICES"]').count()).toBe(1);
+    expect(await page.locator('p.error[role="alert"]').textContent()).toBe('');
     expect(problems).toEqual([]);
   });
 
@@ -175,6 +176,8 @@ describe.runIf(CHROMIUM)('the dashboard tasks in Chromium', () => {
       await page.waitForLoadState('networkidle');
       expect(await unlabelledControls(page), view).toEqual([]);
       expect(await seriousViolations(page), view).toEqual([]);
+      // No request of the view failed (the page reads failures out in its alert line).
+      expect(await page.locator('p.error[role="alert"]').textContent(), view).toBe('');
     }
     // The invoice's detail (the view with the most in it) passes too.
     await page.locator('a[data-view-link="invoices"]').click();
