@@ -1,4 +1,5 @@
 // What every process of the service stands on: the database, the clock, the chains and the event bus.
+import { databaseIdentity } from './db/identity.ts';
 import { readChainsFile } from './chains/config.ts';
 import { openChains, type Chains } from './chains/registry.ts';
 import { Signer } from './chains/signer.ts';
@@ -30,20 +31,8 @@ export interface OpenPlatformOptions {
   declared: Declared;
 }
 
-/**
- * One channel per database: deployments (and test runs) sharing a Redis never hear each other's events. The
- * cluster's system identifier tells clusters apart where the role may read it (managed PostgreSQL may not grant
- * pg_control_system); the database's name and oid tell databases of one cluster apart.
- */
-async function fanoutChannel(db: Db): Promise<string> {
-  const [database] = await db.$queryRaw<{ id: string }[]>`
-    SELECT current_database() || ':' || d."oid"::text AS "id" FROM pg_database d WHERE d."datname" = current_database()`;
-  const cluster = await db.$queryRaw<{ id: string }[]>`SELECT "system_identifier"::text AS "id" FROM pg_control_system()`.then(
-    ([row]) => row!.id,
-    () => 'cluster',
-  );
-  return `payrail:events:${cluster}:${database!.id}`;
-}
+/** One channel per database (db/identity.ts). */
+const fanoutChannel = async (db: Db): Promise<string> => `payrail:events:${await databaseIdentity(db)}`;
 
 export async function openPlatform(config: CoreConfig, logger: Logger, options: OpenPlatformOptions): Promise<Platform & { close(): Promise<void> }> {
   setPlants(config.soakPlant);

@@ -2,6 +2,7 @@
 // openings make per client address.
 import type { ConfigOf } from '../core/config-section.ts';
 import type { Feature } from '../core/feature.ts';
+import { databaseIdentity } from '../db/identity.ts';
 import type { paymentLinkConfig } from './config.ts';
 import './graphql.ts';
 import { openLimiter, type OpenLimiter } from './limiter.ts';
@@ -21,7 +22,13 @@ export function paymentLinksFeature(config: ConfigOf<typeof paymentLinkConfig>):
   return {
     name: 'payment-links',
     services: (p, services) => {
-      limiter = openLimiter({ points: config.opensPerAddress, windowSeconds: config.openWindowSeconds, redisUrl: p.config.redisUrl, logger: p.logger });
+      limiter = openLimiter({
+        points: config.opensPerAddress,
+        windowSeconds: config.openWindowSeconds,
+        redisUrl: p.config.redisUrl,
+        namespace: () => databaseIdentity(p.db),
+        logger: p.logger,
+      });
       return { paymentLinks: { db: p.db, invoices: services.invoices, publicBaseUrl: p.config.publicBaseUrl, limiter } };
     },
     routes: paymentLinkRoutes,

@@ -12,6 +12,8 @@ export interface OpenLimitOptions {
   points: number;
   windowSeconds: number;
   redisUrl?: string | undefined;
+  /** Names this deployment's keys in a shared Redis (db/identity.ts); asked once, at the first opening. */
+  namespace: () => Promise<string>;
   logger: Logger;
 }
 
@@ -33,16 +35,28 @@ export function addressKey(address: string): string {
 export function openLimiter(options: OpenLimitOptions): OpenLimiter {
   const memory = new RateLimiterMemory({ keyPrefix: 'payment-link-open', points: options.points, duration: options.windowSeconds });
   let redis: Redis | null = null;
-  let limiter: RateLimiterAbstract | RateLimiterStoreAbstract = memory;
+  let shared: Promise<RateLimiterRedis> | null = null;
   if (options.redisUrl) {
-    redis = new Redis(options.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false });
+    redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
     redis.on('error', (e: unknown) => options.logger.warn({ err: e }, 'payment link limit: Redis unreachable, counting in memory meanwhile'));
-    limiter = new RateLimiterRedis({ storeClient: redis, keyPrefix: 'payrail:payment-link-open', points: options.points, duration: options.windowSeconds, insuranceLimiter: memory });
   }
+  /** The memory count, or with Redis the shared one, made at the first opening (its key prefix needs the database's identity). */
+  const limiter = (): Promise<RateLimiterAbstract | RateLimiterStoreAbstract> => {
+    const client = redis;
+    if (!client) return Promise.resolve(memory);
+    shared ??= options.namespace().then(
+      (ns) => new RateLimiterRedis({ storeClient: client, keyPrefix: `payrail:payment-link-open:${ns}`, points: options.points, duration: options.windowSeconds, insuranceLimiter: memory }),
+      (e: unknown) => {
+        shared = null;
+        throw e;
+      },
+    );
+    return shared;
+  };
   return {
     async admit(address) {
       try {
-        await limiter.consume(addressKey(address));
+        await (await limiter()).consume(addressKey(address));
       } catch (e) {
         if (!(e instanceof RateLimiterRes)) throw e;
         const seconds = Math.max(1, Math.ceil(e.msBeforeNext / 1000));

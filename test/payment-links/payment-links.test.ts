@@ -27,7 +27,8 @@ const open = (server: TestServer, path: string, headers: Record<string, string> 
 const LINK_FIELDS = 'id linkId url name mode invoiceCurrency items { name price } total { amount currency } paymentCurrency redirectURL isMerchantPaysFee active createdAt deactivatedAt';
 
 describe.each(DATABASES)('payment links on %s', { timeout: 120_000 }, (kind) => {
-  const server = useServer(kind, { PUBLIC_BASE_URL: 'https://pay.shop.example', PAYMENT_LINK_OPENS_PER_ADDRESS: '4', PAYMENT_LINK_OPEN_WINDOW_SECONDS: '600' });
+  // Behind one trusted proxy: X-Forwarded-For names the client (without it, the peer is the client).
+  const server = useServer(kind, { PUBLIC_BASE_URL: 'https://pay.shop.example', PAYMENT_LINK_OPENS_PER_ADDRESS: '4', PAYMENT_LINK_OPEN_WINDOW_SECONDS: '600', TRUST_PROXY_HOPS: '1' });
 
   it('POST makes a link with its url; GET reads it; the list pages newest first; deactivate is for good', async () => {
     const m = await server.merchant();
@@ -204,19 +205,24 @@ describe.each(DATABASES)('payment links on %s', { timeout: 120_000 }, (kind) => 
   it('openings are limited per client address: 429 with Retry-After and a friendly page past the limit, other addresses go on', async () => {
     const m = await server.merchant();
     const link = (await create(server, m.publicToken)).body;
-    // The test server trusts no proxy: every request here comes from 127.0.0.1, whose budget this test uses up.
+    const from = (address: string, headers: Record<string, string> = {}) => open(server, `/l/${link.id}`, { 'x-forwarded-for': address, ...headers });
     const statuses: number[] = [];
-    for (let i = 0; i < 6; i++) statuses.push((await open(server, `/l/${link.id}`)).status);
-    expect(statuses.filter((s) => s === 303).length).toBeLessThanOrEqual(4);
-    expect(statuses.at(-1)).toBe(429);
-    const limited = await open(server, `/l/${link.id}`, { 'accept-language': 'de' });
+    for (let i = 0; i < 6; i++) statuses.push((await from('203.0.113.7')).status);
+    expect(statuses).toEqual([303, 303, 303, 303, 429, 429]);
+    const limited = await from('203.0.113.7', { 'accept-language': 'de' });
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(Number(limited.headers.get('retry-after'))).toBeLessThanOrEqual(600);
+    expect(limited.headers.get('content-security-policy')).toContain("default-src 'none'");
     expect(await limited.text()).toContain('Zu viele Zahlungen begonnen');
-    expect(await server.app.db.prisma.invoice.count({ where: { paymentLinkId: link.id } })).toBe(statuses.filter((s) => s === 303).length);
-    // Unknown and inactive links are still answered as such.
-    expect((await open(server, '/l/pl_1111111111111111111111')).status).toBe(404);
+    expect(await server.app.db.prisma.invoice.count({ where: { paymentLinkId: link.id } })).toBe(4);
+    // Another address goes on; an IPv6 client counts per /64 (the block one client holds).
+    expect((await from('203.0.113.8')).status).toBe(303);
+    for (let i = 0; i < 4; i++) expect((await from(`2001:db8:1:2::${i + 1}`)).status).toBe(303);
+    expect((await from('2001:db8:1:2:ffff::9')).status).toBe(429);
+    expect((await from('2001:db8:1:3::1')).status).toBe(303);
+    // Unknown and inactive links are still answered as such, and count nothing.
+    expect((await open(server, '/l/pl_1111111111111111111111', { 'x-forwarded-for': '203.0.113.7' })).status).toBe(404);
   });
 
   it('GraphQL: createPaymentLink, paymentLinks, paymentLink and deactivatePaymentLink on the same service', async () => {

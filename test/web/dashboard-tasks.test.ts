@@ -112,10 +112,6 @@ describe.runIf(CHROMIUM)('the dashboard tasks in Chromium', () => {
     // The bars are drawn in USD's colour (#0b5cad).
     await expect.poll(() => pixelsOf(page, 'canvas[data-chart]', [0x0b, 0x5c, 0xad])).toBeGreaterThan(50);
     await expect.poll(() => page.locator('tr[data-balance="TRC20USDT"]').count()).toBe(1);
-    if (process.env['SCREENSHOTS']) {
-      fs.mkdirSync(path.join(ROOT, 'docs', 'images'), { recursive: true });
-      await page.locator('#view-overview').screenshot({ path: path.join(ROOT, 'docs', 'images', 'dashboard-overview.png') });
-    }
 
     // Withdraw: the quote first (fee, total, minimum, available), then the confirmation; processing, then done.
     await page.locator('a[data-view-link="payouts"]').click();
@@ -123,6 +119,11 @@ describe.runIf(CHROMIUM)('the dashboard tasks in Chromium', () => {
     await withdraw.getByLabel('Asset').selectOption('TRC20USDT');
     await withdraw.getByLabel('Amount').fill('5');
     await withdraw.getByLabel('To address').fill(TRON);
+    // Bulk: a second payout, below the minimum, is quoted too and refused on its own.
+    await withdraw.getByRole('button', { name: 'Add another payout' }).click();
+    await withdraw.getByLabel('Asset').nth(1).selectOption('TRC20USDT');
+    await withdraw.getByLabel('Amount').nth(1).fill('1');
+    await withdraw.getByLabel('To address').nth(1).fill(TRON);
     await withdraw.getByRole('button', { name: 'Review: fee and total' }).click();
     const quote = page.locator('tr[data-quote="1"]');
     await quote.waitFor();
@@ -130,8 +131,10 @@ describe.runIf(CHROMIUM)('the dashboard tasks in Chromium', () => {
     const q = (await server.graphql('query { withdrawalQuote(asset: TRC20USDT, amount: "5") { fee total minimum available } }', {}, token)).body.data.withdrawalQuote;
     expect(cells.slice(2, 7)).toEqual(['5', q.fee, q.total, q.minimum, q.available]);
     expect(await quote.getAttribute('data-covered')).toBe('true');
+    expect(await page.locator('tr[data-quote="2"] td').nth(5).textContent()).toBe(q.minimum);
     await page.getByRole('button', { name: 'Confirm withdrawal' }).click();
     await page.locator('li[data-result="ok"]').waitFor();
+    expect(await page.locator('li[data-result]').evaluateAll((items) => items.map((i) => i.getAttribute('data-result')))).toEqual(['ok', 'refused']);
     const withdrawal = page.locator('tr[data-withdrawal]');
     await withdrawal.waitFor();
     expect(await withdrawal.getAttribute('data-status')).toBe('PROCESSING');
@@ -156,7 +159,22 @@ describe.runIf(CHROMIUM)('the dashboard tasks in Chromium', () => {
       expect(rows.some((r) => r.includes(rowText)), text).toBe(true);
     }
     expect(await page.locator('a[data-export="INVOICES"]').count()).toBe(1);
+    expect(await page.locator('p.error[role="alert"]').textContent()).toBe('');
     expect(problems).toEqual([]);
+
+    if (process.env['SCREENSHOTS']) {
+      // The picture for docs/dashboard.md: a second currency today, and both again a day later (the test clock).
+      const more = async (invoiceCurrency: string, price: number) =>
+        pay(server, token, (await server.request('POST', '/api/invoices/v1/regular', { token, json: { invoiceCurrency, items: [{ name: 'More tea', price }] } })).body.id as string);
+      await more('eur', 21.9);
+      await server.request('POST', '/api/sandbox/clock/advance', { token, json: { minutes: 24 * 60 } });
+      await more('usd', 18);
+      await more('eur', 12.4);
+      await page.locator('a[data-view-link="overview"]').click();
+      await expect.poll(() => page.locator('tr[data-received]').count(), { timeout: 10_000 }).toBe(4);
+      fs.mkdirSync(path.join(ROOT, 'docs', 'images'), { recursive: true });
+      await page.locator('#view-overview').screenshot({ path: path.join(ROOT, 'docs', 'images', 'dashboard-overview.png') });
+    }
   });
 
   it('every view: keyboard, labels, axe-core, German, and a 360 px phone without horizontal scrolling', { timeout: 150_000 }, async () => {
@@ -175,6 +193,8 @@ describe.runIf(CHROMIUM)('the dashboard tasks in Chromium', () => {
       await page.waitForLoadState('networkidle');
       expect(await unlabelledControls(page), view).toEqual([]);
       expect(await seriousViolations(page), view).toEqual([]);
+      // No request of the view failed (the page reads failures out in its alert line).
+      expect(await page.locator('p.error[role="alert"]').textContent(), view).toBe('');
     }
     // The invoice's detail (the view with the most in it) passes too.
     await page.locator('a[data-view-link="invoices"]').click();

@@ -7,13 +7,18 @@ import { DashboardOverviewDocument, type DashboardOverviewQuery } from '../../..
 import { h, replaceChildren } from '../shared/dom.ts';
 import { statusName } from '../shared/i18n.ts';
 import { language, report, section, t, table, type ModeView } from './context.ts';
+import { INVOICE_CURRENCIES } from './invoices.ts';
 
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, Legend, Tooltip);
 
 const DAYS = 30;
 const DAY_MS = 86_400_000;
-/** One colour per currency, each with a contrast of 3:1 or more against white (WCAG 1.4.11 for graphics). */
-const COLOURS = ['#0b5cad', '#a8431a', '#1f7a3a', '#6b3fa0', '#8a6d00', '#b0136b', '#00708a', '#5c5c5c'];
+/**
+ * A colour per invoice currency, the same on every day and every visit (USD blue, EUR rust, …), each with a contrast of
+ * 3:1 or more against white (WCAG 1.4.11 for graphics); the legend names them.
+ */
+const COLOURS = ['#0b5cad', '#a8431a', '#1f7a3a', '#6b3fa0', '#8a6d00', '#b0136b', '#00708a', '#5c5c5c', '#7a3e00', '#2c2f7a', '#14532d', '#a40e26'];
+const colourOf = (currency: string) => COLOURS[Math.max(0, INVOICE_CURRENCIES.indexOf(currency as (typeof INVOICE_CURRENCIES)[number])) % COLOURS.length];
 
 type Overview = DashboardOverviewQuery['invoiceOverview'];
 
@@ -30,10 +35,10 @@ export function overviewSection(v: ModeView) {
   const draw = (o: Overview) => {
     const days = daysOf(o);
     const currencies = [...new Set(o.received.map((r) => r.currency))].sort();
-    const datasets = currencies.map((currency, i) => {
+    const datasets = currencies.map((currency) => {
       const byDay = new Map(o.received.filter((r) => r.currency === currency).map((r) => [r.day, r.amount]));
       // Drawing only: bar heights are numbers; every figure shown as text is the API's exact decimal string.
-      return { label: currency, data: days.map((d) => Number(byDay.get(d) ?? 0)), backgroundColor: COLOURS[i % COLOURS.length] };
+      return { label: currency, data: days.map((d) => Number(byDay.get(d) ?? 0)), backgroundColor: colourOf(currency) };
     });
     const totals = currencies.map((c) => `${o.received.filter((r) => r.currency === c).reduce((n, r) => n + r.invoices, 0)} × ${c}`);
     canvas.setAttribute('aria-label', currencies.length ? t('chartLabel', { days: o.days, currencies: currencies.join(', '), invoices: totals.join(', ') }) : t('chartEmpty', { days: o.days }));
