@@ -16,6 +16,8 @@ import type { InvoiceDeps } from '../invoices/lifecycle.ts';
 import { presentItems, presentTotal } from '../invoices/presenter.ts';
 import { invoiceContent, invoiceContentFields } from '../invoices/rules.ts';
 import { checkFixedCurrency, createInvoice } from '../invoices/service.ts';
+// What an opening came to is the page's vocabulary: web/pages.ts answers each kind.
+import type { LinkOpening } from '../web/pages.ts';
 
 export interface PaymentLinkDeps {
   db: Db;
@@ -145,31 +147,22 @@ export async function deactivatePaymentLink(deps: Pick<PaymentLinkDeps, 'db'>, c
   return getPaymentLink(deps, company, id);
 }
 
-/** What opening a link came to (web/pages.ts answers each). */
-export type LinkOpening =
-  | { kind: 'limited'; retryAfterSeconds: number }
-  | { kind: 'invoice'; invoiceId: string; checkoutUrl: string }
-  | { kind: 'unknown' }
-  | { kind: 'inactive' }
-  /** The link's content cannot make an invoice now (its fixed currency no longer accepted or offered). */
-  | { kind: 'unavailable'; reason: string };
-
 /**
  * Opening a link: a new invoice of its content, made by the invoice create service for the link's tenant (its store
  * defaults as they are now fill what the link leaves open). `admit` runs once the link is known to be active, before
- * anything is written: the per-address limit (it throws to refuse).
+ * anything is written (only an opening that would make an invoice counts): the per-address limit (it throws to refuse).
  */
 export async function openPaymentLink(deps: PaymentLinkDeps, id: string, admit: () => Promise<void>): Promise<LinkOpening> {
   const link = PAYMENT_LINK_ID_PATTERN.test(id) ? await deps.db.paymentLink.findUnique({ where: { id }, include: { items: { orderBy: { position: 'asc' } }, company: true } }) : null;
   if (!link) return { kind: 'unknown' };
   if (!link.active) return { kind: 'inactive' };
-  await admit();
   const paymentCurrency = link.fixedPaymentCurrency && isPaymentCurrency(link.fixedPaymentCurrency) ? link.fixedPaymentCurrency : null;
   try {
     checkFixedCurrency(deps.invoices, link.company, paymentCurrency);
   } catch (e) {
     return { kind: 'unavailable', reason: (e as Error).message };
   }
+  await admit();
   const items = link.items.map((i) => ({ name: i.name, price: i.price }));
   const { invoice } = await createInvoice(
     deps.invoices,

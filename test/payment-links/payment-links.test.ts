@@ -202,6 +202,21 @@ describe.each(DATABASES)('payment links on %s', { timeout: 120_000 }, (kind) => 
     expect(await server.app.db.prisma.invoice.count({ where: { companyId: m.tenantId } })).toBe(0);
   });
 
+  it('a link whose fixed currency the store no longer accepts gets a 409 page and makes nothing, until the store accepts it again', async () => {
+    const m = await server.merchant();
+    const link = (await create(server, m.publicToken, { ...LINK, paymentCurrency: 'btc' })).body;
+    expect((await server.request('PATCH', '/api/company/settings/store', { token: m.publicToken, json: { acceptedAssets: ['usdt'] } })).status).toBe(200);
+    const refused = await open(server, `/l/${link.id}`);
+    expect(refused.status).toBe(409);
+    expect(await refused.text()).toContain('This payment link cannot be used right now');
+    expect(await server.app.db.prisma.invoice.count({ where: { paymentLinkId: link.id } })).toBe(0);
+    expect((await server.request('PATCH', '/api/company/settings/store', { token: m.publicToken, json: { acceptedAssets: ['usdt', 'btc'] } })).status).toBe(200);
+    const opened = await open(server, `/l/${link.id}`);
+    expect(opened.status).toBe(303);
+    const invoice = await server.request('GET', `/api/invoices/v1/regular/${opened.headers.get('location')!.split('/').at(-1)}`);
+    expect(invoice.body.invoiceContent.paymentCurrency).toBe('btc');
+  });
+
   it('openings are limited per client address: 429 with Retry-After and a friendly page past the limit, other addresses go on', async () => {
     const m = await server.merchant();
     const link = (await create(server, m.publicToken)).body;
