@@ -19,7 +19,6 @@ import { Money } from '../domain/money.ts';
 import { isMode } from '../domain/modes.ts';
 import type { EntryKey, LedgerEntryRecord } from '../ledger/entries.ts';
 import { databaseEntrySource, verifyLedgerExport, type EntrySource, type ExportReport } from '../ledger/verify-export.ts';
-import { verifyLedger } from '../features.ts';
 import type { LedgerReport } from '../ledger/verify.ts';
 import { createLogger } from '../logger.ts';
 import { fail, runAdminRequest, withDatabase, type AdminCall } from './cli.ts';
@@ -43,6 +42,8 @@ if (options.export === undefined) {
     { method: 'GET', path: `/admin/ledger/verify${mode ? `?mode=${mode}` : ''}` },
     async (db) => {
       const chains = await openChains({ file: readChainsFile(config.chainsFile), sandbox: config.sandbox, db, logger: createLogger('silent'), signer: null });
+      // Loaded only here: the features' checks need every feature's module, which usage errors and the admin path do not.
+      const { verifyLedger } = await import('../features.ts');
       return verifyLedger(db, chains.custodySources(), { mode });
     },
     'ledger:verify',

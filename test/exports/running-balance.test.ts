@@ -7,14 +7,15 @@ import { Money } from '../../src/domain/money.ts';
 import { DATABASES } from '../support/databases.ts';
 import { eventually } from '../support/funding.ts';
 import { useServer, type TestServer } from '../support/server.ts';
+import { declared } from '../../src/features.ts';
 import { download, rangeQuery, type CsvRow } from './support.ts';
 
 const TRON = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
 const ALL_UNTIL = '9999-12-31T23:59:59.999Z';
 const FINAL = 19;
 
-/** Every journal kind the service writes (src/ledger/ledger.ts Journal['kind']; docs/exports.md, journal_kind). */
-const ALL_KINDS = ['payment', 'late_payment', 'unexpected_asset', 'fee', 'refund', 'withdrawal_hold', 'withdrawal', 'withdrawal_release', 'deposit', 'deposit_fee'];
+/** Every journal kind the features declare (src/features.ts `declared`; docs/exports.md, journal_kind). */
+const ALL_KINDS = declared.journalKinds;
 const MERCHANT_ACCOUNTS = new Set(['merchant_available', 'merchant_held', 'merchant_suspense']);
 
 function client(server: TestServer, token: string) {

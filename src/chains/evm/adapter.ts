@@ -19,6 +19,7 @@ import type { ChainContext, NodeAdapter } from '../node-adapter.ts';
 import { allocateIndex, WatchedSet } from '../store.ts';
 import { nodeEndpoint } from '../node-endpoint.ts';
 import { fromBaseUnits } from '../units.ts';
+import type { EvmChain, EvmHead, EvmNetwork, EvmToken } from './chain.ts';
 import { EvmRpc, type RpcBlock, type RpcLog, type RpcReceipt } from './rpc.ts';
 import { EvmSender } from './sender.ts';
 import { EvmSweeper } from './sweeps.ts';
@@ -29,7 +30,7 @@ const BLOCKS_PER_SCAN = 200;
 /** Beyond this many transactions paying us in one block, its receipts are read in one call rather than one each. */
 const RECEIPTS_ONE_BY_ONE = 8;
 
-type EvmNetwork = Extract<Network, 'ethereum' | 'bsc'>;
+
 
 /** A transfer followed until final; its sender and nonce tell when it can never come back after a reorg. */
 export interface EvmPending extends PendingTransfer {
@@ -44,24 +45,14 @@ export interface EvmState extends BlockScanState<EvmPending> {
   sweptAt: string | null;
 }
 
-export interface EvmHead {
-  number: number;
-  baseFee: bigint | null;
-}
-
-/** A configured token: its contract and the payment currency it is. */
-export interface EvmToken {
-  asset: PaymentCurrency;
-  contract: Address;
-  decimals: number;
-}
+export type { EvmHead, EvmToken } from './chain.ts';
 
 export function evmAdapter(network: Network, config: EvmChainConfig, context: ChainContext): NodeAdapter<EvmState> {
   if (network !== 'ethereum' && network !== 'bsc') throw new Error(`${network} is no EVM network`);
   return new EvmAdapter(network, config, context);
 }
 
-export class EvmAdapter implements NodeAdapter<EvmState>, BlockSource<EvmHead, EvmPending> {
+export class EvmAdapter implements NodeAdapter<EvmState>, BlockSource<EvmHead, EvmPending>, EvmChain {
   readonly confirmations: number;
   readonly pollMs: number;
   readonly native: PaymentCurrency;

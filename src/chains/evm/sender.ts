@@ -15,7 +15,7 @@ import type { OutgoingTransfer } from '../adapter.ts';
 import { HOT_WALLET, NO_SIGNER } from '../signer.ts';
 import { derivedAmong, findSend, isReported, openSends, replaceSend, storeSend, updateSend, withSpendLock, type SendPurpose } from '../store.ts';
 import { fromBaseUnits, toBaseUnits } from '../units.ts';
-import type { EvmAdapter, EvmHead } from './adapter.ts';
+import type { EvmChain, EvmHead } from './chain.ts';
 import { chooseFees, gweiToWei, maxCost, replacementFees, type FeeCaps, type Fees } from './fees.ts';
 import type { Call, RpcReceipt } from './rpc.ts';
 
@@ -53,7 +53,7 @@ export class EvmSender {
   shortOfFunds = false;
   private readonly caps: FeeCaps;
 
-  constructor(private readonly chain: EvmAdapter) {
+  constructor(private readonly chain: EvmChain) {
     this.caps = { maxFee: gweiToWei(chain.config.maxFeeGwei), priorityFee: gweiToWei(chain.config.priorityFeeGwei) };
   }
 

@@ -9,7 +9,7 @@ import { PAYMENT_CURRENCY_INFO, type PaymentCurrency } from '../../domain/assets
 import { Money } from '../../domain/money.ts';
 import { derivedAmong, openSends } from '../store.ts';
 import { fromBaseUnits, toBaseUnits } from '../units.ts';
-import type { EvmAdapter, EvmHead } from './adapter.ts';
+import type { EvmChain, EvmHead } from './chain.ts';
 import { maxCost, type Fees } from './fees.ts';
 import { BUSY, TRANSFER_GAS, type EvmSender } from './sender.ts';
 
@@ -48,7 +48,7 @@ export function sweepStep(input: {
 
 export class EvmSweeper {
   constructor(
-    private readonly chain: EvmAdapter,
+    private readonly chain: EvmChain,
     private readonly sender: EvmSender,
   ) {}
 

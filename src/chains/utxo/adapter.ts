@@ -8,8 +8,7 @@
 // into the hot wallet when due. Reports are idempotent, so a scan repeated after a crash changes nothing.
 import type { HDKey } from '@scure/bip32';
 import type { Decimal } from 'decimal.js';
-import type { ChainSend } from '../../../generated/prisma/client.ts';
-import type { Prisma } from '../../db/client.ts';
+
 import { PAYMENT_CURRENCY_INFO, type Network, type PaymentCurrency } from '../../domain/assets.ts';
 import { Money, toMoney } from '../../domain/money.ts';
 import { AppError } from '../../errors/app-error.ts';
@@ -20,29 +19,17 @@ import type { UtxoChainConfig } from '../config.ts';
 import { NATIVE_ASSET, type AddressBalance } from '../custody.ts';
 import { ACCOUNT_PATHS, deriveAddress, deriveChainAddress, parseExtendedPublicKey } from '../hd.ts';
 import type { ChainContext, NodeAdapter } from '../node-adapter.ts';
-import { HOT_WALLET, NO_SIGNER, signerRefusal, type Signer } from '../signer.ts';
-
-const BCH_SENDS = 'sending on bitcoin-cash is not supported yet: its signatures need SIGHASH_FORKID, which the signer does not make (docs/chains-utxo.md)';
-import { allocateIndex, derivedAmong, findSend, highestIndex, isReported, openSends, sendInputs, storeSend, updateSend, withSpendLock, type SendInput, type SendPurpose } from '../store.ts';
+import { HOT_WALLET } from '../signer.ts';
+import { allocateIndex, derivedAmong, highestIndex, openSends, sendInputs } from '../store.ts';
 import { nodeEndpoint } from '../node-endpoint.ts';
 import { chainDescriptor, importRequestFor, SCRIPT_KIND, type ImportRequest } from './descriptors.ts';
-import { incomingStep, sendStep, type KnownTransfer } from './follow.ts';
-import { addressOptions, DUST_RELAY_FEE, isUtxoNetwork, SIGNER_NETWORKS, type UtxoNetwork } from './networks.ts';
-import { BitcoinRpc, coins, RPC_ERROR, RpcError } from './rpc.ts';
-import {
-  coinText,
-  dustLimit,
-  finalizeSigned,
-  fromSats,
-  outputScript,
-  planPayment,
-  planSweep,
-  toSats,
-  unsignedPsbt,
-  type Coin,
-  type Plan,
-  type SpendRules,
-} from './transactions.ts';
+import { incomingStep, type KnownTransfer } from './follow.ts';
+import { addressOptions, DUST_RELAY_FEE, isUtxoNetwork, type UtxoNetwork } from './networks.ts';
+import { BitcoinRpc, coins, outpoint, RPC_ERROR, RpcError, type TxStatus, type Unspent } from './rpc.ts';
+import { perVbyte } from './fees.ts';
+import { UtxoSender } from './sender.ts';
+import { UtxoSweeper } from './sweeps.ts';
+import type { SpendRules } from './transactions.ts';
 
 /** Where a scan resumes: saved by the watcher after every scan. */
 export interface UtxoScanState {
@@ -53,10 +40,7 @@ export interface UtxoScanState {
   sweptAt: string | null;
 }
 
-/** Estimate target of the node's fee estimate, in blocks. */
-const FEE_TARGET_BLOCKS = 6;
-/** Satoshis per virtual byte when the node has no estimate (regtest, a fresh testnet node). Never used on main. */
-export const FALLBACK_FEE_RATE = new Money(2);
+export { FALLBACK_FEE_RATE } from './fees.ts';
 /** importmulti ranges per call: each call stays short, however many addresses must be watched. */
 const IMPORT_CHUNK = 5_000;
 /** Imports with a rescan read the chain from the first address's creation: minutes to hours on main. */
@@ -82,21 +66,6 @@ interface SinceBlock {
   lastblock: string;
 }
 
-interface Unspent {
-  txid: string;
-  vout: number;
-  address?: string;
-  amount: unknown;
-  scriptPubKey: string;
-  confirmations: number;
-}
-
-/** What the node says of one transaction now (txStatuses leaves out those it does not know). */
-interface TxStatus {
-  confirmations: number;
-  blockheight: number | null;
-}
-
 /** One receive to one of our addresses, as the node lists it. */
 interface Observed {
   txid: string;
@@ -107,8 +76,6 @@ interface Observed {
   blockheight: number | null;
 }
 
-const outpoint = (txid: string, vout: number) => `${txid}:${vout}`;
-
 export function utxoAdapter(network: Network, config: UtxoChainConfig, context: ChainContext): NodeAdapter<UtxoScanState> {
   if (!isUtxoNetwork(network)) throw new Error(`${network} is not a UTXO network`);
   return new UtxoAdapter(network, config, context);
@@ -117,31 +84,29 @@ export function utxoAdapter(network: Network, config: UtxoChainConfig, context: 
 export class UtxoAdapter implements NodeAdapter<UtxoScanState> {
   readonly confirmations: number;
   readonly pollMs: number;
-  private readonly asset: PaymentCurrency;
+  readonly asset: PaymentCurrency;
   private readonly account: HDKey;
-  private readonly test: boolean;
-  private readonly spending: SpendRules;
-  private readonly node: BitcoinRpc;
-  private readonly wallet: BitcoinRpc;
-  private readonly logger: Logger;
+  readonly test: boolean;
+  readonly spending: SpendRules;
+  readonly node: BitcoinRpc;
+  readonly wallet: BitcoinRpc;
+  readonly logger: Logger;
   /** The service's own address (<account>/1/0): consolidation target, withdrawals' source, change. */
   readonly hotAddress: string;
   private setup: Promise<void> | null = null;
   private descriptorWallet = false;
   /** The node's minimum relay fee, in satoshis per virtual byte. */
-  private relayRate: Decimal = new Money(1);
+  relayRate: Decimal = new Money(1);
   /** Receiving indexes the node is known to watch (0..watchedThrough), in this process. */
   private watchedThrough = -1;
   private importing: Promise<void> = Promise.resolve();
-  /** A payment found the hot wallet short: consolidate at the next scan, whatever the interval says. */
-  private sweepSoon = false;
-  /** Sends the node refuses whose inputs are spent elsewhere: the height that was first seen at. */
-  private readonly inputsGoneSince = new Map<string, number>();
+  private readonly sender = new UtxoSender(this);
+  private readonly sweeper = new UtxoSweeper(this, this.sender);
 
   constructor(
     readonly network: UtxoNetwork,
-    private readonly config: UtxoChainConfig,
-    private readonly context: ChainContext,
+    readonly config: UtxoChainConfig,
+    readonly context: ChainContext,
   ) {
     this.confirmations = config.confirmations ?? PAYMENT_CURRENCY_INFO[NATIVE_ASSET[network]].confirmations;
     this.pollMs = config.pollMs;
@@ -162,7 +127,7 @@ export class UtxoAdapter implements NodeAdapter<UtxoScanState> {
   }
 
   /** The node checked and the wallet watching, once; again after a failure (an optional node that was down). */
-  private ready(): Promise<void> {
+  ready(): Promise<void> {
     this.setup ??= this.prepare().catch((e: unknown) => {
       this.setup = null;
       throw e;
@@ -325,8 +290,8 @@ export class UtxoAdapter implements NodeAdapter<UtxoScanState> {
     const since = await this.listSince(state);
     const covered = await this.reportObserved(await this.observedReceives([...since.transactions, ...(since.removed ?? [])]));
     await this.followSeen(covered);
-    await this.followSends();
-    const sweptAt = await this.sweepIfDue(state.sweptAt);
+    await this.sender.followSends();
+    const sweptAt = await this.sweeper.sweepIfDue(state.sweptAt);
     const { height } = await this.node.call<{ height: number }>('getblockheader', [since.lastblock]);
     return { block: since.lastblock, height, sweptAt };
   }
@@ -446,7 +411,7 @@ export class UtxoAdapter implements NodeAdapter<UtxoScanState> {
   }
 
   /** What the node says of each transaction: the wallet's view, else the chain's (txindex) or the mempool's. */
-  private async txStatuses(txids: string[]): Promise<Map<string, TxStatus>> {
+  async txStatuses(txids: string[]): Promise<Map<string, TxStatus>> {
     const unique = [...new Set(txids)];
     const statuses = new Map<string, TxStatus>();
     const fromWallet = await this.wallet.batch<{ confirmations: number; blockheight?: number }>(unique.map((txid) => ({ method: 'gettransaction', params: [txid, true] })));
@@ -495,274 +460,20 @@ export class UtxoAdapter implements NodeAdapter<UtxoScanState> {
     return [...totals].map(([address, amount]) => ({ address, asset: this.asset, amount: amount.toFixed() }));
   }
 
-  // --- sending ---
+  // --- sending (sender.ts) and consolidation (sweeps.ts) ---
 
   /**
    * Pays a withdrawal or a refund from the hot wallet (its confirmed coins; change back to it). Idempotent per id: a
    * send stored before is offered to the node again and answers the same transaction.
    */
-  async send(transfer: OutgoingTransfer): Promise<{ txHash: string }> {
-    const network = this.signerNetwork();
-    await this.ready();
-    const existing = await findSend(this.context.db, transfer.id);
-    if (existing) return this.offer(existing);
-    this.checkOutgoing(transfer);
-    const amount = toSats(transfer.amount);
-    const to = outputScript(transfer.to, network);
-    const rate = await this.feeRate();
-    // Under the network's spend lock: no two sends pick the same coins.
-    const stored = await withSpendLock(this.context.db, this.network, async (tx) => {
-      const again = await findSend(tx, transfer.id);
-      if (again) return again;
-      const plan = planPayment(await this.hotCoins(tx), amount, to, this.hotScript(), rate, this.spending);
-      if ('shortBy' in plan) {
-        this.sweepSoon = true;
-        throw new Error(
-          `${this.network}: the hot wallet cannot pay ${coinText(amount)} ${this.asset} now: it holds ${coinText(plan.available)} confirmed and unreserved, ` +
-            `${coinText(plan.needed)} are needed with the fee. Consolidating confirmed deposits refills it (docs/chains-utxo.md); the payment is retried.`,
-        );
-      }
-      return this.store(tx, plan, { id: transfer.id, purpose: transfer.purpose, to: transfer.to, amount });
-    });
-    return this.offer(stored);
-  }
-
-  /** Hostile input stops here: the merchant gave the address and amount. */
-  private checkOutgoing(transfer: OutgoingTransfer): void {
-    if (transfer.asset !== this.asset) throw new Error(`${this.network} sends only ${this.asset}, not ${transfer.asset}`);
-    if (transfer.tag) throw new Error(`${this.network} takes no tag`);
-    if (!this.isValidAddress(transfer.to)) throw new Error(`not a ${this.network} ${this.config.chain} address: ${JSON.stringify(transfer.to.slice(0, 128))}`);
-    if (!transfer.amount.gt(0)) throw new Error('the amount must be positive');
-    const to = outputScript(transfer.to, this.signerNetwork());
-    if (toSats(transfer.amount) < dustLimit(to, this.spending.dustRelayFee)) throw new Error(`${transfer.amount.toFixed()} ${this.asset} is below the network's dust limit`);
+  send(transfer: OutgoingTransfer): Promise<{ txHash: string }> {
+    return this.sender.send(transfer);
   }
 
   sendRefusal(): string | null {
-    if (this.network === 'bitcoin-cash') return BCH_SENDS;
-    return signerRefusal(this.context);
-  }
-
-  /** Bitcoin Cash needs SIGHASH_FORKID signatures, which the signer (@scure/btc-signer) does not make. */
-  private signerNetwork() {
-    if (this.network === 'bitcoin-cash') throw new Error(BCH_SENDS);
-    return SIGNER_NETWORKS[this.network][this.config.chain];
-  }
-
-  private signer(): Signer {
-    if (!this.context.signer) throw new Error(`${this.network}: ${NO_SIGNER}`);
-    return this.context.signer;
-  }
-
-  private hotScript(): Uint8Array {
-    return outputScript(this.hotAddress, this.signerNetwork());
-  }
-
-  /** Outputs that open sends spend: reserved until those sends are final or failed. */
-  private async reserved(tx: Prisma.TransactionClient): Promise<Set<string>> {
-    const sends = await openSends(tx, this.network);
-    return new Set(sends.flatMap((s) => sendInputs(s.inputs).map((i) => outpoint(i.txid ?? '', i.vout ?? -1))));
-  }
-
-  /** The hot wallet's confirmed coins not reserved by an open send. */
-  private async hotCoins(tx: Prisma.TransactionClient): Promise<Coin[]> {
-    const reserved = await this.reserved(tx);
-    const unspent = await this.wallet.call<Unspent[]>('listunspent', [1, 9_999_999, [this.hotAddress]]);
-    return unspent
-      .filter((u) => !reserved.has(outpoint(u.txid, u.vout)))
-      .map((u) => ({ txid: u.txid, vout: u.vout, value: toSats(coins(u.amount)), script: u.scriptPubKey, address: this.hotAddress, key: HOT_WALLET }));
-  }
-
-  /** Signs a plan and stores it (before any broadcast: a repeated send then offers the same transaction). */
-  private async store(
-    tx: Prisma.TransactionClient,
-    plan: Plan,
-    send: { id: string | ((txid: string) => string); purpose: SendPurpose; to: string; amount: bigint },
-  ): Promise<ChainSend> {
-    const signed = this.signer().signPsbt(this.network, this.test, unsignedPsbt(plan), plan.inputs.map((c) => c.key));
-    const { rawTx, txid, vsize } = finalizeSigned(signed);
-    if (vsize > plan.vsize) throw new Error(`the signed transaction is larger (${vsize} vB) than its fee was computed for (${plan.vsize} vB)`);
-    const inputs: SendInput[] = plan.inputs.map((c) => ({ address: c.address, amount: coinText(c.value), txid: c.txid, vout: c.vout }));
-    return storeSend(tx, {
-      id: typeof send.id === 'string' ? send.id : send.id(txid),
-      network: this.network,
-      purpose: send.purpose,
-      asset: this.asset,
-      fromAddress: this.hotAddress,
-      toAddress: send.to,
-      tag: null,
-      amount: coinText(send.amount),
-      rawTx,
-      txHash: txid,
-      nonce: null,
-      inputs,
-      fee: coinText(plan.fee),
-    });
-  }
-
-  /**
-   * Offers a stored send to the node; answers its hash. A node that cannot be reached throws (the caller retries);
-   * a refusal is left to the scan, which offers it again and fails it once its inputs are spent elsewhere.
-   */
-  private async offer(send: ChainSend): Promise<{ txHash: string }> {
-    const refused = await this.broadcast(send.rawTx);
-    if (refused) {
-      this.logger.warn({ id: send.id, txHash: send.txHash, reason: refused.reason }, 'the node refused a stored transaction; the watcher offers it again');
-    } else if (send.status === 'signed') {
-      await updateSend(this.context.db, send.id, { status: 'sent' });
-    }
-    return { txHash: send.txHash };
-  }
-
-  /** sendrawtransaction; answers the node's refusal, or null when it took the transaction (or has it already). */
-  private async broadcast(rawTx: string): Promise<RpcError | null> {
-    try {
-      await this.node.call('sendrawtransaction', [rawTx]);
-      return null;
-    } catch (e) {
-      if (!(e instanceof RpcError)) throw e;
-      if (e.code === RPC_ERROR.VERIFY_ALREADY_IN_CHAIN || /already (in|known)/i.test(e.reason)) return null;
-      return e;
-    }
-  }
-
-  /** Satoshis per virtual byte: CHAINS_FILE's feeRate, else the node's estimate; never below the node's relay fee. */
-  private async feeRate(): Promise<Decimal> {
-    if (this.config.feeRate !== undefined) return Money.max(toMoney(this.config.feeRate), this.relayRate);
-    const estimate = await this.node.call<{ feerate?: unknown }>('estimatesmartfee', [FEE_TARGET_BLOCKS]);
-    if (estimate.feerate !== undefined) return Money.max(perVbyte(coins(estimate.feerate)), this.relayRate);
-    if (this.config.chain === 'main') {
-      throw new Error(`${this.network}: the node has no fee estimate yet and CHAINS_FILE sets no feeRate: nothing is sent until it has one`);
-    }
-    return Money.max(FALLBACK_FEE_RATE, this.relayRate);
-  }
-
-  // --- following our sends ---
-
-  /** Every open send to final: confirmed (a withdrawal's outcome reported), or failed when it can never confirm. */
-  private async followSends(): Promise<void> {
-    const sends = await openSends(this.context.db, this.network);
-    if (sends.length === 0) return;
-    const statuses = await this.txStatuses(sends.map((s) => s.txHash));
-    for (const send of sends) {
-      const status = statuses.get(send.txHash) ?? null;
-      switch (sendStep(send.status as 'signed' | 'sent', status?.confirmations ?? null, this.confirmations)) {
-        case 'confirm':
-          await this.settle(send, 'confirmed', status!.blockheight);
-          break;
-        case 'fail':
-          await this.settle(send, 'failed', null);
-          break;
-        case 'mark-sent':
-          await updateSend(this.context.db, send.id, { status: 'sent' });
-          break;
-        case 'offer':
-          await this.offerAgain(send, status !== null);
-          break;
-        case 'wait':
-          break;
-      }
-    }
-  }
-
-  /**
-   * A send in no block, offered again. One the node never took and whose inputs are spent in the chain can never
-   * confirm: it fails once that has held for as many blocks as a payment needs (a reorg may still undo the spend).
-   */
-  private async offerAgain(send: ChainSend, nodeKnowsIt: boolean): Promise<void> {
-    const refused = await this.broadcast(send.rawTx);
-    if (!refused) {
-      this.inputsGoneSince.delete(send.id);
-      if (send.status === 'signed') await updateSend(this.context.db, send.id, { status: 'sent' });
-      return;
-    }
-    if (nodeKnowsIt || !(await this.inputsSpent(send))) {
-      this.logger.warn({ id: send.id, txHash: send.txHash, reason: refused.reason }, 'the node refuses an open send of ours; offered again at the next scan');
-      return;
-    }
-    const tip = await this.node.call<number>('getblockcount');
-    const since = this.inputsGoneSince.get(send.id) ?? tip;
-    this.inputsGoneSince.set(send.id, since);
-    if (tip - since + 1 >= this.confirmations) {
-      this.inputsGoneSince.delete(send.id);
-      await this.settle(send, 'failed', null);
-    }
-  }
-
-  /** Whether an input of the send is no longer unspent in the chain (the mempool is left out: it may change). */
-  private async inputsSpent(send: ChainSend): Promise<boolean> {
-    const inputs = sendInputs(send.inputs).filter((i) => i.txid !== undefined);
-    const outputs = await this.node.batchAll<object | null>(inputs.map((i) => ({ method: 'gettxout', params: [i.txid, i.vout, false] })));
-    return outputs.some((o) => o === null);
-  }
-
-  /** Records a send's end; a withdrawal's or refund's outcome goes to its feature first (refused: tried next scan). */
-  private async settle(send: ChainSend, outcome: 'confirmed' | 'failed', blockheight: number | null): Promise<void> {
-    if (isReported(send.purpose)) {
-      try {
-        await this.context.reportOutgoing({ network: this.network, purpose: send.purpose, id: send.id, txHash: send.txHash, outcome });
-      } catch (e) {
-        this.logger.warn({ err: e, id: send.id, purpose: send.purpose, txHash: send.txHash }, 'an outgoing outcome was not taken yet; reported again at the next scan');
-        return;
-      }
-    }
-    await updateSend(this.context.db, send.id, { status: outcome, ...(blockheight !== null ? { blockNumber: BigInt(blockheight) } : {}) });
-    if (outcome === 'failed') {
-      this.logger.error({ id: send.id, purpose: send.purpose, txHash: send.txHash }, 'a send of ours can never confirm (its inputs were spent by another transaction)');
-    }
-  }
-
-  // --- consolidation ---
-
-  /**
-   * Moves confirmed, credited deposits into the hot wallet when due: every `sweepIntervalMs`, at once when they reach
-   * `sweepThreshold`, or when a payment found the hot wallet short. Answers when it last did.
-   */
-  private async sweepIfDue(sweptAt: string | null): Promise<string | null> {
-    if (!this.context.signer || this.network === 'bitcoin-cash') return sweptAt;
-    const now = Date.now();
-    const due = this.sweepSoon || sweptAt === null || now - Date.parse(sweptAt) >= this.config.sweepIntervalMs;
-    if (!due && this.config.sweepThreshold === undefined) return sweptAt;
-    try {
-      const sweep = await withSpendLock(this.context.db, this.network, async (tx) => {
-        const deposits = await this.depositCoins(tx);
-        const total = fromSats(deposits.reduce((s, c) => s + c.value, 0n));
-        if (deposits.length === 0 || (!due && !(this.config.sweepThreshold && total.gte(this.config.sweepThreshold)))) return null;
-        const plan = planSweep(deposits, this.hotScript(), await this.feeRate(), this.spending, this.config.sweepMaxInputs);
-        if (!plan) return null;
-        return this.store(tx, plan, { id: (txid) => `sweep-${txid}`, purpose: 'sweep', to: this.hotAddress, amount: plan.outputs[0]!.value });
-      });
-      if (!sweep) return sweptAt;
-      this.sweepSoon = false;
-      this.logger.info({ txHash: sweep.txHash, inputs: sendInputs(sweep.inputs).length, amount: sweep.amount.toString(), fee: sweep.fee?.toString() }, 'consolidating deposits into the hot wallet');
-      await this.offer(sweep);
-      return new Date(now).toISOString();
-    } catch (e) {
-      // Payments are detected whatever happens here (no fee estimate yet, a node hiccup): consolidation waits.
-      this.logger.warn({ err: e }, 'consolidation postponed to the next scan');
-      return sweptAt;
-    }
-  }
-
-  /** Deposits to consolidate: confirmed outputs at our receiving addresses that were credited, not reserved. */
-  private async depositCoins(tx: Prisma.TransactionClient): Promise<Coin[]> {
-    const unspent = await this.wallet.call<Unspent[]>('listunspent', [this.confirmations]);
-    const indexes = await derivedAmong(tx, this.network, unspent.flatMap((u) => (u.address ? [u.address] : [])));
-    const candidates = unspent.filter((u) => u.address !== undefined && indexes.has(u.address));
-    if (candidates.length === 0) return [];
-    const credited = await tx.chainTransfer.findMany({
-      where: { network: this.network, state: 'confirmed', txHash: { in: [...new Set(candidates.map((u) => u.txid))] } },
-      select: { txHash: true, outputIndex: true },
-    });
-    const creditedOutputs = new Set(credited.map((c) => outpoint(c.txHash, c.outputIndex)));
-    const reserved = await this.reserved(tx);
-    return candidates
-      .filter((u) => creditedOutputs.has(outpoint(u.txid, u.vout)) && !reserved.has(outpoint(u.txid, u.vout)))
-      .map((u) => ({ txid: u.txid, vout: u.vout, value: toSats(coins(u.amount)), script: u.scriptPubKey, address: u.address!, key: { chain: 0, index: indexes.get(u.address!)! } }));
+    return this.sender.sendRefusal();
   }
 }
-
-/** A fee rate in coins per 1,000 virtual bytes (how nodes write them) as satoshis per virtual byte. */
-const perVbyte = (coinsPerKvB: Decimal): Decimal => coinsPerKvB.times(100_000_000).div(1_000);
 
 const unixSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
 

@@ -232,3 +232,22 @@ export function coins(value: unknown): Money {
   if (typeof value === 'number' && Number.isSafeInteger(value)) return toMoney(value);
   throw new Error(`not an amount: ${JSON.stringify(value)}`);
 }
+
+/** One output of listunspent. */
+export interface Unspent {
+  txid: string;
+  vout: number;
+  address?: string;
+  amount: unknown;
+  scriptPubKey: string;
+  confirmations: number;
+}
+
+/** What the node says of one transaction now (txStatuses leaves out those it does not know). */
+export interface TxStatus {
+  confirmations: number;
+  blockheight: number | null;
+}
+
+/** An output's key: `txid:vout`. */
+export const outpoint = (txid: string, vout: number) => `${txid}:${vout}`;
