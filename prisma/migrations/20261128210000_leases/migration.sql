@@ -11,11 +11,6 @@ ALTER COLUMN "owner" DROP NOT NULL,
 ALTER COLUMN "leaseUntil" DROP NOT NULL;
 
 -- AlterTable
-ALTER TABLE "WebhookLane" ADD COLUMN     "generation" INTEGER NOT NULL DEFAULT 0,
-ALTER COLUMN "owner" DROP NOT NULL,
-ALTER COLUMN "leaseUntil" DROP NOT NULL;
-
--- AlterTable
 ALTER TABLE "Withdrawal" ADD COLUMN     "claimedUntil" TIMESTAMPTZ(3);
 
 UPDATE "Withdrawal" SET "claimedUntil" = "updatedAt" + interval '30 seconds' WHERE "stage" = 'sending';
