@@ -164,7 +164,8 @@ async function initialIfMissing<S>(db: Db, network: Network, initial: () => Prom
 
 // --- outgoing transactions ---
 
-export type SendPurpose = OutgoingPurpose | 'sweep' | 'topup';
+/** autoswap: a swap (or its token approval) through a DEX router from the hot wallet; its venue follows it itself. */
+export type SendPurpose = OutgoingPurpose | 'sweep' | 'topup' | 'autoswap';
 
 /** Sends whose outcome a feature waits for (withdrawals, refunds); consolidation is the adapter's own business. */
 export const isReported = (purpose: string): purpose is OutgoingPurpose => purpose === 'withdrawal' || purpose === 'refund';
