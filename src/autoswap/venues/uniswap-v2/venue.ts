@@ -225,10 +225,11 @@ export class UniswapV2Venue implements SwapVenue {
         ? encodeFunctionData({ abi: routerAbi, functionName: 'swapExactTokensForTokens', args: [amountIn, minOut, path, hot.address, deadline] })
         : encodeFunctionData({ abi: routerAbi, functionName: 'swapExactETHForTokens', args: [minOut, path, hot.address, deadline] }),
     };
-    const cap = BigInt(route.venue.gasLimit);
-    let gas = cap;
+    // The transaction carries gasLimit (unused gas is not charged): an estimate cannot foresee what the block changes,
+    // e.g. the pair's price accumulators, written from zero in the first block after a quiet one (two new slots).
+    const gas = BigInt(route.venue.gasLimit);
     // The very swap, run against the latest block: a revert (the pool moved, the deadline) refuses it for free. Not
-    // possible while its approval waits to be mined; then it runs with the configured gas limit.
+    // possible while its approval waits to be mined.
     if (!approving) {
       let estimate: bigint;
       try {
@@ -239,9 +240,7 @@ export class UniswapV2Venue implements SwapVenue {
         if (reverted === null) throw e;
         return failed(`the swap would revert now: ${reverted}`, false);
       }
-      if (estimate > cap) return failed(`the swap needs ${estimate} gas, more than gasLimit ${cap} (SWAP_CONFIG)`, false);
-      // Headroom as for every contract call of ours (sender.gasFor), within the cap; unused gas is not charged.
-      gas = min(cap, (estimate * 6n) / 5n + 17_100n);
+      if (estimate > gas) return failed(`the swap needs ${estimate} gas, more than gasLimit ${gas} (SWAP_CONFIG)`, false);
     }
     const fees = await this.fees(route, node);
     const row = await node.sender.store(hot, { id: swapSendId(order.swapId), purpose: 'autoswap', asset: from, to: router, amount: order.amount, call, gas, fees });
@@ -328,6 +327,7 @@ export class UniswapV2Venue implements SwapVenue {
     const block = await node.rpc.block(hexToBigInt(receipt.blockNumber), false);
     if (block && hexToBigInt(block.timestamp) > BigInt(Math.floor(order.deadline.getTime() / 1000))) return `${what}: UniswapV2Router: EXPIRED (mined after its deadline)`;
     const tx = parseTransaction(send.rawTx as Hex);
+    if (tx.gas !== undefined && hexToBigInt(receipt.gasUsed) >= tx.gas) return `${what}: it ran out of gas (gasLimit ${tx.gas}, SWAP_CONFIG)`;
     try {
       await node.rpc.ethCall(send.fromAddress as Address, { to: tx.to!, value: tx.value ?? 0n, data: tx.data }, hexToBigInt(receipt.blockNumber));
     } catch (e) {
