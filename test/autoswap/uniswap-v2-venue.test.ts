@@ -6,11 +6,11 @@
 import { randomUUID } from 'node:crypto';
 import { decodeFunctionData, getAddress, maxUint256, parseEther, parseEventLogs, type Address, type Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { uniswapV2Venue, readUniswapV2Config, type UniswapV2Venue } from '../../src/autoswap/venues/uniswap-v2.ts';
+import { uniswapV2Venue, type UniswapV2Venue } from '../../src/autoswap/venues/uniswap-v2.ts';
 import { routerAbi } from '../../src/autoswap/venues/uniswap-v2/abi.ts';
 import { poolFeeOf } from '../../src/autoswap/venues/uniswap-v2/fill.ts';
 import type { SwapOrder } from '../../src/autoswap/venue.ts';
-import { evmChainSchema, type ChainsFile } from '../../src/chains/config.ts';
+import { evmChainSchema, type EvmChainConfig } from '../../src/chains/config.ts';
 import { EvmAdapter, evmAdapter } from '../../src/chains/evm/adapter.ts';
 import { HOT_WALLET } from '../../src/chains/signer.ts';
 import { Money } from '../../src/domain/money.ts';
@@ -30,26 +30,25 @@ describe.runIf(ANVIL)('the Uniswap V2 venue on anvil', () => {
   let uni: Uniswap;
   let usdt: Address;
   let usdc: Address;
-  let chains: ChainsFile;
+  let chains: { ethereum: EvmChainConfig };
   let adapter: EvmAdapter;
   let venue: UniswapV2Venue;
   const hot = testSigner.evmAccount('ethereum', HOT_WALLET).address;
   const { abi: tokenAbi } = testToken();
 
-  const swapConfig = (extra: Record<string, unknown> = {}) =>
-    JSON.stringify({
-      uniswapV2: {
-        ethereum: {
-          router: uni.router,
-          weth: uni.weth,
-          pairs: [{ from: 'eth', to: 'usdterc20', minimum: '0.001' }, { from: 'usdc', to: 'usdterc20' }, { from: 'usdterc20', to: 'usdc' }],
-          confirmations: CONFIRMATIONS,
-          ...extra,
-        },
-      },
-    });
-  const newAdapter = () => evmAdapter('ethereum', chains.ethereum as never, h.context) as EvmAdapter;
-  const newVenue = (node: EvmAdapter, extra: Record<string, unknown> = {}) => uniswapV2Venue(readUniswapV2Config(swapConfig(extra), chains), { chains: { liveEvm: () => node } });
+  /** The venue's SWAP_CONFIG entry, without `venue` (what the autoswap venue registry hands its factory). */
+  const options = (extra: Record<string, unknown> = {}) => ({
+    ethereum: {
+      router: uni.router,
+      weth: uni.weth,
+      pairs: [{ from: 'eth', to: 'usdterc20', minimum: '0.001' }, { from: 'usdc', to: 'usdterc20' }, { from: 'usdterc20', to: 'usdc' }],
+      confirmations: CONFIRMATIONS,
+      ...extra,
+    },
+  });
+  const newAdapter = (tokens?: Record<string, string>) => evmAdapter('ethereum', tokens ? { ...chains.ethereum, tokens } : chains.ethereum, h.context) as EvmAdapter;
+  const only = (node: EvmAdapter | null) => ({ liveEvm: (network: string) => (network === 'ethereum' ? node : null) });
+  const newVenue = (node: EvmAdapter, extra: Record<string, unknown> = {}) => uniswapV2Venue(options(extra), { chains: only(node) });
   const order = (over: Partial<SwapOrder> = {}): SwapOrder => ({
     swapId: randomUUID(),
     mode: 'live',
@@ -107,29 +106,26 @@ describe.runIf(ANVIL)('the Uniswap V2 venue on anvil', () => {
     await anvil?.stop();
   });
 
-  it('supports its configured pairs in live mode only, with their minimums; SWAP_CONFIG is checked against CHAINS_FILE', () => {
+  it('supports its configured pairs in live mode only, with their minimums; its SWAP_CONFIG entry is checked against the chains', () => {
+    expect(venue.name).toBe('uniswap-v2');
     expect(venue.supports('live', 'eth', 'usdterc20')).toBe(true);
     expect(venue.supports('live', 'usdc', 'usdterc20')).toBe(true);
     expect(venue.supports('test', 'eth', 'usdterc20')).toBe(false);
     expect(venue.supports('live', 'usdterc20', 'eth')).toBe(false);
     expect(venue.supports('live', 'btc', 'usdterc20')).toBe(false);
-    expect(uniswapV2Venue(readUniswapV2Config(swapConfig(), chains), { chains: { liveEvm: () => null } }).supports('live', 'eth', 'usdterc20')).toBe(false);
     expect(venue.minimum('eth', 'usdterc20')!.toFixed()).toBe('0.001');
     expect(venue.minimum('usdc', 'usdterc20')).toBeNull();
-    expect(readUniswapV2Config(undefined, chains)).toEqual({});
-    const bad = (extra: Record<string, unknown>, files: ChainsFile = chains) => () => readUniswapV2Config(swapConfig(extra), files);
-    expect(bad({ router: '0x1234' })).toThrow(/uniswapV2\.ethereum\.router: must be a 0x address/);
-    expect(bad({ gasLimit: 10 })).toThrow(/uniswapV2\.ethereum\.gasLimit/);
-    expect(bad({ surprise: 1 })).toThrow(/uniswapV2\.ethereum: Unrecognized key/);
-    expect(bad({ pairs: [{ from: 'btc', to: 'usdterc20' }] })).toThrow(/uniswapV2\.ethereum\.pairs\.0\.from: btc is a currency of bitcoin, not of ethereum/);
-    expect(bad({ pairs: [{ from: 'usdterc20', to: 'eth' }] })).toThrow(/pairs\.0\.to: swaps to eth are not supported/);
-    expect(bad({ pairs: [{ from: 'eth', to: 'usdterc20' }, { from: 'eth', to: 'usdterc20' }] })).toThrow(/pairs\.1: eth\/usdterc20 is listed twice/);
-    expect(bad({ pairs: [{ from: 'eth', to: 'usdterc20', minimum: '-1' }] })).toThrow(/pairs\.0\.minimum: must be greater than 0/);
-    const noUsdc = { ethereum: { ...(chains.ethereum as object), tokens: { usdterc20: usdt } } } as ChainsFile;
-    expect(bad({}, noUsdc)).toThrow(/pairs\.1\.from: usdc has no contract in CHAINS_FILE \(ethereum\.tokens\.usdc\)/);
-    expect(bad({}, {})).toThrow(/uniswapV2\.ethereum: ethereum has no node in CHAINS_FILE/);
-    expect(() => readUniswapV2Config('{"uniswapV2": ', chains)).toThrow(/SWAP_CONFIG/);
-    expect(() => readUniswapV2Config('/nonexistent/swap.json', chains)).toThrow(/SWAP_CONFIG \/nonexistent\/swap.json/);
+    const bad = (entry: Record<string, unknown>, node: EvmAdapter | null = adapter) => () => uniswapV2Venue(entry, { chains: only(node) });
+    expect(bad(options({ router: '0x1234' }))).toThrow(/venue uniswap-v2:\n  ethereum\.router: must be a 0x address/);
+    expect(bad(options({ gasLimit: 10 }))).toThrow(/ethereum\.gasLimit/);
+    expect(bad(options({ surprise: 1 }))).toThrow(/ethereum: Unrecognized key/);
+    expect(bad({ ...options(), polygon: {} })).toThrow(/\(entry\): Unrecognized key: "polygon"/);
+    expect(bad(options({ pairs: [{ from: 'btc', to: 'usdterc20' }] }))).toThrow(/ethereum\.pairs\.0\.from: btc is a currency of bitcoin, not of ethereum/);
+    expect(bad(options({ pairs: [{ from: 'usdterc20', to: 'eth' }] }))).toThrow(/pairs\.0\.to: swaps to eth are not supported/);
+    expect(bad(options({ pairs: [{ from: 'eth', to: 'usdterc20' }, { from: 'eth', to: 'usdterc20' }] }))).toThrow(/pairs\.1: eth\/usdterc20 is listed twice/);
+    expect(bad(options({ pairs: [{ from: 'eth', to: 'usdterc20', minimum: '-1' }] }))).toThrow(/pairs\.0\.minimum: must be greater than 0/);
+    expect(bad(options(), newAdapter({ usdterc20: usdt }))).toThrow(/pairs\.1\.from: usdc has no contract in CHAINS_FILE \(ethereum\.tokens\.usdc\)/);
+    expect(bad(options(), null)).toThrow(/ethereum: ethereum has no node in CHAINS_FILE/);
   });
 
   it('swaps ether for tokens through swapExactETHForTokens: the fill is what the reserves give, in the receipt, the hot wallet and the answer alike', async () => {

@@ -1,13 +1,10 @@
-// The Uniswap V2 venue's part of SWAP_CONFIG (docs/autoswap.md, "Uniswap V2 venue"): per EVM network the router, its
+// The Uniswap V2 venue's entry of SWAP_CONFIG (docs/autoswap.md, "Uniswap V2 venue"): per EVM network the router, its
 // WETH, the pairs it may swap (with their minimums), gas caps and confirmations. Token contracts are not repeated
 // here: they are CHAINS_FILE's (tokens.usdterc20, tokens.usdc), so a swap can only ever touch a token the watcher
 // knows. Checked at start with every problem named by its path.
-import fs from 'node:fs';
 import { isAddress } from 'viem';
 import { z } from 'zod';
-import type { ChainsFile } from '../../../chains/config.ts';
 import { NATIVE_ASSET } from '../../../chains/custody.ts';
-import { parseJsonExact } from '../../../core/json.ts';
 import { decimal } from '../../../core/validation.ts';
 import { PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO, type PaymentCurrency } from '../../../domain/assets.ts';
 
@@ -44,54 +41,43 @@ export const uniswapV2NetworkSchema = z
 
 export const uniswapV2ConfigSchema = z.object({ ethereum: uniswapV2NetworkSchema.optional(), bsc: uniswapV2NetworkSchema.optional() }).strict();
 
-/** SWAP_CONFIG as a whole: this venue reads `uniswapV2`; other keys belong to other venues. */
-export const swapConfigSchema = z.looseObject({ uniswapV2: uniswapV2ConfigSchema.optional() });
-
 export type UniswapV2NetworkConfig = z.output<typeof uniswapV2NetworkSchema>;
 export type UniswapV2Config = z.output<typeof uniswapV2ConfigSchema>;
 
 export class SwapConfigError extends Error {}
 
-const issuesText = (issues: z.core.$ZodIssue[], prefix: string) => issues.map((i) => `  ${[prefix, ...i.path].filter((p) => p !== '').join('.') || '(config)'}: ${i.message}`).join('\n');
+/** The payment currencies a network carries in this process (its live node's: the native coin and CHAINS_FILE's tokens), or null without a node. */
+export type CarriedCurrencies = (network: UniswapV2Network) => readonly PaymentCurrency[] | null;
 
 /**
- * The `uniswapV2` section of SWAP_CONFIG (JSON text, or the path of a JSON file), checked on its own and against
- * CHAINS_FILE: each pair's currencies are of that network, not the same, not to the native coin (the router's
- * swapExactTokensForETH is not used), and each token has its contract in CHAINS_FILE. Throws SwapConfigError
- * naming every problem.
+ * The venue's entry of SWAP_CONFIG (`{"venue": "uniswap-v2", "ethereum": {...}}`, without `venue`), checked on its
+ * own and against the chains: each pair's currencies are of that network, not the same, not to the native coin (the
+ * router's swapExactTokensForETH is not used), and each is carried there (a token needs its contract in
+ * CHAINS_FILE). Throws SwapConfigError naming every problem by its path.
  */
-export function readUniswapV2Config(swapConfig: string | undefined, chains: ChainsFile): UniswapV2Config {
-  if (!swapConfig) return {};
-  let raw: unknown;
-  const text = swapConfig.trim();
-  try {
-    raw = parseJsonExact(text.startsWith('{') ? text : fs.readFileSync(text, 'utf8'));
-  } catch (e) {
-    throw new SwapConfigError(`SWAP_CONFIG${text.startsWith('{') ? '' : ` ${text}`}: ${(e as Error).message}`);
-  }
-  const parsed = swapConfigSchema.safeParse(raw);
-  if (!parsed.success) throw new SwapConfigError(`SWAP_CONFIG:\n${issuesText(parsed.error.issues, '')}`);
-  const config = parsed.data.uniswapV2 ?? {};
-  const problems = checkAgainstChains(config, chains);
-  if (problems.length) throw new SwapConfigError(`SWAP_CONFIG:\n${problems.map((p) => `  ${p}`).join('\n')}`);
-  return config;
+export function parseUniswapV2Options(options: unknown, carried: CarriedCurrencies): UniswapV2Config {
+  const parsed = uniswapV2ConfigSchema.safeParse(options);
+  const problems = parsed.success
+    ? checkAgainstChains(parsed.data, carried)
+    : parsed.error.issues.map((i) => `${i.path.join('.') || '(entry)'}: ${i.message}`);
+  if (problems.length) throw new SwapConfigError(`venue uniswap-v2:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+  return parsed.data!;
 }
 
-/** What in `config` CHAINS_FILE cannot carry (pure; `uniswapV2.<network>.pairs.<i>: why` each). */
-export function checkAgainstChains(config: UniswapV2Config, chains: ChainsFile): string[] {
+/** What in `config` the chains cannot carry (pure; `<network>.pairs.<i>.<side>: why` each). */
+export function checkAgainstChains(config: UniswapV2Config, carried: CarriedCurrencies): string[] {
   const problems: string[] = [];
   for (const network of UNISWAP_V2_NETWORKS) {
     const venue = config[network];
     if (!venue) continue;
-    const chain = chains[network];
-    const where = `uniswapV2.${network}`;
-    if (typeof chain !== 'object') {
-      problems.push(`${where}: ${network} has no node in CHAINS_FILE (swaps are live mode's, on a real node)`);
+    const currencies = carried(network);
+    if (!currencies) {
+      problems.push(`${network}: ${network} has no node in CHAINS_FILE (swaps are live mode's, on a real node)`);
       continue;
     }
     const seen = new Set<string>();
     venue.pairs.forEach((pair, i) => {
-      const at = `${where}.pairs.${i}`;
+      const at = `${network}.pairs.${i}`;
       const key = `${pair.from}/${pair.to}`;
       if (seen.has(key)) problems.push(`${at}: ${key} is listed twice`);
       seen.add(key);
@@ -99,9 +85,7 @@ export function checkAgainstChains(config: UniswapV2Config, chains: ChainsFile):
       for (const side of ['from', 'to'] as const) {
         const c = pair[side];
         if (PAYMENT_CURRENCY_INFO[c].network !== network) problems.push(`${at}.${side}: ${c} is a currency of ${PAYMENT_CURRENCY_INFO[c].network}, not of ${network}`);
-        else if (c !== NATIVE_ASSET[network] && !(chain.tokens as Partial<Record<PaymentCurrency, string>>)[c]) {
-          problems.push(`${at}.${side}: ${c} has no contract in CHAINS_FILE (${network}.tokens.${c})`);
-        }
+        else if (!currencies.includes(c)) problems.push(`${at}.${side}: ${c} has no contract in CHAINS_FILE (${network}.tokens.${c})`);
       }
       if (pair.to === NATIVE_ASSET[network]) problems.push(`${at}.to: swaps to ${pair.to} are not supported (only from it, or between tokens)`);
     });

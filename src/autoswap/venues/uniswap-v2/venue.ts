@@ -18,7 +18,7 @@ import { PAYMENT_CURRENCY_INFO, type PaymentCurrency } from '../../../domain/ass
 import type { Mode } from '../../../domain/modes.ts';
 import type { SwapOrder, SwapState, SwapVenue } from '../../venue.ts';
 import { allowanceAbi, factoryAbi, routerAbi } from './abi.ts';
-import { UNISWAP_V2_NETWORKS, type UniswapV2Config, type UniswapV2Network, type UniswapV2NetworkConfig } from './config.ts';
+import { parseUniswapV2Options, UNISWAP_V2_NETWORKS, type UniswapV2Config, type UniswapV2Network, type UniswapV2NetworkConfig } from './config.ts';
 import { readFill } from './fill.ts';
 
 /** Where the venue finds the live EVM node of a network in this process (the chains registry: Chains.liveEvm). */
@@ -348,5 +348,10 @@ function revertReason(e: unknown): string | null {
   return match[1] || 'reverted without a reason';
 }
 
-/** The venue for SWAP_CONFIG's `uniswapV2` section: `venues.push(uniswapV2Venue(config, { chains: platform.chains }))`. */
-export const uniswapV2Venue = (config: UniswapV2Config, deps: UniswapV2Deps): UniswapV2Venue => new UniswapV2Venue(config, deps);
+/**
+ * The venue of SWAP_CONFIG's `{"venue": "uniswap-v2", ...}` entry (the autoswap venue registry's factory signature:
+ * the entry without `venue`, and the platform's chains). Throws SwapConfigError naming what is wrong.
+ */
+export function uniswapV2Venue(options: Record<string, unknown>, deps: UniswapV2Deps): UniswapV2Venue {
+  return new UniswapV2Venue(parseUniswapV2Options(options, (network) => deps.chains.liveEvm(network)?.assets ?? null), deps);
+}
