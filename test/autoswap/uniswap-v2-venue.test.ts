@@ -4,7 +4,8 @@
 // a pool that moves between the check and the block, or a deadline that passes, ends failed on chain; a repeated
 // submit (also by a new venue over a new adapter, as after a crash) answers the one stored swap, never a second.
 import { randomUUID } from 'node:crypto';
-import { decodeFunctionData, getAddress, maxUint256, parseEther, parseEventLogs, type Address, type Hex } from 'viem';
+import { createWalletClient, decodeFunctionData, getAddress, http, maxUint256, parseEther, parseEventLogs, type Address, type Hex } from 'viem';
+import { foundry } from 'viem/chains';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uniswapV2Venue, type UniswapV2Venue } from '../../src/autoswap/venues/uniswap-v2.ts';
 import { routerAbi } from '../../src/autoswap/venues/uniswap-v2/abi.ts';
@@ -165,6 +166,12 @@ describe.runIf(ANVIL)('the Uniswap V2 venue on anvil', () => {
     // Submitted again: the same transaction's outcome, nothing new signed.
     expect(await venue.submit(o)).toEqual(filled);
     expect(await sends(o.swapId)).toHaveLength(1);
+    // The chains watcher follows it like any send of ours: final at the chain's depth, its fee recorded.
+    await anvil.mine(1);
+    await h.scan(adapter);
+    expect(await sends(o.swapId)).toEqual([expect.objectContaining({ status: 'confirmed', txHash: row!.txHash })]);
+    expect((await sends(o.swapId))[0]!.fee!.toFixed()).toBe(fee!.amount.toFixed());
+    expect(h.outgoing).toEqual([]);
   });
 
   it('refuses, before signing anything, a minimum the pool cannot give, an order below the minimum, a pair it does not have, test mode', async () => {
@@ -246,6 +253,22 @@ describe.runIf(ANVIL)('the Uniswap V2 venue on anvil', () => {
     expect((await venue.submit(next)).state).toBe('pending');
     expect(await sends(next.swapId)).toHaveLength(1);
     expect((await until(next, null, 'filled')).state).toBe('filled');
+  });
+
+  it('sets a non-zero allowance to zero before approving the router (USDT refuses to change one non-zero allowance into another)', async () => {
+    const hotWallet = createWalletClient({ account: testSigner.evmAccount('ethereum', HOT_WALLET), chain: foundry, transport: http(anvil.rpcUrl) });
+    await hotWallet.writeContract({ address: usdt, abi: tokenAbi, functionName: 'approve', args: [uni.router, 1n], chain: foundry, account: hotWallet.account });
+    await anvil.mine(1);
+    const o = order({ from: 'usdterc20', to: 'usdc', amount: new Money('10'), minOut: new Money('9') });
+    expect((await venue.submit(o)).state).toBe('pending');
+    const rows = await sends(o.swapId);
+    expect(rows.map((r) => r.id)).toEqual([`autoswap:${o.swapId}:approve-reset`, `autoswap:${o.swapId}:approve`, `autoswap:${o.swapId}`]);
+    const approvals = await Promise.all(rows.slice(0, 2).map(async (r) => decodeFunctionData({ abi: tokenAbi, data: (await anvil.public.getTransaction({ hash: r.txHash as Hex })).input }).args));
+    expect(approvals).toEqual([
+      [uni.router, 0n],
+      [uni.router, maxUint256],
+    ]);
+    expect((await until(o, null, 'filled')).state).toBe('filled');
   });
 
   it('never signs a second swap for one swap id: concurrent submits, a new venue over a new adapter (a restart), a broadcast lost in a crash', async () => {
