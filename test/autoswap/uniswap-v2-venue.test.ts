@@ -4,7 +4,7 @@
 // a pool that moves between the check and the block, or a deadline that passes, ends failed on chain; a repeated
 // submit (also by a new venue over a new adapter, as after a crash) answers the one stored swap, never a second.
 import { randomUUID } from 'node:crypto';
-import { createWalletClient, decodeFunctionData, getAddress, http, maxUint256, parseEther, parseEventLogs, type Address, type Hex } from 'viem';
+import { createWalletClient, decodeFunctionData, getAddress, http, maxUint256, parseEther, parseEventLogs, parseTransaction, type Address, type Hex } from 'viem';
 import { foundry } from 'viem/chains';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uniswapV2Venue, type UniswapV2Venue } from '../../src/autoswap/venues/uniswap-v2.ts';
@@ -269,6 +269,29 @@ describe.runIf(ANVIL)('the Uniswap V2 venue on anvil', () => {
       [uni.router, maxUint256],
     ]);
     expect((await until(o, null, 'filled')).state).toBe('filled');
+  });
+
+  it('follows a swap the chains watcher replaced with higher fees (stuck behind a risen base fee) to its fill under the new hash', async () => {
+    const watching = evmAdapter('ethereum', { ...chains.ethereum, replaceAfterBlocks: 3 }, h.context) as EvmAdapter;
+    const following = newVenue(watching);
+    await h.scan(watching);
+    const o = order({ amount: new Money('0.1') });
+    const submitted = await following.submit(o);
+    const [stored] = await sends(o.swapId);
+    expect(submitted).toEqual({ state: 'pending', ref: stored!.txHash });
+    const signed = parseTransaction(stored!.rawTx as Hex);
+    await anvil.test.request({ method: 'anvil_setNextBlockBaseFeePerGas', params: [`0x${(signed.maxFeePerGas! * 2n).toString(16)}`] } as never);
+    await anvil.mine(1);
+    await h.scan(watching);
+    expect(await following.status(o, stored!.txHash)).toEqual({ state: 'pending', ref: stored!.txHash });
+    await anvil.mine(3);
+    await h.scan(watching);
+    const [replaced] = await sends(o.swapId);
+    expect(replaced!.previousTxHashes).toEqual([stored!.txHash]);
+    expect(parseTransaction(replaced!.rawTx as Hex).nonce).toBe(signed.nonce);
+    const filled = await until(o, stored!.txHash, 'filled');
+    expect(filled).toMatchObject({ state: 'filled', ref: replaced!.txHash });
+    expect(await sends(o.swapId)).toHaveLength(1);
   });
 
   it('never signs a second swap for one swap id: concurrent submits, a new venue over a new adapter (a restart), a broadcast lost in a crash', async () => {
