@@ -294,7 +294,7 @@ describe.runIf(ANVIL)('the Uniswap V2 venue on anvil', () => {
     expect(await sends(o.swapId)).toHaveLength(1);
   });
 
-  it('never signs a second swap for one swap id: concurrent submits, a new venue over a new adapter (a restart), a broadcast lost in a crash', async () => {
+  it('never signs a second swap for one swap id: concurrent submits, a new venue over a new adapter (a restart), a broadcast lost in a crash, an answer lost after storing', async () => {
     const swapsBefore = (await swapsToHot(uni.weth, usdt)).length;
     const o = order({ amount: new Money('0.5') });
     const [a, b] = await Promise.all([venue.submit(o), venue.submit(o)]);
@@ -323,15 +323,32 @@ describe.runIf(ANVIL)('the Uniswap V2 venue on anvil', () => {
     expect((await until(lost, null, 'filled')).state).toBe('filled');
     expect(await sends(lost.swapId)).toHaveLength(1);
     expect((await swapsToHot(uni.weth, usdt)).length).toBe(swapsBefore + 2);
+
+    // Stored, then the node failed before the answer: an unknown outcome is thrown (never `failed`), and the same
+    // submission later answers the stored transaction.
+    const unknown = order({ amount: new Money('0.2') });
+    const failing = newAdapter();
+    failing.rpc.receipts = async () => {
+      throw new Error('the node went away');
+    };
+    await expect(newVenue(failing).submit(unknown)).rejects.toThrow(/the node went away/);
+    const [stored] = await sends(unknown.swapId);
+    expect(await venue.submit(unknown)).toEqual({ state: 'pending', ref: stored!.txHash });
+    expect((await until(unknown, null, 'filled')).state).toBe('filled');
+    expect((await swapsToHot(uni.weth, usdt)).length).toBe(swapsBefore + 3);
   });
 
-  it('waits (throws, to be retried) while the hot wallet is short or gas costs more than its cap; signs nothing', async () => {
+  it('answers failed, retryable, having signed nothing, while the hot wallet is short, gas costs more than its cap, or no signer is here', async () => {
     const short = order({ from: 'usdc', to: 'usdterc20', amount: new Money('1000000'), minOut: new Money('1') });
-    await expect(venue.submit(short)).rejects.toThrow(/the hot wallet .* holds .* usdc, less than the swap sells; consolidation is asked to run/);
+    const answer = await venue.submit(short);
+    expect(answer).toMatchObject({ state: 'failed', ref: null, retryable: true });
+    expect(answer.state === 'failed' && answer.reason).toMatch(/the hot wallet .* holds .* usdc, less than the swap sells; consolidation is asked to run/);
     expect(adapter.sender.shortOfFunds).toBe(true);
-    const capped = newVenue(adapter, { maxFeeGwei: '0.000000001' });
     const o = order();
-    await expect(capped.submit(o)).rejects.toThrow(/gas costs more now than uniswapV2\.maxFeeGwei/);
+    const capped = await newVenue(adapter, { maxFeeGwei: '0.000000001' }).submit(o);
+    expect(capped).toMatchObject({ state: 'failed', ref: null, reason: "ethereum: gas costs more now than the venue's maxFeeGwei (0.000000001 gwei)", retryable: true });
+    const watchOnly = evmAdapter('ethereum', chains.ethereum, { ...h.context, signer: null }) as EvmAdapter;
+    expect(await newVenue(watchOnly).submit(o)).toMatchObject({ state: 'failed', reason: expect.stringMatching(/holds no signer/), retryable: true });
     expect(await sends(short.swapId)).toHaveLength(0);
     expect(await sends(o.swapId)).toHaveLength(0);
   });

@@ -82,7 +82,16 @@ export class UniswapV2Venue implements SwapVenue {
     return this.scrubbed(node, async () => {
       const stored = await findSend(node.context.db, swapSendId(order.swapId));
       if (stored) return this.stateOf(order, route, node, stored, true);
-      return this.sign(order, route, node);
+      try {
+        return await this.sign(order, route, node);
+      } catch (e) {
+        // Known to have signed no swap (none is stored): failed, worth another attempt (the hot wallet short, gas
+        // above the cap, the node down, no signer here). Otherwise the outcome is unknown: thrown, so the same
+        // submission is repeated and answers the stored transaction.
+        const after = await findSend(node.context.db, swapSendId(order.swapId)).catch(() => undefined);
+        if (after !== null) throw e;
+        return failed(nodeEndpoint(node.config).scrubError(e).message, true);
+      }
     });
   }
 
@@ -277,17 +286,17 @@ export class UniswapV2Venue implements SwapVenue {
     const [held] = token ? await node.rpc.tokenBalances(token.contract, [hot], 'latest') : await node.rpc.balances([hot], 'latest');
     if (held! >= units) return;
     node.sender.shortOfFunds = true;
-    throw new Error(`${node.network}: the hot wallet ${hot} holds ${fromBaseUnits(held!, PAYMENT_CURRENCY_INFO[asset].decimals).toFixed()} ${asset}, less than the swap sells; consolidation is asked to run, and the swap is retried`);
+    throw new Error(`${node.network}: the hot wallet ${hot} holds ${fromBaseUnits(held!, PAYMENT_CURRENCY_INFO[asset].decimals).toFixed()} ${asset}, less than the swap sells; consolidation is asked to run`);
   }
 
-  /** The chain's fees, within this venue's cap; while the base fee is above the cap, swaps wait (thrown: retried). */
+  /** The chain's fees, within this venue's cap; while the base fee is above the cap, swaps wait (failed, retryable). */
   private async fees(route: Route, node: EvmAdapter): Promise<Fees> {
     const head = await node.head();
     const fees = await node.sender.fees(head);
     const cap = gweiToWei(route.venue.maxFeeGwei);
     if (cap === null) return fees;
     if ((head.baseFee ?? (fees.type === 'legacy' ? fees.gasPrice : 0n)) > cap) {
-      throw new Error(`${route.network}: gas costs more now than uniswapV2.maxFeeGwei (${route.venue.maxFeeGwei!.toFixed()} gwei); the swap is retried`);
+      throw new Error(`${route.network}: gas costs more now than the venue's maxFeeGwei (${route.venue.maxFeeGwei!.toFixed()} gwei)`);
     }
     if (fees.type === 'legacy') return { type: 'legacy', gasPrice: min(fees.gasPrice, cap) };
     const maxFeePerGas = min(fees.maxFeePerGas, cap);
