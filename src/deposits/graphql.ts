@@ -60,7 +60,7 @@ const DepositStatusEnum = builder.enumType('DepositStatus', {
   } as const,
 });
 
-const DepositType = builder.prismaNode('ChainTransfer', {
+export const DepositType = builder.prismaNode('ChainTransfer', {
   variant: 'Deposit',
   description: 'A transfer to one of the merchant’s static addresses.',
   id: { field: 'id' },

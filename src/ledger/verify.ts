@@ -2,6 +2,7 @@
 // shards) equals the sum of its entries and is not negative where it may not be, what the ledger says moved on
 // chain equals the chain records (transfers in, refunds out), and every invoice's status agrees with its money
 // (a done invoice has its confirmed credit and its fee, etc.).
+import { autoswapProblems } from '../autoswap/ledger-checks.ts';
 import { custodyProblems, type CustodySource } from '../chains/custody.ts';
 import type { Db } from '../db/client.ts';
 import { Money, toMoney } from '../domain/money.ts';
@@ -10,7 +11,7 @@ import { MAX_UNDERPAYMENT_PERCENT } from '../domain/settlement.ts';
 import { MODES, type Mode } from '../domain/modes.ts';
 
 export interface LedgerProblem {
-  check: 'journal-balance' | 'running-balance' | 'negative-balance' | 'chain-records' | 'invoice-status' | 'withdrawal-status' | 'deposit-status' | 'chain-custody';
+  check: 'journal-balance' | 'running-balance' | 'negative-balance' | 'chain-records' | 'invoice-status' | 'withdrawal-status' | 'deposit-status' | 'chain-custody' | 'autoswap-status';
   /** Whose money it is about: test or live mode (docs/modes.md). The custody check is about real chains: live. */
   mode: Mode;
   key: string;
@@ -77,7 +78,7 @@ export async function verifyLedger(db: Db, custody: CustodySource[] = [], option
   // Single shards may be negative; the merchant's available money (their sum) never is (postJournal's exact check),
   // nor what withdrawals hold.
   for (const [k, amount] of running) {
-    if ((k.endsWith(`/${ACCOUNTS.merchantAvailable}`) || k.endsWith(`/${ACCOUNTS.merchantHeld}`)) && amount.isNegative()) {
+    if ((k.endsWith(`/${ACCOUNTS.merchantAvailable}`) || k.endsWith(`/${ACCOUNTS.merchantHeld}`) || k.endsWith(`/${ACCOUNTS.swapHold}`)) && amount.isNegative()) {
       problems.push({ check: 'negative-balance', mode: modeOf(k.split('/')[0]), key: k, expected: '>= 0', actual: amount.toFixed() });
     }
   }
@@ -108,7 +109,7 @@ export async function verifyLedger(db: Db, custody: CustodySource[] = [], option
     if (!expected.eq(actual)) problems.push({ check: 'chain-records', mode: modeOf(k.split('/')[0]), key: k, expected: expected.toFixed(), actual: actual.toFixed() });
   }
 
-  for (const found of [await invoiceStatusProblems(db), await withdrawalStatusProblems(db), await depositStatusProblems(db)]) {
+  for (const found of [await invoiceStatusProblems(db), await withdrawalStatusProblems(db), await depositStatusProblems(db), await autoswapProblems(db)]) {
     problems.push(...found.map(({ companyId, ...p }) => ({ ...p, mode: modeOf(companyId) })));
   }
 
