@@ -245,7 +245,9 @@ async function driveOne(deps: AutoswapDeps, s: Claimed, claim: string): Promise<
       // The swap id is the venue's idempotency id: after a crash this call answers the order made before it.
       state = await venue.submit(order);
     } catch (e) {
-      return retry(deps, s, claim, `Venue ${venue.name} did not take the order: ${(e as Error).message}`);
+      // An error is an unknown outcome (the venue may have taken the order): the same submission is repeated until it
+      // answers, never given up. A venue that knows it took nothing answers `failed, retryable` instead.
+      return retry(deps, s, claim, `Venue ${venue.name} did not answer the order: ${(e as Error).message}`, { mayFail: false });
     }
   }
   if (state.state === 'pending') {
@@ -265,20 +267,17 @@ async function driveOne(deps: AutoswapDeps, s: Claimed, claim: string): Promise<
 
 /**
  * Another attempt later (the delay doubling), or, once the attempts ran out, failed and released. A swap a venue may
- * still fill is never failed here: `mayFail: false` for a submitted order, and a queued one waits past the deadline of
- * its last submission (a venue may have taken that submission before it failed to answer).
+ * still fill is never failed here (`mayFail: false`: a submitted order, or a submission whose outcome is unknown).
  */
 async function retry(deps: AutoswapDeps, s: Claimed, claim: string, reason: string, options: { mayFail?: boolean; requeue?: boolean } = {}): Promise<void> {
   const attempts = s.attempts + 1;
   const { retryMs, maxAttempts } = deps.settings;
   let delay = retryDelayMs(attempts, retryMs, maxAttempts);
-  const mayFail = options.mayFail !== false;
-  const deadlineOpen = !options.requeue && s.status === 'queued' && s.deadline !== null && s.deadline.getTime() >= Date.now();
-  if (delay === null && mayFail && !deadlineOpen) {
+  if (delay === null && options.mayFail !== false) {
     await finishFailed(deps, s.id, `${reason} (gave up after ${attempts} attempts)`, null, claim);
     return;
   }
-  if (delay === null) delay = deadlineOpen ? s.deadline!.getTime() - Date.now() + retryMs : retryDelayMs(maxAttempts - 1, retryMs, maxAttempts)!;
+  delay ??= retryDelayMs(maxAttempts - 1, retryMs, maxAttempts)!;
   deps.logger.warn({ autoswap: s.id, attempts, reason }, 'autoswap retried later');
   await deps.db.autoSwap.updateMany({
     where: { id: s.id, claim, status: { in: ['queued', 'submitted'] } },

@@ -91,4 +91,152 @@ describe.each(DATABASES)('autoswap on %s', (kind) => {
     expect(gql.body.data.invoice.autoswaps).toEqual([{ id: swap!.id, status: 'DONE', from: 'BTC', to: 'TRC20USDT', amount: '0.01', toAmount: '942.41425', txHash: `sandbox-${swap!.id}` }]);
     expect((await verifyLedger(server.app.db.prisma)).problems).toEqual([]);
   });
+
+  it('fails a fill beyond maxSlippagePercent: btc released, autoswap.failed webhook, the invoice still done', async () => {
+    const m = await server.merchant();
+    await withWebhooks(m);
+    expect((await setRules(server, m, { btc: { isEnabled: true, toCurrency: 'trc20usdt', maxSlippagePercent: '1' } })).status).toBe(200);
+    await setVenue(server, m, { slippagePercent: '1.5' });
+    const invoiceId = await payInvoice(server, m, 'btc', '0.02');
+    const [swap] = await eventually(() => swapsOf(server, m.companyId), (s) => s.length === 1 && s[0]!.status === 'failed');
+    expect(swap!.failReason).toBe('The venue would deliver 1871.5 trc20usdt, below the minimum output of 1881 trc20usdt (slippage beyond maxSlippagePercent)');
+    expect(await balanceOf(server, m.publicToken, 'btc')).toEqual({ available: '0.02', held: '0' });
+    expect(await balanceOf(server, m.publicToken, 'trc20usdt')).toEqual({ available: '0', held: '0' });
+    const invoice = await invoiceOf(server, invoiceId);
+    expect(invoice.body.status).toBe('done');
+    expect(invoice.body.invoiceTransactions[1]).toMatchObject({ kind: 'autoswap', status: 'failed', toAmount: null, rate: '95000', txHash: null, reason: swap!.failReason });
+    await receiver.waitFor((r) => r.some((x) => x.json['id'] === swap!.id));
+    const hook = receiver.received.find((x) => x.json['id'] === swap!.id)!;
+    expect(hook.specSignatureValid).toBe(true);
+    expect(hook.json).toMatchObject({ type: 'autoswap', kind: 'autoswap', status: 'failed', from: 'btc', amount: '0.02', to: 'trc20usdt' });
+    const events = await server.app.db.prisma.event.findMany({ where: { subjectId: swap!.id } });
+    expect(events.map((e) => e.type)).toEqual(['autoswap.failed']);
+    // The events feed lists it.
+    const feed = await server.request('GET', '/api/company/events?limit=100', { token: m.publicToken });
+    expect(JSON.stringify(feed.body)).toContain('autoswap.failed');
+    expect((await verifyLedger(server.app.db.prisma)).problems).toEqual([]);
+  });
+
+  it('holds the amount while the venue has the order (held, not available), then books both legs once filled', async () => {
+    const m = await server.merchant();
+    await setRules(server, m, { eth: { isEnabled: true, toCurrency: 'usdc' } });
+    await setVenue(server, m, { behaviour: 'hold' });
+    await payInvoice(server, m, 'eth', '0.5');
+    await eventually(() => swapsOf(server, m.companyId), (s) => s[0]?.status === 'submitted');
+    expect(await balanceOf(server, m.publicToken, 'eth')).toEqual({ available: '0', held: '0.5' });
+    // Nothing to withdraw meanwhile: the held eth is not available.
+    const w = await server.request('POST', '/api/transactions/withdraw', { token: m.publicToken, json: { items: [{ amount: '0.1', tag: '', to: '0x52908400098527886E0F7030069857D2E4169EE7', asset: 'eth' }] } });
+    expect(w.body[0].success).toBe(false);
+    expect((await verifyLedger(server.app.db.prisma)).problems).toEqual([]);
+    await setVenue(server, m, { behaviour: 'fill' });
+    const [swap] = await eventually(() => swapsOf(server, m.companyId), (s) => s[0]?.status === 'done');
+    expect(swap!.toAmount!.toString()).toBe('1750');
+    expect(await balanceOf(server, m.publicToken, 'eth')).toEqual({ available: '0', held: '0' });
+    expect(await balanceOf(server, m.publicToken, 'usdc')).toEqual({ available: '1750', held: '0' });
+    expect(await server.app.db.prisma.sandboxSwapOrder.count({ where: { swapId: swap!.id } })).toBe(1);
+    expect((await verifyLedger(server.app.db.prisma)).problems).toEqual([]);
+  });
+
+  it('retries a venue that is down with backoff, then fails the swap with the reason and releases it', async () => {
+    const m = await server.merchant();
+    await setRules(server, m, { ltc: { isEnabled: true, toCurrency: 'btc' } });
+    await setVenue(server, m, { behaviour: 'down' });
+    await payInvoice(server, m, 'ltc', '1');
+    const [swap] = await eventually(() => swapsOf(server, m.companyId), (s) => s[0]?.status === 'failed');
+    expect(swap!.attempts).toBe(2);
+    expect(swap!.failReason).toBe('The sandbox venue is down (sandbox setting) (gave up after 3 attempts)');
+    expect(await balanceOf(server, m.publicToken, 'ltc')).toEqual({ available: '1', held: '0' });
+    expect((await verifyLedger(server.app.db.prisma)).problems).toEqual([]);
+  });
+
+  it('validates rules: 422 naming each problem, all or nothing; scope payouts:write; audit-logged', async () => {
+    const m = await server.merchant();
+    // The shape first: the slippage cap's bounds and places.
+    const shape = await setRules(server, m, {
+      bnb: { isEnabled: true, toCurrency: 'btc', maxSlippagePercent: '0' },
+      ltc: { isEnabled: true, toCurrency: 'btc', maxSlippagePercent: '10.5' },
+      trx: { isEnabled: true, toCurrency: 'btc', maxSlippagePercent: '1.234' },
+      eth: { isEnabled: 'yes', toCurrency: 'btc' },
+    });
+    expect(shape.status).toBe(422);
+    expect(shape.body.error.details.map((d: { path: string }) => d.path).sort()).toEqual(
+      ['assets.bnb.maxSlippagePercent', 'assets.eth.isEnabled', 'assets.ltc.maxSlippagePercent', 'assets.trx.maxSlippagePercent'].sort(),
+    );
+    // Then the meaning: known currencies, not itself, a target when enabled.
+    const bad = await setRules(server, m, {
+      btc: { isEnabled: true, toCurrency: 'trc20usdt' },
+      doge: { isEnabled: true, toCurrency: 'btc' },
+      eth: { isEnabled: true, toCurrency: 'eth' },
+      sol: { isEnabled: true, toCurrency: null },
+      ton: { isEnabled: false, toCurrency: 'xyz' },
+    });
+    expect(bad.status).toBe(422);
+    expect(bad.body.error.details).toEqual([
+      { path: 'assets.doge', message: 'is not a payment currency; use one of: btc, eth, trc20usdt, usdterc20, sol, ton, usdc, bnb, ltc, trx, bch' },
+      { path: 'assets.eth.toCurrency', message: 'cannot be eth itself' },
+      { path: 'assets.sol.toCurrency', message: 'is required when enabled' },
+      { path: 'assets.ton.toCurrency', message: 'is not a payment currency; use one of: btc, eth, trc20usdt, usdterc20, sol, ton, usdc, bnb, ltc, trx, bch' },
+    ]);
+    // Nothing changed, btc's valid rule included.
+    expect((await server.request('GET', '/api/company/autoswap', { token: m.publicToken })).body.autoswaps[0].isEnabled).toBe(false);
+    expect((await setRules(server, m, {})).status).toBe(422);
+    // A key that may only read payouts reads the rules and cannot change them.
+    const key = await server.request('POST', '/api/company/api-keys', { token: m.publicToken, json: { name: 'reader', scopes: ['payouts:read'] } });
+    expect(key.status, key.text).toBe(201);
+    expect((await server.request('GET', '/api/company/autoswap', { token: key.body.token })).status).toBe(200);
+    const refused = await setRules(server, m, { btc: { isEnabled: true, toCurrency: 'trc20usdt' } }, key.body.token);
+    expect([refused.status, refused.body.error.message]).toEqual([403, 'This API key lacks the scope payouts:write']);
+    expect((await setRules(server, m, { btc: { isEnabled: true, toCurrency: 'trc20usdt', maxSlippagePercent: 2.5 } })).status).toBe(200);
+    const audit = await server.app.db.prisma.auditEntry.findMany({ where: { companyId: m.companyId, action: 'autoswaps.changed' } });
+    expect(audit.map((a) => a.details)).toEqual([{ rules: [{ asset: 'btc', isEnabled: true, toCurrency: 'trc20usdt', maxSlippagePercent: '2.5' }] }]);
+  });
+
+  it('keeps the modes apart: live mode has no route without SWAP_CONFIG, and sees none of test mode’s rules', async () => {
+    const m = await server.merchant();
+    expect((await setRules(server, m, { btc: { isEnabled: true, toCurrency: 'trc20usdt' } })).status).toBe(200);
+    const live = await setRules(server, m, { btc: { isEnabled: true, toCurrency: 'trc20usdt' } }, m.live.publicToken);
+    expect(live.status).toBe(422);
+    expect(live.body.error.details).toEqual([{ path: 'assets.btc.toCurrency', message: 'no venue swaps btc to trc20usdt in live mode (docs/autoswap.md, "Venues")' }]);
+    // A disabled rule needs no route.
+    expect((await setRules(server, m, { btc: { isEnabled: false, toCurrency: 'trc20usdt' } }, m.live.publicToken)).status).toBe(200);
+    const liveRules = (await server.request('GET', '/api/company/autoswap', { token: m.live.publicToken })).body.autoswaps;
+    expect(liveRules[0]).toEqual({ asset: 'btc', isEnabled: false, toCurrency: 'trc20usdt', maxSlippagePercent: '1' });
+    expect((await server.request('GET', '/api/company/autoswap', { token: m.publicToken })).body.autoswaps[0].isEnabled).toBe(true);
+    // The sandbox venue's controls are test mode's.
+    expect((await server.request('PUT', '/api/sandbox/autoswap-venue', { token: m.live.publicToken, json: { behaviour: 'hold' } })).status).toBe(403);
+  });
+
+  it('fires the auto-withdrawal of the target currency on the swapped amount', async () => {
+    const m = await server.merchant();
+    await setRules(server, m, { btc: { isEnabled: true, toCurrency: 'trc20usdt' } });
+    const rule = await server.request('PATCH', '/api/company/auto-withdrawals', {
+      token: m.publicToken,
+      json: { assets: { trc20usdt: { amount: 40, isEnabled: true, withdrawalTag: null, withdrawalAddress: TRON } } },
+    });
+    expect(rule.status, rule.text).toBe(200);
+    await payInvoice(server, m, 'btc', '0.001');
+    await eventually(() => swapsOf(server, m.companyId), (s) => s[0]?.status === 'done');
+    const withdrawals = await eventually(() => server.app.db.prisma.withdrawal.findMany({ where: { companyId: m.companyId } }), (w) => w.length === 1);
+    // 0.001 btc -> 95 usdt; the auto-withdrawal sends it less its 1 usdt fee.
+    expect(withdrawals.map((w) => [w.origin, w.asset, w.amount.toString(), w.toAddress])).toEqual([['auto', 'trc20usdt', '94', TRON]]);
+    expect(await balanceOf(server, m.publicToken, 'trc20usdt')).toEqual({ available: '0', held: '95' });
+    expect((await verifyLedger(server.app.db.prisma)).problems).toEqual([]);
+  });
+
+  it('swaps a deposit to a static address, listed with the deposit', async () => {
+    const m = await server.merchant();
+    await setRules(server, m, { ltc: { isEnabled: true, toCurrency: 'usdterc20' } });
+    const address = (await server.request('POST', '/api/static-addresses', { token: m.publicToken, json: { asset: 'ltc', internalUserId: 'swap-user' } })).body;
+    const seen = await server.request('POST', '/api/sandbox/transfers', { token: m.publicToken, json: { address: address.address, amount: '2' } });
+    expect(seen.status, seen.text).toBe(201);
+    expect((await server.request('POST', `/api/sandbox/transfers/${seen.body.id}/confirm`, { token: m.publicToken, json: {} })).status).toBe(200);
+    const [swap] = await eventually(() => swapsOf(server, m.companyId), (s) => s[0]?.status === 'done');
+    expect(swap!.transferId).toBe(seen.body.id);
+    expect(swap!.addressId).toBe(address.id);
+    const deposits = await server.request('GET', '/api/deposits', { token: m.publicToken });
+    const deposit = deposits.body.deposits.find((d: { id: string }) => d.id === seen.body.id);
+    expect(deposit.autoswaps).toEqual([expect.objectContaining({ id: swap!.id, kind: 'autoswap', from: 'ltc', to: 'usdterc20', status: 'done', invoiceId: null, addressId: address.id })]);
+    expect(await balanceOf(server, m.publicToken, 'ltc')).toEqual({ available: '0', held: '0' });
+    expect((await verifyLedger(server.app.db.prisma)).problems).toEqual([]);
+  });
 });

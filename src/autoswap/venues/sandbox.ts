@@ -109,7 +109,8 @@ export function sandboxVenue(db: Db, rates: RateBook, now: () => Date = () => ne
     minimum: () => null,
     async submit(order) {
       const settings = await settingsOf(order.swapId);
-      if (settings.behaviour === 'down') throw new Error('The sandbox venue is down (sandbox setting)');
+      // Down before anything was taken: a known failure, worth another attempt (the driver gives up after a few).
+      if (settings.behaviour === 'down') return { state: 'failed', ref: null, reason: 'The sandbox venue is down (sandbox setting)', retryable: true };
       const ref = `sandbox-${order.swapId}`;
       // One order per swap id: a repeated submission counts the call and answers the first order.
       const [row] = await db.$queryRaw<{ state: string; ref: string; toAmount: string | null; venueFee: string | null; inserted: boolean }[]>`
