@@ -6,6 +6,7 @@ import { chainJob, intervalJob, wakingOn } from '../core/jobs.ts';
 import { Money } from '../domain/money.ts';
 import type { autoswapConfig } from './config.ts';
 import './graphql.ts';
+import './ledger-checks.ts';
 import { autoswapRoutes } from './rest.ts';
 import { autoswapOnCredit, driveAutoswaps, type AutoswapDeps } from './service.ts';
 import { VenueRegistry } from './venues/registry.ts';

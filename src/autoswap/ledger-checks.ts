@@ -1,19 +1,12 @@
-// ledger:verify's checks of autoswaps (called from src/ledger/verify.ts): per swap, its hold is its amount; queued
+// ledger:verify's checks of autoswaps (registered with src/ledger/verify.ts when this module loads): per swap, its hold is its amount; queued
 // and submitted still hold it; done moved it to the venue and has the target leg and its fees; failed released it.
 import type { Db } from '../db/client.ts';
 import { ACCOUNTS } from '../ledger/ledger.ts';
-
-export interface AutoswapProblem {
-  check: 'autoswap-status';
-  companyId: string;
-  key: string;
-  expected: string;
-  actual: string;
-}
+import { registerLedgerCheck, type CompanyProblem } from '../ledger/verify.ts';
 
 type Row = Record<string, unknown>;
 
-export async function autoswapProblems(db: Db): Promise<AutoswapProblem[]> {
+export async function autoswapProblems(db: Db): Promise<CompanyProblem[]> {
   const rows = await db.$queryRaw<Row[]>`
     WITH entries AS (
       SELECT e."autoswapId",
@@ -47,3 +40,5 @@ export async function autoswapProblems(db: Db): Promise<AutoswapProblem[]> {
     actual: String(r['problem']),
   }));
 }
+
+registerLedgerCheck(autoswapProblems);

@@ -65,7 +65,7 @@ export const autoswapRoutes: Route<Services>[] = [
       operationId: 'setSandboxSwapVenue',
       summary: 'Sandbox: set how the sandbox venue fills swaps',
       description:
-        'Test mode only (a live-mode token gets 403). `slippagePercent`: fills are this much worse than the test rate (beyond a rule’s `maxSlippagePercent` the fill is refused and the swap fails); `feePercent`: the venue’s fee; `behaviour`: `fill` at once, `hold` orders pending, `down` (every call fails, swaps are retried). Fields left out keep their value.',
+        'Test mode only (a live-mode token gets 403). `slippagePercent`: fills are this much worse than the test rate (beyond a rule’s `maxSlippagePercent` the fill is refused and the swap fails); `feePercent`: the venue’s fee; `behaviour`: `fill` at once, `hold` orders pending, `down` (takes no new orders: their swaps are retried, then fail). Fields left out keep their value.',
       tag: 'Sandbox',
       requestExample: { slippagePercent: '0.5', feePercent: '0.3', behaviour: 'fill' },
       responses: { 200: { description: 'The settings now.', schema: sandboxVenueViewSchema } },

@@ -2,7 +2,6 @@
 // shards) equals the sum of its entries and is not negative where it may not be, what the ledger says moved on
 // chain equals the chain records (transfers in, refunds out), and every invoice's status agrees with its money
 // (a done invoice has its confirmed credit and its fee, etc.).
-import { autoswapProblems } from '../autoswap/ledger-checks.ts';
 import { custodyProblems, type CustodySource } from '../chains/custody.ts';
 import type { Db } from '../db/client.ts';
 import { Money, toMoney } from '../domain/money.ts';
@@ -109,7 +108,7 @@ export async function verifyLedger(db: Db, custody: CustodySource[] = [], option
     if (!expected.eq(actual)) problems.push({ check: 'chain-records', mode: modeOf(k.split('/')[0]), key: k, expected: expected.toFixed(), actual: actual.toFixed() });
   }
 
-  for (const found of [await invoiceStatusProblems(db), await withdrawalStatusProblems(db), await depositStatusProblems(db), await autoswapProblems(db)]) {
+  for (const found of [await invoiceStatusProblems(db), await withdrawalStatusProblems(db), await depositStatusProblems(db), ...(await Promise.all(featureChecks.map((check) => check(db))))]) {
     problems.push(...found.map(({ companyId, ...p }) => ({ ...p, mode: modeOf(companyId) })));
   }
 
@@ -143,7 +142,15 @@ export async function verifyLedger(db: Db, custody: CustodySource[] = [], option
  * One statement that returns only the invoices that break a rule, with the first rule they break.
  */
 /** A problem of one company's object, before its mode is known. */
-type CompanyProblem = Omit<LedgerProblem, 'mode'> & { companyId: string };
+export type CompanyProblem = Omit<LedgerProblem, 'mode'> & { companyId: string };
+
+/** A feature's own checks (src/<feature>/ledger-checks.ts), registered when its module loads (the layers: ledger imports no feature). */
+export type FeatureLedgerCheck = (db: Db) => Promise<CompanyProblem[]>;
+const featureChecks: FeatureLedgerCheck[] = [];
+
+export function registerLedgerCheck(check: FeatureLedgerCheck): void {
+  if (!featureChecks.includes(check)) featureChecks.push(check);
+}
 
 async function invoiceStatusProblems(db: Db): Promise<CompanyProblem[]> {
   const minShare = new Money(100 - MAX_UNDERPAYMENT_PERCENT).div(100).toFixed();

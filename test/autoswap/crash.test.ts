@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/client.ts';
 import { PAYMENT_CURRENCY_INFO } from '../../src/domain/assets.ts';
 import { toMoney } from '../../src/domain/money.ts';
+import { autoswapProblems } from '../../src/autoswap/ledger-checks.ts';
 import { verifyLedger } from '../../src/ledger/verify.ts';
 import { DATABASES, type TestDatabase } from '../support/databases.ts';
 import { eventually } from '../support/funding.ts';
@@ -22,7 +23,7 @@ describe.each(DATABASES)('autoswap across kill -9 on %s', { timeout: 180_000 }, 
 
   beforeAll(async () => {
     env = await environment(kind, databases);
-    env = { ...env, WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_POLL_MS: '100', AUTOSWAP_INTERVAL_MS: '100', AUTOSWAP_RETRY_MS: '100', AUTOSWAP_MAX_ATTEMPTS: '50' };
+    env = { ...env, WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_POLL_MS: '100', AUTOSWAP_INTERVAL_MS: '100', AUTOSWAP_RETRY_MS: '100', AUTOSWAP_MAX_ATTEMPTS: '50', AUTOSWAP_LEASE_MS: '3000' };
     receiver = await startReceiver(() => merchant.secretKey);
     merchant = await startWithMerchant(kind, env, start, 'Crash Autoswap');
     expect((await api('PUT', '/api/company/settings/webhook-url', { webHookUrl: receiver.url })).status).toBe(200);
@@ -59,6 +60,7 @@ describe.each(DATABASES)('autoswap across kill -9 on %s', { timeout: 180_000 }, 
 
     expect((await killServer(server!)).signal).toBe('SIGKILL');
     await start();
+    // A swap the killed process held a lease on is taken over once AUTOSWAP_LEASE_MS passed.
     expect((await api('PUT', '/api/sandbox/autoswap-venue', { behaviour: 'fill' })).status).toBe(200);
     const first = await eventually(() => swapOf(atVenue), (s) => s?.status === 'done', 30_000);
     const second = await eventually(() => swapOf(held), (s) => s?.status === 'done', 30_000);
@@ -80,6 +82,8 @@ describe.each(DATABASES)('autoswap across kill -9 on %s', { timeout: 180_000 }, 
         expect(await db.prisma.ledgerEntry.count({ where: { autoswapId: s.id, kind: 'autoswap', account: 'merchant_available' } })).toBe(1);
         expect((await db.prisma.event.findMany({ where: { subjectId: s.id } })).map((e) => e.type)).toEqual(['autoswap.done']);
       }
+      // The autoswap checks are registered (importing them), and pass.
+      expect(await autoswapProblems(db.prisma)).toEqual([]);
       expect((await verifyLedger(db.prisma)).problems).toEqual([]);
     } finally {
       await db.close();

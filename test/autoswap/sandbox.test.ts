@@ -14,6 +14,32 @@ const setVenue = (server: TestServer, m: TestMerchant, json: Record<string, unkn
 const invoiceOf = (server: TestServer, id: string) => server.request('GET', `/api/invoices/v1/regular/${id}`);
 const swapsOf = (server: TestServer, companyId: string) => server.app.db.prisma.autoSwap.findMany({ where: { companyId }, orderBy: { createdAt: 'asc' } });
 
+/** An SSE subscription read with fetch: the data of each event as it arrives. */
+function sse(server: TestServer, query: string, token: string) {
+  const values: Record<string, unknown>[] = [];
+  const controller = new AbortController();
+  void fetch(`${server.url}/graphql`, {
+    method: 'POST',
+    headers: { accept: 'text/event-stream', 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ query }),
+    signal: controller.signal,
+  })
+    .then(async (res) => {
+      let buffer = '';
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        buffer += Buffer.from(chunk).toString('utf8');
+        for (let cut = buffer.indexOf('\n\n'); cut >= 0; cut = buffer.indexOf('\n\n')) {
+          const data = buffer.slice(0, cut).split('\n').find((l) => l.startsWith('data:'))?.slice(5).trim();
+          buffer = buffer.slice(cut + 2);
+          const parsed = data ? (JSON.parse(data) as { data?: Record<string, unknown> }) : null;
+          if (parsed?.data) values.push(parsed.data);
+        }
+      }
+    })
+    .catch(() => {});
+  return { values, stop: () => controller.abort() };
+}
+
 /** Pays a new invoice of `amount` (plus its fee) in `asset` and confirms it; answers the invoice id. */
 async function payInvoice(server: TestServer, m: TestMerchant, asset: string, amount: string): Promise<string> {
   const before = (await server.app.db.prisma.invoice.findMany({ where: { companyId: m.companyId }, select: { id: true } })).map((i) => i.id);
@@ -52,8 +78,13 @@ describe.each(DATABASES)('autoswap on %s', (kind) => {
     expect(patched.body.autoswaps[0]).toEqual({ asset: 'btc', isEnabled: true, toCurrency: 'trc20usdt', maxSlippagePercent: '1' });
     expect((await setVenue(server, m, { slippagePercent: '0.5', feePercent: '0.3' })).body).toEqual({ slippagePercent: '0.5', feePercent: '0.3', behaviour: 'fill' });
 
+    // From the first cursor: every change of this merchant's swaps, then live ones (no race with the registration).
+    const live = sse(server, 'subscription { autoswapEvents(after: "0.0") { id status from to toAmount } }', m.publicToken);
     const invoiceId = await payInvoice(server, m, 'btc', '0.01');
     const [swap] = await eventually(() => swapsOf(server, m.companyId), (s) => s.length === 1 && s[0]!.status === 'done');
+    await eventually(async () => live.values, (v) => v.length > 0);
+    live.stop();
+    expect(live.values).toEqual([{ autoswapEvents: { id: swap!.id, status: 'DONE', from: 'BTC', to: 'TRC20USDT', toAmount: '942.41425' } }]);
     // 0.01 btc at the test rate of 95000 usdt: 950, less 0.5 % slippage (945.25), less the venue's 0.3 % (2.835750 -> 2.835750).
     expect(swap!.amount.toString()).toBe('0.01');
     expect(swap!.toAmount!.toString()).toBe('942.41425');

@@ -19,7 +19,7 @@ export const sandboxVenueSchema = z.object({
   slippagePercent: percent.optional(),
   /** The venue's simulated fee, in percent of the output. */
   feePercent: percent.optional(),
-  /** fill: at once; hold: orders stay pending until set back to fill; down: every call fails (a venue outage). */
+  /** fill: at once; hold: orders stay pending until set back to fill; down: takes no new orders (they are retried), holds the others. */
   behaviour: z.enum(SANDBOX_BEHAVIOURS).optional(),
 });
 
@@ -123,10 +123,11 @@ export function sandboxVenue(db: Db, rates: RateBook, now: () => Date = () => ne
     },
     async status(order) {
       const settings = await settingsOf(order.swapId);
-      if (settings.behaviour === 'down') throw new Error('The sandbox venue is down (sandbox setting)');
       const row = await db.sandboxSwapOrder.findUnique({ where: { swapId: order.swapId } });
       if (!row) return { state: 'failed', ref: null, reason: 'The venue has no such order', retryable: true };
       if (row.state === 'filled') return filledState(row);
+      // Down takes no new orders; those it holds stay pending.
+      if (settings.behaviour === 'down') return { state: 'pending', ref: row.ref };
       return settle(order, row.ref, settings);
     },
   };
