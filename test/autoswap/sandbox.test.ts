@@ -1,5 +1,6 @@
 // Autoswap in test mode, black-box through the real server: rules, the sandbox venue, ledger, webhooks.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Prisma } from '../../generated/prisma/client.ts';
 import { verifyLedger } from '../../src/ledger/verify.ts';
 import { DATABASES } from '../support/databases.ts';
 import { balanceOf, eventually, fund } from '../support/funding.ts';
@@ -251,6 +252,28 @@ describe.each(DATABASES)('autoswap on %s', (kind) => {
     // 0.001 btc -> 95 usdt; the auto-withdrawal sends it less its 1 usdt fee.
     expect(withdrawals.map((w) => [w.origin, w.asset, w.amount.toString(), w.toAddress])).toEqual([['auto', 'trc20usdt', '94', TRON]]);
     expect(await balanceOf(server, m.publicToken, 'trc20usdt')).toEqual({ available: '0', held: '95' });
+    expect((await verifyLedger(server.app.db.prisma)).problems).toEqual([]);
+  });
+
+  it('leaves a short payment alone while it may be refunded, and swaps it once the merchant accepts it', async () => {
+    const m = await server.merchant();
+    await setRules(server, m, { btc: { isEnabled: true, toCurrency: 'trc20usdt' } });
+    const created = await server.request('POST', '/api/invoices/v1/regular', { token: m.publicToken, json: { invoiceCurrency: 'usd', items: [{ name: 'Short', price: 950 }] } });
+    const id = created.body.id as string;
+    const filled = await server.request('POST', `/api/invoices/v1/regular/${id}/proceed`, { json: { clientEmail: 'payer@example.com', paymentCurrency: 'btc' } });
+    const half = new Prisma.Decimal(filled.body.paymentDetails.amount).div(2).toFixed();
+    // Half of it: wrong (short), the money credited but the merchant may still refund it.
+    await server.request('POST', '/api/sandbox/transfers', { token: m.publicToken, json: { invoiceId: id, amount: half, confirmations: 2 } });
+    expect((await invoiceOf(server, id)).body.status).toBe('wrong');
+    await server.app.jobs.get('autoswap-driver').runOnce();
+    expect(await swapsOf(server, m.companyId)).toEqual([]);
+    expect(await balanceOf(server, m.publicToken, 'btc')).toEqual({ available: half, held: '0' });
+    expect((await server.request('POST', `/api/invoices/v1/regular/${id}/accept`, { token: m.publicToken })).body.status).toBe('done');
+    const [swap] = await eventually(() => swapsOf(server, m.companyId), (s) => s[0]?.status === 'done');
+    // What arrived less the fee the accept charged.
+    const fee = (await server.app.db.prisma.invoice.findUniqueOrThrow({ where: { id } })).feeCharged!;
+    expect(swap!.amount.toString()).toBe(new Prisma.Decimal(half).minus(fee).toString());
+    expect(await balanceOf(server, m.publicToken, 'btc')).toEqual({ available: '0', held: '0' });
     expect((await verifyLedger(server.app.db.prisma)).problems).toEqual([]);
   });
 
