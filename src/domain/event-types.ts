@@ -15,6 +15,8 @@ export const EVENT_TYPES = [
   'deposit.done',
   'deposit.failed',
   'deposit.frozen',
+  'autoswap.done',
+  'autoswap.failed',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -49,4 +51,6 @@ export const EVENT_TYPE_DESCRIPTIONS: Record<EventType, string> = {
   'deposit.done': 'A deposit to a static address is confirmed and credited (less its fee).',
   'deposit.failed': 'A deposit left the chain before it was confirmed; nothing was credited.',
   'deposit.frozen': 'The risk checks hold a deposit; it is recorded and not credited.',
+  'autoswap.done': 'An autoswap filled: the source amount left, the target amount is available (docs/autoswap.md).',
+  'autoswap.failed': 'An autoswap did not fill (slippage beyond the cap, no route, venue down); its source amount is available again.',
 };

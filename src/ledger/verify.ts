@@ -10,7 +10,7 @@ import { MAX_UNDERPAYMENT_PERCENT } from '../domain/settlement.ts';
 import { MODES, type Mode } from '../domain/modes.ts';
 
 export interface LedgerProblem {
-  check: 'journal-balance' | 'running-balance' | 'negative-balance' | 'chain-records' | 'invoice-status' | 'withdrawal-status' | 'deposit-status' | 'chain-custody';
+  check: 'journal-balance' | 'running-balance' | 'negative-balance' | 'chain-records' | 'invoice-status' | 'withdrawal-status' | 'deposit-status' | 'chain-custody' | 'autoswap-status';
   /** Whose money it is about: test or live mode (docs/modes.md). The custody check is about real chains: live. */
   mode: Mode;
   key: string;
@@ -77,7 +77,7 @@ export async function verifyLedger(db: Db, custody: CustodySource[] = [], option
   // Single shards may be negative; the merchant's available money (their sum) never is (postJournal's exact check),
   // nor what withdrawals hold.
   for (const [k, amount] of running) {
-    if ((k.endsWith(`/${ACCOUNTS.merchantAvailable}`) || k.endsWith(`/${ACCOUNTS.merchantHeld}`)) && amount.isNegative()) {
+    if ((k.endsWith(`/${ACCOUNTS.merchantAvailable}`) || k.endsWith(`/${ACCOUNTS.merchantHeld}`) || k.endsWith(`/${ACCOUNTS.swapHold}`)) && amount.isNegative()) {
       problems.push({ check: 'negative-balance', mode: modeOf(k.split('/')[0]), key: k, expected: '>= 0', actual: amount.toFixed() });
     }
   }
@@ -108,7 +108,7 @@ export async function verifyLedger(db: Db, custody: CustodySource[] = [], option
     if (!expected.eq(actual)) problems.push({ check: 'chain-records', mode: modeOf(k.split('/')[0]), key: k, expected: expected.toFixed(), actual: actual.toFixed() });
   }
 
-  for (const found of [await invoiceStatusProblems(db), await withdrawalStatusProblems(db), await depositStatusProblems(db)]) {
+  for (const found of [await invoiceStatusProblems(db), await withdrawalStatusProblems(db), await depositStatusProblems(db), ...(await Promise.all(featureChecks.map((check) => check(db))))]) {
     problems.push(...found.map(({ companyId, ...p }) => ({ ...p, mode: modeOf(companyId) })));
   }
 
@@ -142,7 +142,15 @@ export async function verifyLedger(db: Db, custody: CustodySource[] = [], option
  * One statement that returns only the invoices that break a rule, with the first rule they break.
  */
 /** A problem of one company's object, before its mode is known. */
-type CompanyProblem = Omit<LedgerProblem, 'mode'> & { companyId: string };
+export type CompanyProblem = Omit<LedgerProblem, 'mode'> & { companyId: string };
+
+/** A feature's own checks (src/<feature>/ledger-checks.ts), registered when its module loads (the layers: ledger imports no feature). */
+export type FeatureLedgerCheck = (db: Db) => Promise<CompanyProblem[]>;
+const featureChecks: FeatureLedgerCheck[] = [];
+
+export function registerLedgerCheck(check: FeatureLedgerCheck): void {
+  if (!featureChecks.includes(check)) featureChecks.push(check);
+}
 
 async function invoiceStatusProblems(db: Db): Promise<CompanyProblem[]> {
   const minShare = new Money(100 - MAX_UNDERPAYMENT_PERCENT).div(100).toFixed();

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const SRC = path.resolve('src');
-const FEATURES = ['companies', 'deposits', 'emails', 'exports', 'invoices', 'payments', 'sandbox', 'web', 'webhooks', 'withdrawals'];
+const FEATURES = ['autoswap', 'companies', 'deposits', 'emails', 'exports', 'invoices', 'payments', 'sandbox', 'web', 'webhooks', 'withdrawals'];
 /** The wiring and the process entry points: they may import anything. */
 const WIRING = ['app.ts', 'features.ts', 'config.ts', 'platform.ts', 'main.ts', 'admin', 'cli'];
 const ENTRY_POINT = /(^|\/)main\.ts$/;
