@@ -6,13 +6,26 @@ import { parseInput } from '../core/validation.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../errors/app-error.ts';
 import { builder, mutationOutcome, type GraphQLContext } from '../graphql/builder.ts';
 import { PaymentCurrencyEnum } from '../graphql/enums.ts';
+import { nodeIdFormats, ownCompanyAsset, registerNodeType } from '../graphql/node-ids.ts';
 import { AFTER_DESCRIPTION, liveEvents, liveResolver, parseLiveCursor } from '../graphql/live.ts';
 import { AutoswapType } from './graphql-types.ts';
 import { autoswapPatchSchema, type AutoswapRule } from './rules.ts';
 import { listAutoswapRules, updateAutoswapRules } from './service.ts';
 import { SANDBOX_BEHAVIOURS, sandboxVenueSchema, setSandboxVenue, type SandboxVenueSettings } from './venues/sandbox.ts';
 
-const AutoswapRuleType = builder.objectRef<AutoswapRule>('AutoswapRule').implement({
+registerNodeType('AutoswapRule', nodeIdFormats.companyAsset);
+
+type RuleShape = AutoswapRule & { companyId: string };
+
+const AutoswapRuleType = builder.node(builder.objectRef<RuleShape>('AutoswapRule'), {
+  id: { resolve: (r) => `${r.companyId}:${r.asset}` },
+  loadMany: async (keys, ctx) => {
+    const rules = ctx.company ? await listAutoswapRules(ctx.db, ctx.company.id) : [];
+    return keys.map((key) => {
+      const rule = rules.find((r) => r.asset === ownCompanyAsset(ctx, key, 'payouts:read'));
+      return rule ? { ...rule, companyId: ctx.company!.id } : null;
+    });
+  },
   description: 'The merchant’s autoswap rule for one payment currency (REST: one `autoswaps` entry).',
   fields: (t) => ({
     asset: t.field({ type: PaymentCurrencyEnum, description: 'The payment currency whose credits are swapped.', resolve: (r) => r.asset }),
@@ -22,12 +35,14 @@ const AutoswapRuleType = builder.objectRef<AutoswapRule>('AutoswapRule').impleme
   }),
 });
 
+const rulesOf = (ctx: GraphQLContext, rules: AutoswapRule[]): RuleShape[] => rules.map((r) => ({ ...r, companyId: ctx.company!.id }));
+
 builder.queryField('autoswapRules', (t) =>
   t.field({
     type: [AutoswapRuleType],
     authScopes: { scope: 'payouts:read' },
     description: 'One autoswap rule per payment currency (REST GET /api/company/autoswap).',
-    resolve: (_root, _args, ctx) => listAutoswapRules(ctx.db, ctx.company!.id),
+    resolve: async (_root, _args, ctx) => rulesOf(ctx, await listAutoswapRules(ctx.db, ctx.company!.id)),
   }),
 );
 
@@ -51,7 +66,7 @@ builder.mutationField('updateAutoswapRules', (t) =>
     resolve: async (_root, { rules }, ctx) => {
       const assets = Object.fromEntries(rules.map(({ asset, ...rule }) => [asset, rule]));
       if (Object.keys(assets).length !== rules.length) throw new ValidationError([{ path: 'rules', message: 'names an asset twice' }]);
-      return updateAutoswapRules(ctx.autoswap, ctx.company!, ctx.access!.actor, parseInput(autoswapPatchSchema, { assets }));
+      return rulesOf(ctx, await updateAutoswapRules(ctx.autoswap, ctx.company!, ctx.access!.actor, parseInput(autoswapPatchSchema, { assets })));
     },
   }),
 );

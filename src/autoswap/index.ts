@@ -44,10 +44,9 @@ export function autoswapFeature(config: ConfigOf<typeof autoswapConfig>): Featur
     },
     routes: autoswapRoutes,
     jobs: (p, s) => [
-      // Woken by commits that may have queued a swap (a payment, a deposit, an accept), not only on its interval.
-      chainJob(
-        wakingOn(intervalJob('autoswap-driver', config.intervalMs, () => driveAutoswaps(s.autoswap), p.logger), p.bus, (m) => m.type.startsWith('invoice.') || m.type.startsWith('deposit.')),
-      ),
+      // Woken by the commits that may have queued a swap (an invoice done, by payment or accept; a deposit credited),
+      // not only on its interval.
+      chainJob(wakingOn(intervalJob('autoswap-driver', config.intervalMs, () => driveAutoswaps(s.autoswap), p.logger), p.bus, (m) => m.type === 'invoice.done' || m.type === 'deposit.done')),
     ],
   };
 }

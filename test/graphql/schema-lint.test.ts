@@ -15,8 +15,9 @@ const VALUE_TYPES = [
   'CompanyAssetSetting',
   // A key with its token, answered once by createApiKey: the key itself (an ApiKey node) is inside.
   'CreatedApiKey',
-  // A tenant has one payout policy, read and set as a whole.
+  // A tenant has one payout policy, read and set as a whole; likewise the sandbox swap venue's settings.
   'PayoutPolicy',
+  'SandboxSwapVenue',
   'PendingPayoutPolicy',
   'ErrorDetail',
   'ExchangeRate',
