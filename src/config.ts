@@ -1,6 +1,7 @@
 // The service's configuration from the environment. The shared part is defined here; each feature defines its
 // own section next to its code (src/<feature>/config.ts) and is listed once below.
 import type { ConfigOf } from './core/config-section.ts';
+import { autoswapConfig } from './autoswap/config.ts';
 import { coreConfig, type CoreConfig } from './core/settings.ts';
 import { emailConfig } from './emails/config.ts';
 import { exportConfig } from './exports/config.ts';
@@ -10,7 +11,7 @@ import { webhookConfig } from './webhooks/config.ts';
 import { withdrawalConfig } from './withdrawals/config.ts';
 
 /** Every feature section, under the name the configuration carries it. */
-const featureSections = { invoices: invoiceConfig, webhooks: webhookConfig, withdrawals: withdrawalConfig, exports: exportConfig, emails: emailConfig, paymentLinks: paymentLinkConfig } as const;
+const featureSections = { invoices: invoiceConfig, webhooks: webhookConfig, withdrawals: withdrawalConfig, exports: exportConfig, emails: emailConfig, paymentLinks: paymentLinkConfig, autoswap: autoswapConfig } as const;
 
 export type Config = CoreConfig & { [K in keyof typeof featureSections]: ConfigOf<(typeof featureSections)[K]> };
 

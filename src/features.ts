@@ -1,5 +1,6 @@
 // The one wiring point: every capability of the service, in dependency order. A new feature adds its line here
 // (and its config section in config.ts); see docs/architecture.md.
+import { autoswapFeature } from './autoswap/index.ts';
 import { companiesFeature } from './companies/index.ts';
 import { depositsFeature } from './deposits/index.ts';
 import { emailsFeature } from './emails/index.ts';
@@ -34,6 +35,8 @@ export const features = (config: Config): Feature[] => [
   paymentsFeature(),
   sandboxFeature(),
   webhooksFeature(config.webhooks),
+  // Before withdrawals: its credit hook takes a credit before the auto-withdrawal hook sees it (docs/autoswap.md).
+  autoswapFeature(config.autoswap),
   withdrawalsFeature(config.withdrawals),
   depositsFeature(),
   exportsFeature(config.exports),
@@ -59,6 +62,7 @@ const API_TAGS: TagDoc[] = [
   { name: 'Invoices', description: 'Fixed-amount invoices: create, fill (proceed), read; accept or refund a short payment (docs/payments.md).' },
   { name: 'Rates', description: 'The exchange rates proceed locks now: live sources checked against each other, or the static table in test mode (docs/rates.md).' },
   { name: 'Withdrawals', description: 'Payouts from the balance, one or many per call, and auto-withdrawal rules (docs/withdrawals.md).' },
+  { name: 'Autoswap', description: 'Credits converted to the currency you keep, as they arrive: rules per payment currency (docs/autoswap.md).' },
   { name: 'Deposits', description: 'Static deposit addresses for your users, and the deposits to them (docs/deposits.md).' },
   { name: 'Webhooks', description: 'The webhook URL, the delivery log, redelivery and the event feed (docs/webhooks.md).' },
   { name: 'E-mails', description: 'E-mails to the paying client and to you: which are sent, and the log of what was sent (docs/emails.md).' },

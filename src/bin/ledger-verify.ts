@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parse } from 'csv-parse';
+import '../autoswap/ledger-checks.ts';
 import { readChainsFile } from '../chains/config.ts';
 import { openChains } from '../chains/registry.ts';
 import { loadConfigOrExit } from '../config.ts';

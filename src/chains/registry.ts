@@ -20,7 +20,7 @@ import { nodeEndpoint, type NodeConfig, type NodeEndpoint } from './node-endpoin
 import type { Signer } from './signer.ts';
 import { Watcher, type Scanner, type WatchHealth } from './watch.ts';
 import { ADDRESS_FORMAT, validateAddress } from './address-formats.ts';
-import { evmAdapter } from './evm/adapter.ts';
+import { EvmAdapter, evmAdapter } from './evm/adapter.ts';
 import { utxoAdapter } from './utxo/adapter.ts';
 import { tronAdapter } from './tron/adapter.ts';
 import { tonAdapter } from './ton/adapter.ts';
@@ -50,6 +50,8 @@ export interface Chains extends SandboxRegistry {
   jobs(): Job[];
   /** The real nodes, for the custody check of ledger:verify. */
   custodySources(): CustodySource[];
+  /** The live node of an EVM network, unwrapped, for what sends through it beyond transfers (the Uniswap V2 autoswap venue); null without one. */
+  liveEvm(network: Network): EvmAdapter | null;
 }
 
 declare module '../core/feature.ts' {
@@ -304,6 +306,10 @@ export async function openChains(options: OpenChainsOptions): Promise<Chains> {
     isOptional: (network) => optional.has(network),
     jobs: () => (chainWork ? [...nodes.values()].map((n) => n.watcher.job()) : nodes.size > 0 ? [remote.job()] : []),
     custodySources: () => [...nodes.values()].map((n) => n.adapter),
+    liveEvm(network) {
+      const inner = (nodes.get(network)?.adapter as ScrubbedAdapter | undefined)?.inner;
+      return inner instanceof EvmAdapter ? inner : null;
+    },
   };
 }
 

@@ -17,7 +17,7 @@ export const balancesSchema = z
         .strictObject({
           asset: z.string().meta({ description: 'Payment currency (asset plus network).' }),
           available: decimalString.meta({ description: 'Confirmed money a withdrawal or refund may take.' }),
-          held: decimalString.meta({ description: 'Taken by withdrawals in flight: back to available if rejected, gone when done.' }),
+          held: decimalString.meta({ description: 'Taken by withdrawals and autoswaps in flight: back to available if rejected or failed, gone when done.' }),
           pending: decimalString.meta({ description: 'Seen on chain for open invoices and static addresses, not yet confirmed.' }),
           suspense: decimalString.meta({ description: 'Received in an asset or network an invoice did not expect; held apart.' }),
         })

@@ -16,6 +16,7 @@ export const AUDIT_ACTIONS = [
   'payout_address.removed',
   'webhook_url.changed',
   'auto_withdrawals.changed',
+  'autoswaps.changed',
   'withdrawal.requested',
   'invoice.refunded',
   'invoice.accepted',

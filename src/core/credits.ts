@@ -8,6 +8,12 @@ export interface Credit {
   /** Payment currency (asset plus network). */
   asset: string;
   amount: Decimal;
+  /** What was credited, when known: the invoice, the chain transfer (payment or deposit) and the address it reached. */
+  invoiceId?: string | null;
+  transferId?: string | null;
+  addressId?: string | null;
+  /** Set when the credit is an autoswap's proceeds (docs/autoswap.md): such a credit is never swapped again. */
+  autoswapId?: string | null;
 }
 
 export type CreditHook = (tx: Prisma.TransactionClient, credit: Credit) => Promise<void>;

@@ -1,4 +1,5 @@
 // Static addresses and deposits for GraphQL clients: the same edge schemas and service functions as the REST paths.
+import { AutoswapType } from '../autoswap/graphql-types.ts';
 import { parseInput } from '../core/validation.ts';
 import { PAYMENT_CURRENCY_INFO, type PaymentCurrency } from '../domain/assets.ts';
 import { formatPlain } from '../domain/money.ts';
@@ -84,6 +85,11 @@ const DepositType = builder.prismaNode('ChainTransfer', {
     }),
     createdAt: t.field({ type: 'DateTime', description: 'When it was first seen.', resolve: (x) => x.seenAt }),
     confirmedAt: t.expose('confirmedAt', { type: 'DateTime', nullable: true, description: 'When it was confirmed and credited.' }),
+    autoswaps: t.relation('autoswaps', {
+      type: AutoswapType,
+      description: 'Its autoswap, once credited under a rule (docs/autoswap.md).',
+      query: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] },
+    }),
   }),
 });
 

@@ -70,7 +70,7 @@ async function creditDeposit(tx: Tx, deps: DepositDeps, t: ChainTransfer): Promi
       { account: ACCOUNTS.platformFees, amount: fee },
     ],
   });
-  await deps.credits.credited(tx, { companyId: t.companyId, asset: t.asset, amount: amount.minus(fee) });
+  await deps.credits.credited(tx, { companyId: t.companyId, asset: t.asset, amount: amount.minus(fee), transferId: t.id, addressId: t.addressId });
 }
 
 /**

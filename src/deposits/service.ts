@@ -2,7 +2,9 @@
 // deposits they received. Deposits themselves are applied in processor.ts.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { Prisma, type ChainTransfer, type PaymentAddress, type StaticAddress } from '../../generated/prisma/client.ts';
+import { Prisma, type AutoSwap, type ChainTransfer, type PaymentAddress, type StaticAddress } from '../../generated/prisma/client.ts';
+import { autoswapEntrySchema } from '../autoswap/presenter.ts';
+import { presentAutoswap, type AutoswapEntry } from '../autoswap/rules.ts';
 import type { ChainRegistry } from '../chains/adapter.ts';
 import type { Company } from '../core/auth.ts';
 import type { EventDeps } from '../core/events.ts';
@@ -190,6 +192,8 @@ export interface DepositView {
   confirmations: number;
   createdAt: string;
   confirmedAt: string | null;
+  /** Its autoswap, once credited under a rule (docs/autoswap.md); absent when none. */
+  autoswaps?: AutoswapEntry[];
 }
 
 export const depositSchema = z
@@ -205,12 +209,13 @@ export const depositSchema = z
     confirmations: z.int(),
     createdAt: isoInstant,
     confirmedAt: isoInstant.nullable(),
+    autoswaps: z.array(autoswapEntrySchema).optional().meta({ description: 'Its autoswap (kind autoswap, as in invoiceTransactions), once credited under a rule; absent when none.' }),
   })
   .meta({ id: 'Deposit', description: 'A transfer to a static address.' }) satisfies z.ZodType<DepositView>;
 
 export const depositPageSchema = z.strictObject({ deposits: z.array(depositSchema).meta({ description: 'Newest first.' }), nextCursor }).meta({ id: 'DepositList' });
 
-export const presentDeposit = (t: ChainTransfer): DepositView => ({
+export const presentDeposit = (t: ChainTransfer & { autoswaps?: AutoSwap[] }): DepositView => ({
   id: t.id,
   addressId: t.addressId,
   asset: t.asset,
@@ -222,12 +227,14 @@ export const presentDeposit = (t: ChainTransfer): DepositView => ({
   confirmations: t.confirmations,
   createdAt: t.seenAt.toISOString(),
   confirmedAt: t.confirmedAt?.toISOString() ?? null,
+  ...(t.autoswaps?.length ? { autoswaps: t.autoswaps.map(presentAutoswap) } : {}),
 });
 
 export async function listDeposits(deps: Pick<DepositDeps, 'db'>, company: Company, q: z.output<typeof depositListSchema>) {
   const rows = await deps.db.chainTransfer.findMany({
     where: depositWhere(company, { addressId: q.addressId, status: q.status ? [q.status] : undefined }),
     orderBy: depositOrder,
+    include: { autoswaps: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } },
     ...pageArgs('id', q.limit, q.after),
   });
   const { page, nextCursor } = pageOf(rows, q.limit, (t) => t.id);

@@ -255,8 +255,14 @@ export async function acceptInvoice(deps: LifecycleDeps, company: Company, actor
   await ownInvoice(deps, company, invoiceId);
   const now = await deps.clock.now(company.id);
   await commitWithEvents(deps, async (tx) => {
-    await reevaluate(tx, await lockInvoice(tx, invoiceId), 'accept', now);
+    const accepted = await reevaluate(tx, await lockInvoice(tx, invoiceId), 'accept', now);
     await recordAudit(tx, company.id, actor, 'invoice.accepted', { invoiceId });
+    // What arrived is the merchant's for good now (no refund any more): the credit hooks act on it (an autoswap).
+    if (accepted.status === 'done' && accepted.paymentCurrency) {
+      const net = toMoney(accepted.paidAmount).minus(toMoney(accepted.feeCharged ?? 0));
+      const address = await tx.paymentAddress.findUnique({ where: { invoiceId }, select: { id: true } });
+      if (net.gt(0)) await deps.credits.credited(tx, { companyId: accepted.companyId, asset: accepted.paymentCurrency, amount: net, invoiceId, addressId: address?.id ?? null });
+    }
   });
 }
 

@@ -17,6 +17,8 @@ import { decimalString, isoInstant } from '../http/schemas.ts';
 import type { InvoiceRecord } from './queries.ts';
 import { RATE_SOURCE_NAMES, presentRateDetails } from '../pricing/audit.ts';
 import { INVOICE_STATUSES } from './status.ts';
+import { presentAutoswap } from '../autoswap/rules.ts';
+import { autoswapEntrySchema } from '../autoswap/presenter.ts';
 
 // The REST invoice as the OpenAPI document shows it (docs/openapi.md); presentInvoice below produces it.
 
@@ -133,7 +135,10 @@ export const invoiceSchema = z
     address: paymentAddressSchema.nullable().optional(),
     paymentDetails: paymentDetailsSchema.nullable().optional(),
     expiredAt: isoInstant.optional().meta({ description: 'Present once filled.' }),
-    invoiceTransactions: z.array(invoiceTransactionSchema).optional().meta({ description: 'Only from the read operation, once a transaction exists.' }),
+    invoiceTransactions: z
+      .array(z.union([invoiceTransactionSchema, autoswapEntrySchema]))
+      .optional()
+      .meta({ description: 'Only from the read operation, once a transaction exists: transfers to the address (kind payment, late or wrong_asset) and autoswaps of the payments (kind autoswap), oldest first.' }),
     refund: refundSchema.optional(),
     mode: z.enum(MODES).meta({ description: 'test: paid on the simulated chain (docs/modes.md); live: real money.' }),
     paymentLinkId: z.string().nullable().meta({ description: 'The payment link whose opening made this invoice (docs/payment-links.md); null when it was made through the API.' }),
@@ -191,8 +196,17 @@ export function outstandingPayment(
   return { currency: invoice.paymentCurrency, address: invoice.address.address, tag: invoice.address.tag, amount: formatPlain(due) };
 }
 
-/** invoiceTransactions: the spec's fields, then ours (state, confirmations, kind). */
-export const presentTransactions = (transfers: InvoiceRecord['transfers']) =>
+/** invoiceTransactions: transfers and autoswaps, oldest first. */
+export const presentTransactions = (transfers: InvoiceRecord['transfers'], autoswaps: InvoiceRecord['autoswaps'] = []) =>
+  [
+    ...presentTransfers(transfers).map((view, i) => ({ at: transfers[i]!.seenAt.getTime(), view })),
+    ...autoswaps.map((s) => ({ at: s.createdAt.getTime(), view: presentAutoswap(s) as Record<string, unknown> })),
+  ]
+    .sort((a, b) => a.at - b.at)
+    .map((e) => e.view);
+
+/** A transfer's entry: the spec's fields, then ours (state, confirmations, kind). */
+export const presentTransfers = (transfers: InvoiceRecord['transfers']) =>
   transfers.map((t) => ({
     id: t.id,
     amount: formatPlain(t.amount),
@@ -255,7 +269,7 @@ export function presentInvoice(invoice: InvoiceRecord, offered: OfferedNetwork, 
     view['paymentDetails'] = presentPaymentDetails(invoice);
     view['expiredAt'] = invoice.expiredAt?.toISOString();
   }
-  if (withTransactions && invoice.transfers.length > 0) view['invoiceTransactions'] = presentTransactions(invoice.transfers);
+  if (withTransactions && invoice.transfers.length + invoice.autoswaps.length > 0) view['invoiceTransactions'] = presentTransactions(invoice.transfers, invoice.autoswaps);
   if (invoice.refund) view['refund'] = presentRefund(invoice.refund);
   view['mode'] = invoice.company.mode;
   view['paymentLinkId'] = invoice.paymentLinkId;

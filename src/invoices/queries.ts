@@ -12,6 +12,7 @@ export const invoiceInclude = {
   items: { orderBy: { position: 'asc' } },
   address: true,
   transfers: { orderBy: [{ seenAt: 'asc' }, { id: 'asc' }] },
+  autoswaps: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] },
   refund: true,
 } satisfies Prisma.InvoiceInclude;
 

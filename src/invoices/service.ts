@@ -71,7 +71,7 @@ export async function createInvoice(
           ${eventCtes(invoiceStatusEvent(company.id, id, 'created'))}
           SELECT * FROM new_invoice`;
         // Everything the response shows was just written or is at hand: no read-back.
-        const invoice: InvoiceRecord = { ...created!, company, items, address: null, transfers: [], refund: null };
+        const invoice: InvoiceRecord = { ...created!, company, items, address: null, transfers: [], autoswaps: [], refund: null };
         return { result: invoice, stored: { invoiceId: id }, events: ['invoice.created'] };
       },
       replay: async (stored) => getInvoiceRecord(deps.db, (stored as { invoiceId: string }).invoiceId),

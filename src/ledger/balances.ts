@@ -7,7 +7,7 @@ export interface AssetBalance {
   asset: string;
   /** Confirmed money of the merchant that a withdrawal or refund may take. */
   available: string;
-  /** Taken by withdrawals in flight (amount plus fee each): back to available if rejected, gone when done. */
+  /** Taken by withdrawals (amount plus fee each) and autoswaps in flight: back to available if rejected or failed, gone when done. */
   held: string;
   /** Seen on chain for open invoices and static addresses, not yet confirmed. */
   pending: string;
@@ -20,7 +20,7 @@ export async function companyBalances(db: Db, companyId: string): Promise<AssetB
     // A balance is the sum of its shards.
     db.balance.groupBy({
       by: ['asset', 'account'],
-      where: { companyId, account: { in: [ACCOUNTS.merchantAvailable, ACCOUNTS.merchantHeld, ACCOUNTS.merchantSuspense] } },
+      where: { companyId, account: { in: [ACCOUNTS.merchantAvailable, ACCOUNTS.merchantHeld, ACCOUNTS.swapHold, ACCOUNTS.merchantSuspense] } },
       _sum: { amount: true },
     }),
     db.chainTransfer.groupBy({ by: ['asset'], where: { companyId, state: 'seen', role: { in: ['payment', 'deposit'] } }, _sum: { amount: true } }),
@@ -31,8 +31,13 @@ export async function companyBalances(db: Db, companyId: string): Promise<AssetB
     if (!r) byAsset.set(asset, (r = { available: new Money(0), held: new Money(0), pending: new Money(0), suspense: new Money(0) }));
     return r;
   };
-  const field = { [ACCOUNTS.merchantAvailable]: 'available', [ACCOUNTS.merchantHeld]: 'held', [ACCOUNTS.merchantSuspense]: 'suspense' } as const;
-  for (const b of balances) row(b.asset)[field[b.account as keyof typeof field]] = toMoney(b._sum.amount ?? 0);
+  // An autoswap's hold is held money too, beside the withdrawals' (docs/autoswap.md).
+  const field = { [ACCOUNTS.merchantAvailable]: 'available', [ACCOUNTS.merchantHeld]: 'held', [ACCOUNTS.swapHold]: 'held', [ACCOUNTS.merchantSuspense]: 'suspense' } as const;
+  for (const b of balances) {
+    const r = row(b.asset);
+    const f = field[b.account as keyof typeof field];
+    r[f] = r[f].plus(toMoney(b._sum.amount ?? 0));
+  }
   for (const p of pending) row(p.asset).pending = toMoney(p._sum.amount ?? 0);
   return [...byAsset.entries()]
     .sort(([a], [b]) => a.localeCompare(b))

@@ -18,6 +18,12 @@ export const ACCOUNTS = {
   merchantSuspense: 'merchant_suspense',
   platformFees: 'platform_fees',
   networkFees: 'network_fees',
+  /** Credits taken by autoswaps in flight: back to available if the swap fails, to the venue when it fills. */
+  swapHold: 'swap_hold',
+  /** What venues got from us (positive, the sold side) and gave us (negative, the bought side), per currency. */
+  swapVenue: 'swap_venue',
+  /** What venues kept of a swap's output (their fee). */
+  venueFees: 'venue_fees',
 } as const;
 
 export type Account = (typeof ACCOUNTS)[keyof typeof ACCOUNTS];
@@ -56,6 +62,7 @@ export interface Journal {
   transferId?: string | null;
   refundId?: string | null;
   withdrawalId?: string | null;
+  autoswapId?: string | null;
 }
 
 /** A guarded account lacks the money a debit needs (checked under its debit lock, see exactSum). */
@@ -108,7 +115,7 @@ function journalCtes(journal: Journal, prepared: ReturnType<typeof prepare>, hel
   const entries = prepared.postings.map(
     (p) => Prisma.sql`(${uuidv7()}::uuid, ${journalId}::uuid, ${companyId}::uuid, ${asset}::text, ${p.account}::text, ${p.amount.toFixed()}::numeric,
       ${journal.kind}::text, ${journal.invoiceId ?? null}::text, ${journal.transferId ?? null}::uuid, ${journal.refundId ?? null}::uuid,
-      ${p.withdrawalId ?? journal.withdrawalId ?? null}::uuid)`,
+      ${p.withdrawalId ?? journal.withdrawalId ?? null}::uuid, ${journal.autoswapId ?? null}::uuid)`,
   );
   const values = prepared.moves.map(
     ([account, amount]) => Prisma.sql`(${account}::text, ${amount.toFixed()}::numeric, ${held?.get(balanceKey(companyId, asset, account))?.shard ?? null}::int)`,
@@ -130,7 +137,7 @@ function journalCtes(journal: Journal, prepared: ReturnType<typeof prepare>, hel
     ), journal_fits AS (
       ${limitCheck(companyId, asset)}
     ), journal_entries AS (
-      INSERT INTO "LedgerEntry" ("id", "journalId", "companyId", "asset", "account", "amount", "kind", "invoiceId", "transferId", "refundId", "withdrawalId")
+      INSERT INTO "LedgerEntry" ("id", "journalId", "companyId", "asset", "account", "amount", "kind", "invoiceId", "transferId", "refundId", "withdrawalId", "autoswapId")
       SELECT * FROM (VALUES ${Prisma.join(entries)}) AS e WHERE ${posted}
     ), journal_moved AS (
       INSERT INTO "Balance" AS b ("companyId", "asset", "account", "shard", "amount", "updatedAt")

@@ -113,7 +113,7 @@ export async function verifyLedger(db: Db, custody: CustodySource[], options: Ve
   // Single shards may be negative; the merchant's available money (their sum) never is (postJournal's exact check),
   // nor what withdrawals hold.
   for (const [k, amount] of running) {
-    if ((k.endsWith(`/${ACCOUNTS.merchantAvailable}`) || k.endsWith(`/${ACCOUNTS.merchantHeld}`)) && amount.isNegative()) {
+    if ((k.endsWith(`/${ACCOUNTS.merchantAvailable}`) || k.endsWith(`/${ACCOUNTS.merchantHeld}`) || k.endsWith(`/${ACCOUNTS.swapHold}`)) && amount.isNegative()) {
       problems.push({ check: 'negative-balance', mode: modeOf(k.split('/')[0]), key: k, expected: '>= 0', actual: amount.toFixed() });
     }
   }

@@ -136,7 +136,14 @@ async function bookTransferReport(deps: PaymentDeps, report: TransferReport, mod
     }
     // After the fee a done invoice takes: hooks see what the merchant really has.
     if (becameConfirmed && transfer.role !== 'wrong_asset') {
-      await deps.credits.credited(tx, { companyId: transfer.companyId, asset: transfer.asset, amount: toMoney(transfer.amount) });
+      await deps.credits.credited(tx, {
+        companyId: transfer.companyId,
+        asset: transfer.asset,
+        amount: toMoney(transfer.amount),
+        invoiceId: transfer.invoiceId,
+        transferId: transfer.id,
+        addressId: transfer.addressId,
+      });
     }
     return transfer;
   });

@@ -60,6 +60,10 @@ import {
   PaymentLinkDocument,
   PaymentLinksDocument,
   DeactivatePaymentLinkDocument,
+  AutoswapRulesDocument,
+  InvoiceAutoswapsDocument,
+  SetSandboxSwapVenueDocument,
+  UpdateAutoswapRulesDocument,
 } from '../../generated/gql/graphql.ts';
 import { graphqlSchema } from '../../src/features.ts';
 import { DATABASES } from '../support/databases.ts';
@@ -438,6 +442,17 @@ describe.each(DATABASES)('GraphQL through a typed client on %s', (kind) => {
     expect((await merchant.query(NodeDocument, { id: payLink.id })).data!.node?.__typename).toBe('PaymentLink');
     expect((await anonymous.query(NodeDocument, { id: payLink.id })).data!.node).toBeNull();
     expect(as((await merchant.mutate(DeactivatePaymentLinkDocument, { input: { id: payLink.linkId } })).deactivatePaymentLink, 'DeactivatePaymentLinkSuccess').paymentLink.active).toBe(false);
+    const swapRules = as(
+      (await merchant.mutate(UpdateAutoswapRulesDocument, { rules: [{ asset: 'BTC', isEnabled: true, toCurrency: 'TRC20USDT', maxSlippagePercent: '2' }] })).updateAutoswapRules,
+      'UpdateAutoswapRulesSuccess',
+    ).autoswapRules;
+    expect(swapRules.find((r) => r.asset === 'BTC')).toEqual({ asset: 'BTC', isEnabled: true, toCurrency: 'TRC20USDT', maxSlippagePercent: '2' });
+    const selfSwap = as((await merchant.mutate(UpdateAutoswapRulesDocument, { rules: [{ asset: 'BTC', isEnabled: true, toCurrency: 'BTC' }] })).updateAutoswapRules, 'ValidationError');
+    expect(selfSwap.details.map((d) => d.path)).toEqual(['assets.btc.toCurrency']);
+    expect((await merchant.query(AutoswapRulesDocument, {})).data!.autoswapRules).toEqual(swapRules);
+    const venue = as((await merchant.mutate(SetSandboxSwapVenueDocument, { slippagePercent: '0.5', behaviour: 'HOLD' })).setSandboxSwapVenue, 'SetSandboxSwapVenueSuccess').venue;
+    expect(venue).toEqual({ slippagePercent: '0.5', feePercent: '0', behaviour: 'HOLD' });
+    expect((await merchant.query(InvoiceAutoswapsDocument, { id: created.id })).data!.invoice!.autoswaps).toEqual([]);
 
     // Every operation of the document ran (the subscriptions run in test/live/subscriptions.test.ts).
     const names = parse(fs.readFileSync(DOCUMENTS[0]!, 'utf8')).definitions.flatMap((d) => (d.kind === Kind.OPERATION_DEFINITION ? [d.name!.value] : []));

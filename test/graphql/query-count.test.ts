@@ -58,6 +58,7 @@ describe.each(DATABASES)('statements per invoice page on %s', (kind) => {
     SWEEP_INTERVAL_MS: '3600000',
     REFUND_RETRY_INTERVAL_MS: '3600000',
     WITHDRAWAL_SEND_INTERVAL_MS: '3600000',
+    AUTOSWAP_INTERVAL_MS: '3600000',
   });
   let receiver: Receiver;
   let token = '';

@@ -19,8 +19,9 @@ const VALUE_TYPES = [
   'DailyReceived',
   'InvoiceOverview',
   'InvoiceStatusCount',
-  // A tenant has one payout policy, read and set as a whole.
+  // A tenant has one payout policy, read and set as a whole; likewise the sandbox swap venue's settings.
   'PayoutPolicy',
+  'SandboxSwapVenue',
   'PendingPayoutPolicy',
   // An account has one store, read and changed as a whole (docs/api-decisions.md, "Store settings").
   'StoreSettings',

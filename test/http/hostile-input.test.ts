@@ -128,6 +128,10 @@ function samples(ids: { invoice: string; transfer: string; event: string }, mode
     'PATCH /api/company/auto-withdrawals': {
       body: { assets: { [asset]: { amount: 50, isEnabled: true, withdrawalTag: null, withdrawalAddress: address } } },
     },
+    'GET /api/company/autoswap': {},
+    'PATCH /api/company/autoswap': { body: { assets: { [asset]: { isEnabled: true, toCurrency: 'btc', maxSlippagePercent: '1' } } } },
+    'GET /api/sandbox/autoswap-venue': {},
+    'PUT /api/sandbox/autoswap-venue': { body: { slippagePercent: '0.5', feePercent: '0.3', behaviour: 'fill' } },
     'POST /api/sandbox/withdrawals/:uid/confirm': { params: { uid: randomUUID() } },
     'POST /api/sandbox/withdrawals/:uid/reject': { params: { uid: randomUUID() } },
     'POST /api/static-addresses': { body: { asset, internalUserId: 'user-1', email: 'a@b.co' } },

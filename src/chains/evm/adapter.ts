@@ -63,7 +63,8 @@ export class EvmAdapter implements NodeAdapter<EvmState>, BlockSource<EvmHead, E
   /** The hot wallet, from the xpub (chain 1): watching needs no signer. */
   readonly hotAddress: string;
   private readonly tokenByContract: Map<string, EvmToken>;
-  private readonly sender: EvmSender;
+  /** Sends from our addresses (withdrawals, consolidation, autoswaps: src/autoswap/venues/uniswap-v2). */
+  readonly sender: EvmSender;
   private readonly sweeper: EvmSweeper;
 
   constructor(

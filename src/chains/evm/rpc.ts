@@ -16,6 +16,7 @@ export interface RpcBlock {
   number: Hex;
   hash: Hex;
   parentHash: Hex;
+  timestamp: Hex;
   baseFeePerGas?: Hex;
   transactions: RpcTransaction[];
 }
@@ -116,6 +117,12 @@ export class EvmRpc {
   async estimateGas(from: Address, call: Call): Promise<bigint> {
     // Against the latest block, not the pool: our other sends waiting there may be mined after this one.
     return hexToBigInt(await this.rpc.call<Hex>('eth_estimateGas', [{ from, to: call.to, value: numberToHex(call.value), ...(call.data ? { data: call.data } : {}) }, 'latest']));
+  }
+
+  /** eth_call: what `call` from `from` answers at `block` (a revert throws with the node's message and reason). */
+  ethCall(from: Address | null, call: Call, block: BlockRef): Promise<Hex> {
+    const tx = { ...(from ? { from } : {}), to: call.to, ...(call.value ? { value: numberToHex(call.value) } : {}), ...(call.data ? { data: call.data } : {}) };
+    return this.rpc.call<Hex>('eth_call', [tx, ref(block)]);
   }
 
   async maxPriorityFeePerGas(): Promise<bigint> {

@@ -1,5 +1,6 @@
 // The Invoice type and what it is made of. Objects with an identity are Nodes (global ids for client caches);
 // everything a client sees publicly hangs off the invoice, so these nodes are as public as their invoice.
+import { AutoswapType } from '../../autoswap/graphql-types.ts';
 import { paymentUri } from '../../chains/payment-uri.ts';
 import type { PaymentCurrency } from '../../domain/assets.ts';
 import { formatPlain } from '../../domain/money.ts';
@@ -203,6 +204,11 @@ export const InvoiceType = builder.prismaNode('Invoice', {
       type: InvoiceTransactionType,
       description: 'Transfers to the invoice address (REST invoiceTransactions), oldest first.',
       query: { orderBy: [{ seenAt: 'asc' }, { id: 'asc' }] },
+    }),
+    autoswaps: t.relation('autoswaps', {
+      type: AutoswapType,
+      description: 'Autoswaps of its payments (REST: invoiceTransactions of kind autoswap; docs/autoswap.md), oldest first.',
+      query: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] },
     }),
     refund: t.relation('refund', { nullable: true, description: 'The refund, once the merchant declined the payment.' }),
     payUrl: t.string({ description: 'Checkout page for the client.', resolve: (i, _args, ctx) => `${ctx.invoices.payUrl}/${i.id}` }),

@@ -1,0 +1,32 @@
+// What autoswaps name that the layers below handle without knowing them (docs/architecture.md, "Adding a feature"):
+// their webhook events, the journals of a swap (hold, the two legs, the venue's and our fee, the release), their
+// ledger check, the autoswap status counter and the swaps a venue sends on chain from the hot wallet.
+import type { Declarations } from '../core/feature.ts';
+import { autoswapStatusCheck } from './ledger-checks.ts';
+
+export const AUTOSWAP_EVENT_TYPES = {
+  'autoswap.done': 'An autoswap filled: the source amount left, the target amount is available (docs/autoswap.md).',
+  'autoswap.failed': 'An autoswap did not fill (slippage beyond the cap, no route, venue down); its source amount is available again.',
+} as const;
+
+export const AUTOSWAP_JOURNAL_KINDS = ['autoswap_hold', 'autoswap', 'autoswap_venue_fee', 'autoswap_fee', 'autoswap_release'] as const;
+
+declare module '../domain/event-types.ts' {
+  interface EventTypes extends Record<keyof typeof AUTOSWAP_EVENT_TYPES, true> {}
+}
+declare module '../ledger/ledger.ts' {
+  interface JournalKinds extends Record<(typeof AUTOSWAP_JOURNAL_KINDS)[number], true> {}
+}
+declare module '../chains/adapter.ts' {
+  interface OutgoingPurposes {
+    autoswap: true;
+  }
+}
+
+export const autoswapDeclarations = {
+  eventTypes: AUTOSWAP_EVENT_TYPES,
+  journalKinds: AUTOSWAP_JOURNAL_KINDS,
+  ledgerChecks: [autoswapStatusCheck],
+  transitions: { autoswap: 'Autoswap status changes committed by this process, by the final status entered (done, failed).' },
+  outgoingPurposes: ['autoswap'],
+} satisfies Declarations;
