@@ -6,11 +6,6 @@
 ALTER TABLE "ChainCursor" ADD COLUMN     "generation" INTEGER NOT NULL DEFAULT 0;
 
 -- AlterTable
-ALTER TABLE "EventRelay" ADD COLUMN     "generation" INTEGER NOT NULL DEFAULT 0,
-ALTER COLUMN "owner" DROP NOT NULL,
-ALTER COLUMN "leaseUntil" DROP NOT NULL;
-
--- AlterTable
 ALTER TABLE "Withdrawal" ADD COLUMN     "claimedUntil" TIMESTAMPTZ(3);
 
 UPDATE "Withdrawal" SET "claimedUntil" = "updatedAt" + interval '30 seconds' WHERE "stage" = 'sending';
