@@ -231,7 +231,8 @@ async function soak(): Promise<number> {
   const verdicts: Verdict[] = [{ name: 'quiet reached', pass: quiet.reached, figures: `in ${(quietMs / 1000).toFixed(1)} s${quiet.reached ? '' : `; still: ${quiet.remaining}`}` }];
   verdicts.push(await acknowledgedWrites(db, ledger.acked));
   for (const mode of ['test', 'live'] as const) verdicts.push(await ledgerVerify(bundles.ledgerVerify, cliEnv, mode));
-  verdicts.push(...(await webhookChecks(db, tenants, ledger, PIPELINE)));
+  const webhooks = await webhookChecks(db, tenants, ledger, PIPELINE);
+  verdicts.push(...webhooks.verdicts);
   verdicts.push(await subscriberCheck(db, subscribers));
   verdicts.push(await chainPayoutCheck(db, anvil, hot));
   verdicts.push(await balanceCheck(db, ledger));
@@ -249,6 +250,7 @@ async function soak(): Promise<number> {
   console.log(`TOTAL operations ${ledger.ops.total()}: ${ledger.ops.line()}`);
   console.log(`TOTAL faults ${ledger.faults.total()}: ${ledger.faults.line()}; ${ledger.sessionsTerminated} sessions terminated, ${restarts} process restarts`);
   console.log(`TOTAL elapsed ${elapsed()}: load ${(loadMs / 1000).toFixed(1)} s, quiet ${(quietMs / 1000).toFixed(1)} s`);
+  for (const note of webhooks.notes) console.log(`NOTE ${note}`);
   for (const v of verdicts) console.log(`${v.pass ? 'PASS' : 'FAIL'} ${v.name}: ${v.figures}`);
   const failed = verdicts.filter((v) => !v.pass).length;
   console.log(failed ? `SOAK FAIL: ${failed} of ${verdicts.length} invariants failed (seed ${seed})` : `SOAK PASS: ${verdicts.length} invariants hold (seed ${seed})`);

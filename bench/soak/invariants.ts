@@ -76,12 +76,14 @@ interface EventRow {
  * type that is delivered elsewhere has its delivery (the outbox wrote it); the first arrivals keep event order within
  * the documented window; acknowledged duplicates stay within the duplicate bound.
  */
-export async function webhookChecks(db: pg.Pool, tenants: Tenant[], ledger: Ledger, pipeline: number): Promise<Verdict[]> {
+export async function webhookChecks(db: pg.Pool, tenants: Tenant[], ledger: Ledger, pipeline: number): Promise<{ verdicts: Verdict[]; notes: string[] }> {
   const deliveredTypes = new Set((await db.query<{ type: string }>(`SELECT DISTINCT e."type" FROM "Event" e JOIN "WebhookDelivery" d ON d."eventId" = e."id"`)).rows.map((r) => r.type));
   let events = 0;
   let lost = 0;
   let withoutDelivery = 0;
   let badSignatures = 0;
+  let notReserialisable = 0;
+  const reserialisedSamples: string[] = [];
   const lostSamples: string[] = [];
   let inversions = 0;
   let worstInversion = 0;
@@ -105,6 +107,10 @@ export async function webhookChecks(db: pg.Pool, tenants: Tenant[], ledger: Ledg
     const firstArrival = new Map<string, number>();
     t.receiver.arrivals.forEach((a) => {
       if (!a.signatureValid) badSignatures++;
+      if (a.signatureValid && !a.reserialisedValid) {
+        notReserialisable++;
+        if (a.body && reserialisedSamples.length < 2) reserialisedSamples.push(a.body.slice(0, 300));
+      }
       if (!firstArrival.has(a.eventId)) firstArrival.set(a.eventId, firstArrival.size);
       if (a.acknowledged) acknowledged.set(a.eventId, (acknowledged.get(a.eventId) ?? 0) + 1);
     });
@@ -141,7 +147,12 @@ export async function webhookChecks(db: pg.Pool, tenants: Tenant[], ledger: Ledg
     worstDuplicates = Math.max(worstDuplicates, endpointDuplicates);
     if (endpointDuplicates > bound) overBound++;
   }
-  return [
+  const notes = notReserialisable
+    ? [
+        `${notReserialisable} webhooks whose spec signature holds over the body but not over the parsed JSON serialised again (the spec's example; docs/webhooks.md says both work), e.g. ${reserialisedSamples.join(' | ')}`,
+      ]
+    : [];
+  const verdicts = [
     {
       name: 'every committed event delivered at least once',
       pass: lost === 0 && withoutDelivery === 0 && badSignatures === 0,
@@ -158,6 +169,7 @@ export async function webhookChecks(db: pg.Pool, tenants: Tenant[], ledger: Ledg
       figures: `${duplicates} acknowledged twice, at most ${worstDuplicates} on one endpoint; bound ${bound} per endpoint (pipeline ${pipeline} x ${resends} worker kills and session terminations)`,
     },
   ];
+  return { verdicts, notes };
 }
 
 const cursorKey = (c: string) => {
