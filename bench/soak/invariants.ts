@@ -189,7 +189,7 @@ export async function subscriberCheck(db: pg.Pool, subscribers: Subscriber[]): P
   for (const s of subscribers) {
     if (s.resumes === 0) continue;
     resumed++;
-    const { expected, got } = await subscriberSets(db, s);
+    const { expected, got } = await subscriberSets(db, s, 'last');
     expectedTotal += expected.size;
     for (const c of expected) if (!got.has(c)) missing++;
     for (const c of got) if (!expected.has(c)) phantom++;
@@ -205,17 +205,28 @@ export async function subscriberCheck(db: pg.Pool, subscribers: Subscriber[]): P
   };
 }
 
-/** What a subscriber should have seen (from its first cursor on) and what it saw (de-duplicated by cursor). */
-export async function subscriberSets(db: pg.Pool, s: Subscriber): Promise<{ expected: Set<string>; got: Set<string> }> {
+/**
+ * What a subscriber should have seen and what it saw (de-duplicated by cursor): the events of its merchant's invoices
+ * from its first message on, up to its last one (`until: 'last'`, the check: events committed after it stopped are
+ * not its to see; the quiet phase already waited until it had every event in the table) or all of them (`'all'`).
+ */
+export async function subscriberSets(db: pg.Pool, s: Subscriber, until: 'last' | 'all'): Promise<{ expected: Set<string>; got: Set<string> }> {
   const all = s.connections.flat();
   const got = new Set(all);
   if (all.length === 0) return { expected: new Set(), got };
   const [txid, seq] = cursorKey(all[0]!);
+  const last = all.reduce((a, b) => {
+    const [at, as] = cursorKey(a);
+    const [bt, bs] = cursorKey(b);
+    return bt > at || (bt === at && bs > as) ? b : a;
+  });
+  const [lastTxid, lastSeq] = until === 'last' ? cursorKey(last) : [BigInt('9223372036854775807'), BigInt('9223372036854775807')];
   const rows = (
     await db.query<{ c: string }>(
       `SELECT "txid"::text || '.' || "seq"::text AS c FROM "Event"
-       WHERE "companyId" = $1 AND "subjectType" = 'invoice' AND "subjectId" IS NOT NULL AND ("txid", "seq") >= ($2::bigint, $3::bigint)`,
-      [s.tenantId, txid.toString(), seq.toString()],
+       WHERE "companyId" = $1 AND "subjectType" = 'invoice' AND "subjectId" IS NOT NULL
+         AND ("txid", "seq") >= ($2::bigint, $3::bigint) AND ("txid", "seq") <= ($4::bigint, $5::bigint)`,
+      [s.tenantId, txid.toString(), seq.toString(), lastTxid.toString(), lastSeq.toString()],
     )
   ).rows;
   return { expected: new Set(rows.map((r) => r.c)), got };
