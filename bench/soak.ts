@@ -33,7 +33,7 @@ const MNEMONIC = 'legal winner thank year wave sausage worth useful legal winner
 const STATIC_LIVE_RATES = path.join(ROOT, 'test/fixtures/rates/static-live.json');
 const PIPELINE = 4;
 const CONFIRMATIONS = 2;
-const QUIET_TIMEOUT_MS = 150_000;
+const QUIET_TIMEOUT_MS = 300_000;
 
 const startedAt = Date.now();
 const seconds = Number(process.env['SOAK_SECONDS'] ?? 120);
@@ -231,7 +231,8 @@ async function soak(): Promise<number> {
   const verdicts: Verdict[] = [{ name: 'quiet reached', pass: quiet.reached, figures: `in ${(quietMs / 1000).toFixed(1)} s${quiet.reached ? '' : `; still: ${quiet.remaining}`}` }];
   verdicts.push(await acknowledgedWrites(db, ledger.acked));
   for (const mode of ['test', 'live'] as const) verdicts.push(await ledgerVerify(bundles.ledgerVerify, cliEnv, mode));
-  verdicts.push(...(await webhookChecks(db, tenants, ledger, PIPELINE)));
+  const webhooks = await webhookChecks(db, tenants, ledger, PIPELINE);
+  verdicts.push(...webhooks.verdicts);
   verdicts.push(await subscriberCheck(db, subscribers));
   verdicts.push(await chainPayoutCheck(db, anvil, hot));
   verdicts.push(await balanceCheck(db, ledger));
@@ -249,6 +250,7 @@ async function soak(): Promise<number> {
   console.log(`TOTAL operations ${ledger.ops.total()}: ${ledger.ops.line()}`);
   console.log(`TOTAL faults ${ledger.faults.total()}: ${ledger.faults.line()}; ${ledger.sessionsTerminated} sessions terminated, ${restarts} process restarts`);
   console.log(`TOTAL elapsed ${elapsed()}: load ${(loadMs / 1000).toFixed(1)} s, quiet ${(quietMs / 1000).toFixed(1)} s`);
+  for (const note of webhooks.notes) console.log(`NOTE ${note}`);
   for (const v of verdicts) console.log(`${v.pass ? 'PASS' : 'FAIL'} ${v.name}: ${v.figures}`);
   const failed = verdicts.filter((v) => !v.pass).length;
   console.log(failed ? `SOAK FAIL: ${failed} of ${verdicts.length} invariants failed (seed ${seed})` : `SOAK PASS: ${verdicts.length} invariants hold (seed ${seed})`);
@@ -296,11 +298,11 @@ async function waitForQuiet(input: QuietInput): Promise<{ reached: boolean; rema
     for (const p of input.processes) if (!p.alive) await p.start().catch((e: Error) => log(`restart of ${p.name}: ${e.message.split('\n')[0]}`));
     const q = async <T extends pg.QueryResultRow>(sql: string) => (await db.query<T>(sql)).rows;
     const seen = await q<{ id: string; companyId: string }>(`SELECT "id"::text AS id, "companyId"::text AS "companyId" FROM "ChainTransfer" WHERE "state" = 'seen' AND "mode" = 'test'`);
-    for (const s of seen) await call(baseUrl, 'POST', `/api/sandbox/transfers/${s.id}/confirm`, { token: byTenant.get(s.companyId)?.token, json: {} }).catch(() => undefined);
+    await inParallel(seen, (s) => call(baseUrl, 'POST', `/api/sandbox/transfers/${s.id}/confirm`, { token: byTenant.get(s.companyId)?.token, json: {} }));
     const sent = await q<{ uid: string; companyId: string }>(
       `SELECT w."uid"::text AS uid, w."companyId"::text AS "companyId" FROM "Withdrawal" w JOIN "Company" c ON c."id" = w."companyId" WHERE c."mode" = 'test' AND w."status" = 'processing' AND w."stage" = 'sent'`,
     );
-    for (const w of sent) await call(baseUrl, 'POST', `/api/sandbox/withdrawals/${w.uid}/confirm`, { token: byTenant.get(w.companyId)?.token, json: {} }).catch(() => undefined);
+    await inParallel(sent, (w) => call(baseUrl, 'POST', `/api/sandbox/withdrawals/${w.uid}/confirm`, { token: byTenant.get(w.companyId)?.token, json: {} }));
     // A test-mode retry waiting on the schedule: move that merchant's clock to it.
     const retries = await q<{ companyId: string; waitMs: string }>(
       `SELECT d."companyId"::text AS "companyId", EXTRACT(EPOCH FROM MIN(d."nextAttemptAt") - (now() + make_interval(secs => COALESCE(MAX(k."offsetMs"), 0) / 1000.0))) * 1000 AS "waitMs"
@@ -325,7 +327,7 @@ async function waitForQuiet(input: QuietInput): Promise<{ reached: boolean; rema
     );
     let behind = 0;
     for (const s of input.subscribers) {
-      const { expected, got } = await subscriberSets(db, s);
+      const { expected, got } = await subscriberSets(db, s, 'all');
       for (const c of expected) if (!got.has(c)) behind++;
     }
     const open = { ...counts!, 'changes subscribers lack': behind };
@@ -341,4 +343,13 @@ async function waitForQuiet(input: QuietInput): Promise<{ reached: boolean; rema
     await sleep(500);
   }
   return { reached: false, remaining };
+}
+
+/** `task` for every item, eight at a time; failures are left for the next round. */
+async function inParallel<T>(items: T[], task: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await task(items[next++]!).catch(() => undefined);
+  };
+  await Promise.all(Array.from({ length: 8 }, lane));
 }

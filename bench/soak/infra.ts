@@ -45,7 +45,10 @@ export class SoakRedis {
   private constructor(
     readonly binary: string,
     readonly port: number,
-  ) {}
+  ) {
+    // One listener for all restarts: whichever redis-server runs when the soak ends goes with it.
+    process.once('exit', () => this.child?.kill('SIGKILL'));
+  }
 
   static async start(binary = 'redis-server'): Promise<SoakRedis> {
     const redis = new SoakRedis(binary, await freePort());
@@ -62,7 +65,6 @@ export class SoakRedis {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     this.child = child;
-    process.once('exit', () => child.kill('SIGKILL'));
     const deadline = Date.now() + 10_000;
     while (!(await canConnect(this.port))) {
       if (child.exitCode !== null) throw new Error(`redis-server exited (${child.exitCode}) at start`);

@@ -3,7 +3,8 @@
 // says how it normally answers (at once, or slowly); the fault injector makes one fail (500) or hang for a while.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { verifySpecSignature } from '../../test/support/receiver.ts';
+import { createHmac } from 'node:crypto';
+import { verifySpecSignature, verifyStandardSignature } from '../../test/support/receiver.ts';
 
 export type Profile = 'ok' | 'slow';
 export type Episode = 'failing' | 'hanging' | null;
@@ -15,7 +16,12 @@ export interface Arrival {
   answered: number;
   /** A 2xx that reached the socket completely (the sender was still there to read it). */
   acknowledged: boolean;
+  /** The spec's signature over the exact body bytes, and the Standard Webhooks one (docs/webhooks.md). */
   signatureValid: boolean;
+  /** The spec's signature checked as its example does, over the parsed JSON serialised again. */
+  reserialisedValid: boolean;
+  /** The body, kept only when the two checks disagree (for the note). */
+  body?: string;
 }
 
 export class Receiver {
@@ -37,13 +43,16 @@ export class Receiver {
       req.setEncoding('utf8');
       req.on('data', (c: string) => (body += c));
       req.on('end', () => {
-        let signatureValid = false;
+        const exact = createHmac('sha512', this.secret().trim()).update(body, 'utf8').digest('hex');
+        const signatureValid = req.headers['signature'] === exact && verifyStandardSignature(this.secret(), req.headers, body);
+        let reserialisedValid = false;
         try {
-          signatureValid = verifySpecSignature(this.secret(), body, req.headers['signature'] as string | undefined);
+          reserialisedValid = verifySpecSignature(this.secret(), body, req.headers['signature'] as string | undefined);
         } catch {
-          signatureValid = false;
+          reserialisedValid = false;
         }
-        const arrival: Arrival = { eventId: String(req.headers['webhook-id'] ?? ''), at: Date.now(), answered: 0, acknowledged: false, signatureValid };
+        const arrival: Arrival = { eventId: String(req.headers['webhook-id'] ?? ''), at: Date.now(), answered: 0, acknowledged: false, signatureValid, reserialisedValid };
+        if (signatureValid !== reserialisedValid) arrival.body = body;
         this.arrivals.push(arrival);
         if (this.episode === 'hanging') return; // the sender's timeout ends it
         if (this.episode === 'failing') {
