@@ -14,7 +14,7 @@ const config: CodegenConfig = {
         emitLegacyCommonJSImports: false,
         enumsAsTypes: true,
         strictScalars: true,
-        scalars: { DateTime: 'string', Decimal: 'string' },
+        scalars: { DateTime: 'string', Decimal: 'string', Metadata: 'Record<string, string>' },
       },
     },
     // The checkout page and the dashboard (src/web/client): documents as plain strings, so the browser needs no
@@ -29,7 +29,7 @@ const config: CodegenConfig = {
         emitLegacyCommonJSImports: false,
         enumsAsTypes: true,
         strictScalars: true,
-        scalars: { DateTime: 'string', Decimal: 'string' },
+        scalars: { DateTime: 'string', Decimal: 'string', Metadata: 'Record<string, string>' },
       },
     },
   },

@@ -5,7 +5,7 @@ import { depositsFeature } from './deposits/index.ts';
 import { emailsFeature } from './emails/index.ts';
 import { exportsFeature } from './exports/index.ts';
 import { loadConfig, type Config } from './config.ts';
-import type { Feature, Platform, Services } from './core/feature.ts';
+import type { Feature, Platform, Services, WebhookDoc } from './core/feature.ts';
 import type { Job } from './core/jobs.ts';
 import { graphqlSchema, printedSchema } from './graphql/schema.ts';
 import type { Route } from './http/router.ts';
@@ -61,8 +61,12 @@ const API_DESCRIPTION = [
   '- Every answer carries `X-Request-Id`.',
 ].join('\n');
 
+/** The webhook bodies the features send (the document's `webhooks`); autoswap's joins when its feature declares it. */
+export const apiWebhooks: WebhookDoc[] = features(loadConfig({})).flatMap((f) => f.webhooks ?? []);
+
 /** The OpenAPI document and the reference page of these routes (the public API's unless told otherwise). */
-export const apiReference = (routes: Route<Services>[] = apiRoutes): ApiReference => createApiReference(routes, { tags: API_TAGS, description: API_DESCRIPTION });
+export const apiReference = (routes: Route<Services>[] = apiRoutes): ApiReference =>
+  createApiReference(routes, { tags: API_TAGS, description: API_DESCRIPTION, webhooks: apiWebhooks });
 
 export interface AssembledFeatures {
   services: Services;

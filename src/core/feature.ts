@@ -3,6 +3,7 @@
 import type { Chains } from '../chains/registry.ts';
 import type { Clock } from '../clock.ts';
 import type { Database, Db } from '../db/client.ts';
+import type { z } from 'zod';
 import type { Route } from '../http/router.ts';
 import type { Logger } from '../logger.ts';
 import type { EventBus } from './bus.ts';
@@ -51,8 +52,21 @@ export interface Feature {
   services?(platform: Platform, services: Services): Partial<Services>;
   /** Its REST routes (the GraphQL types register when the feature's module is imported). */
   routes?: Route<Services>[];
+  /** The webhook bodies it sends, for the OpenAPI document's `webhooks` (docs/webhooks.md). */
+  webhooks?: WebhookDoc[];
   /** Its background jobs in the server process. */
   jobs?(platform: Platform, services: Services): Job[];
   /** Releases what its services hold (after the jobs stopped). */
   close?(): Promise<void>;
+}
+
+/** One kind of webhook body a feature sends: its name in the OpenAPI `webhooks` map and its schema. */
+export interface WebhookDoc {
+  /** e.g. `invoice`; also the schema's name in the components (`InvoiceWebhook`). */
+  name: string;
+  summary: string;
+  description: string;
+  /** The body's schema: the payload exactly as the feature's event builder writes it. */
+  schema: z.ZodType;
+  example: unknown;
 }
