@@ -29,10 +29,17 @@ export const CREDENTIALS_CHANGED = 'company.credentials_changed';
 export const WEBHOOK_FAILING = 'webhook.failing';
 
 /**
+ * A transfer to an invoice's address was first seen, or gained confirmations, without moving the invoice's status
+ * (1 of 2 -> 2 of 2 while processing): the invoice subscriptions send the invoice again (docs/live.md). Internal:
+ * the status webhooks are the spec's, so this is neither pushed nor in the events feed.
+ */
+export const INVOICE_CONFIRMATIONS = 'invoice.confirmations';
+
+/**
  * Events for the service's own processes (on the event bus, in the Event table), never for the merchant: no webhook,
  * not in the events feed, not redeliverable.
  */
-export const INTERNAL_EVENT_TYPES: readonly string[] = [CREDENTIALS_CHANGED, WEBHOOK_FAILING];
+export const INTERNAL_EVENT_TYPES: readonly string[] = [CREDENTIALS_CHANGED, WEBHOOK_FAILING, INVOICE_CONFIRMATIONS];
 
 export const EVENT_TYPE_DESCRIPTIONS: Record<EventType, string> = {
   'invoice.created': 'An invoice was created.',

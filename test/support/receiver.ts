@@ -39,6 +39,8 @@ export interface ReceiverOptions {
   answerDelayMs?: number;
   /** Also count this receiver's requests here (one count across several receivers). */
   alsoCount?: InFlight;
+  /** Takes bodies of kinds no feature publishes (the outbox's own tests): not held to the OpenAPI webhooks. */
+  unpublished?: boolean;
 }
 
 export interface Receiver {
@@ -96,7 +98,7 @@ export async function startReceiver(secret: () => string, options: ReceiverOptio
       } catch {
         json = {};
       }
-      const violation = webhookViolation(body, req.headers);
+      const violation = options.unpublished ? null : webhookViolation(body, req.headers);
       if (violation) violations.push(violation);
       received.push({
         at: Date.now(),
