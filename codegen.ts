@@ -11,6 +11,8 @@ const config: CodegenConfig = {
       presetConfig: { fragmentMasking: false },
       config: {
         useTypeImports: true,
+        // ESM: the generated files import each other with `.js` (`./graphql.js`), as Node's ESM resolution and
+        // TypeScript's nodenext require; true would write extensionless CommonJS-style imports (docs/graphql.md).
         emitLegacyCommonJSImports: false,
         enumsAsTypes: true,
         strictScalars: true,
