@@ -11,10 +11,12 @@ const config: CodegenConfig = {
       presetConfig: { fragmentMasking: false },
       config: {
         useTypeImports: true,
+        // ESM: the generated files import each other with `.js` (`./graphql.js`), as Node's ESM resolution and
+        // TypeScript's nodenext require; true would write extensionless CommonJS-style imports (docs/graphql.md).
         emitLegacyCommonJSImports: false,
         enumsAsTypes: true,
         strictScalars: true,
-        scalars: { DateTime: 'string', Decimal: 'string' },
+        scalars: { DateTime: 'string', Decimal: 'string', Metadata: 'Record<string, string>' },
       },
     },
     // The checkout page and the dashboard (src/web/client): documents as plain strings, so the browser needs no
@@ -29,7 +31,7 @@ const config: CodegenConfig = {
         emitLegacyCommonJSImports: false,
         enumsAsTypes: true,
         strictScalars: true,
-        scalars: { DateTime: 'string', Decimal: 'string' },
+        scalars: { DateTime: 'string', Decimal: 'string', Metadata: 'Record<string, string>' },
       },
     },
   },

@@ -8,7 +8,7 @@ import { exportsFeature } from './exports/index.ts';
 import type { CustodySource } from './chains/custody.ts';
 import { loadConfig, type Config } from './config.ts';
 import { declarationsOf } from './core/declarations.ts';
-import type { Declared, Feature, Platform, Services } from './core/feature.ts';
+import type { Declared, Feature, Platform, Services, WebhookDoc } from './core/feature.ts';
 import type { Job } from './core/jobs.ts';
 import type { Db } from './db/client.ts';
 import { defineEventTypeEnum } from './graphql/enums.ts';
@@ -84,8 +84,12 @@ const API_DESCRIPTION = [
   '- Every answer carries `X-Request-Id`.',
 ].join('\n');
 
+/** The webhook bodies the features send (the document's `webhooks`); autoswap's joins when its feature declares it. */
+export const apiWebhooks: WebhookDoc[] = features(loadConfig({})).flatMap((f) => f.webhooks ?? []);
+
 /** The OpenAPI document and the reference page of these routes (the public API's unless told otherwise). */
-export const apiReference = (routes: Route<Services>[] = apiRoutes): ApiReference => createApiReference(routes, { tags: API_TAGS, description: API_DESCRIPTION });
+export const apiReference = (routes: Route<Services>[] = apiRoutes): ApiReference =>
+  createApiReference(routes, { tags: API_TAGS, description: API_DESCRIPTION, webhooks: apiWebhooks });
 
 export interface AssembledFeatures {
   services: Services;

@@ -7,6 +7,7 @@ import { Money } from '../domain/money.ts';
 import type { autoswapConfig } from './config.ts';
 import './graphql.ts';
 import { autoswapDeclarations } from './declarations.ts';
+import { autoswapWebhook } from './webhook-doc.ts';
 import { autoswapRoutes } from './rest.ts';
 import { autoswapOnCredit, driveAutoswaps, type AutoswapDeps } from './service.ts';
 import { VenueRegistry } from './venues/registry.ts';
@@ -46,6 +47,7 @@ export function autoswapFeature(config: ConfigOf<typeof autoswapConfig>): Featur
       return { autoswap };
     },
     routes: autoswapRoutes,
+    webhooks: [autoswapWebhook],
     jobs: (p, s) => [
       // Woken by the commits that may have queued a swap (an invoice done, by payment or accept; a deposit credited),
       // not only on its interval.

@@ -4,6 +4,7 @@
 // core imports neither.
 import type { Clock } from '../clock.ts';
 import type { Database, Db } from '../db/client.ts';
+import type { z } from 'zod';
 import type { Logger } from '../logger.ts';
 import type { EventBus } from './bus.ts';
 import type { CreditHooks } from './credits.ts';
@@ -87,8 +88,21 @@ export interface Feature {
   declares?: Declarations;
   /** Its services, built from the platform and the services of the features listed before it. */
   services?(platform: Platform, services: Services): Partial<Services>;
+  /** The webhook bodies it sends, for the OpenAPI document's `webhooks` (docs/webhooks.md). */
+  webhooks?: WebhookDoc[];
   /** Its background jobs in the server process. */
   jobs?(platform: Platform, services: Services): Job[];
   /** Releases what its services hold (after the jobs stopped). */
   close?(): Promise<void>;
+}
+
+/** One kind of webhook body a feature sends: its name in the OpenAPI `webhooks` map and its schema. */
+export interface WebhookDoc {
+  /** e.g. `invoice`; also the schema's name in the components (`InvoiceWebhook`). */
+  name: string;
+  summary: string;
+  description: string;
+  /** The body's schema: the payload exactly as the feature's event builder writes it. */
+  schema: z.ZodType;
+  example: unknown;
 }

@@ -1,4 +1,5 @@
 // Static deposit addresses: a permanent address per merchant user and asset; deposits credited like payments.
+import { depositWebhook } from './webhook-doc.ts';
 import type { Feature } from '../core/feature.ts';
 import { denyList } from '../core/risk.ts';
 import { depositDeclarations } from './declarations.ts';
@@ -20,5 +21,6 @@ export function depositsFeature(): Feature {
       deposits: { db: p.db, events: p.commits, chains: p.chains, clock: p.clock, fees: s.invoices.fees, risk: denyList(p.config.riskDenyList), credits: p.credits, logger: p.logger },
     }),
     routes: depositRoutes,
+    webhooks: [depositWebhook],
   };
 }

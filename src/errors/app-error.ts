@@ -15,6 +15,7 @@ export const ERROR_STATUS = {
   CONFLICT: 409,
   INVOICE_NOT_PROCEEDABLE: 409,
   IDEMPOTENCY_KEY_IN_USE: 409,
+  ORDER_ID_IN_USE: 409,
   LENGTH_REQUIRED: 411,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
@@ -65,7 +66,7 @@ export class NotFoundError extends AppError {
 }
 
 export class ConflictError extends AppError {
-  constructor(code: 'CONFLICT' | 'INVOICE_NOT_PROCEEDABLE' | 'IDEMPOTENCY_KEY_IN_USE' | 'IDEMPOTENCY_KEY_REUSED', message: string, details: ErrorDetail[] = []) {
+  constructor(code: 'CONFLICT' | 'INVOICE_NOT_PROCEEDABLE' | 'IDEMPOTENCY_KEY_IN_USE' | 'IDEMPOTENCY_KEY_REUSED' | 'ORDER_ID_IN_USE', message: string, details: ErrorDetail[] = []) {
     super(code, message, details);
     this.name = 'ConflictError';
   }

@@ -32,6 +32,9 @@ export const INVOICE_COLUMNS = [
   'refund_network_fee',
   'refund_tx_hash',
   'rate_sources',
+  'settlement',
+  'order_id',
+  'metadata',
 ] as const;
 
 const readPage = (db: Db, companyId: string, range: ExportRange) => (after: { createdAt: Date; id: string } | null, limit: number) =>
@@ -78,6 +81,10 @@ export const invoiceCells = (i: InvoiceRow): string[] => [
   amount(i.refund?.networkFee ?? null),
   i.refund?.txHash ?? '',
   rateDetailsCell(i.rateDetails),
+  i.settlement ?? '',
+  // The merchant's own texts: a formula there must stay text in a spreadsheet too.
+  spreadsheetText(i.orderId ?? ''),
+  i.metadata === null ? '' : spreadsheetText(JSON.stringify(i.metadata)),
 ];
 
 /** The invoices created in the range, in (createdAt, id) order, a page at a time, as CSV cells. */

@@ -3,7 +3,7 @@ import ErrorsPlugin from '@pothos/plugin-errors';
 import PrismaPlugin from '@pothos/plugin-prisma';
 import RelayPlugin from '@pothos/plugin-relay';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
-import { GraphQLError, Kind } from 'graphql';
+import { GraphQLError, Kind, valueFromASTUntyped } from 'graphql';
 import type PrismaTypes from '../../generated/pothos-types.ts';
 import { getDatamodel } from '../../generated/pothos-types.ts';
 import type { Company } from '../core/auth.ts';
@@ -50,6 +50,7 @@ export const builder = new SchemaBuilder<{
   Scalars: {
     Decimal: { Input: string; Output: string };
     DateTime: { Input: Date; Output: Date };
+    Metadata: { Input: Record<string, unknown>; Output: Record<string, string> };
   };
 }>({
   plugins: [ScopeAuthPlugin, ErrorsPlugin, PrismaPlugin, RelayPlugin],
@@ -156,6 +157,20 @@ builder.scalarType('DateTime', {
   },
 });
 
+/** An object as JSON has it: its values are checked by the input's zod schema (REST's, so the same messages). */
+function metadataObject(value: unknown): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new GraphQLError('Metadata must be an object of string values');
+  return value as Record<string, unknown>;
+}
+
+// Metadata: the REST map as is (an object of strings), rather than a list of key/value pairs, so both surfaces read alike.
+builder.scalarType('Metadata', {
+  description: 'A flat object of string keys and string values, e.g. {"customerId": "c_981"}: at most 50 keys of 1-40 characters, values of at most 500 characters. Keys keep the order sent.',
+  serialize: (value) => value as Record<string, string>,
+  parseValue: metadataObject,
+  parseLiteral: (ast, variables) => metadataObject(ast.kind === Kind.OBJECT ? valueFromASTUntyped(ast, variables) : null),
+});
+
 const ErrorDetailRef = builder.objectRef<ErrorDetail>('ErrorDetail').implement({
   description: 'One problem with the input: the dotted path of the field and what is wrong with it.',
   fields: (t) => ({
@@ -173,6 +188,7 @@ const ERROR_CODE_DESCRIPTIONS: Record<ErrorCode, string> = {
   CONFLICT: 'The object is in a state that does not allow this operation (REST 409).',
   INVOICE_NOT_PROCEEDABLE: 'The invoice was already filled with other data, or is no longer open (REST 409).',
   IDEMPOTENCY_KEY_IN_USE: 'A request with this idempotency key is still running (REST 409).',
+  ORDER_ID_IN_USE: 'An open invoice of the merchant already has this orderId, created from a different request (REST 409).',
   LENGTH_REQUIRED: 'The request body has no declared length (REST 411).',
   PAYLOAD_TOO_LARGE: 'The request body is too large (REST 413).',
   UNSUPPORTED_MEDIA_TYPE: 'The request body is not JSON (REST 415).',

@@ -1,4 +1,5 @@
 // Invoices: create, proceed, read, the lifecycle (expiry, accept, refund) and its jobs.
+import { invoiceWebhook } from './webhook-doc.ts';
 import type { ConfigOf } from '../core/config-section.ts';
 import type { Feature, Platform } from '../core/feature.ts';
 import { chainJob, intervalJob, wakingOn, type Job } from '../core/jobs.ts';
@@ -51,6 +52,7 @@ export function invoicesFeature(config: ConfigOf<typeof invoiceConfig>): Feature
       return { invoices };
     },
     routes: [...invoiceRoutes, ...rateRoutes],
+    webhooks: [invoiceWebhook],
     jobs: (p, s) => [
       // Prices are fetched here, in the background, never on a request (docs/rates.md).
       ...(live ? [intervalJob('rates-refresher', live.refreshMs, () => live!.refresh(), p.logger)] : []),

@@ -22,7 +22,7 @@ import type { RateBook } from '../pricing/rates.ts';
 import type { Logger } from '../logger.ts';
 import { acceptsCurrency, expiryFor, quotePayment, type ProceedInvoiceInput, type RefundInvoiceInput } from './rules.ts';
 import { decide, type Trigger } from './state-machine.ts';
-import { invoiceStatusEvent, type InvoiceStatus } from './status.ts';
+import { invoiceStatusEvent, type InvoiceStatus, type Settlement } from './status.ts';
 import { toleranceFrom } from './underpayment.ts';
 import { dispatchRefund } from './refunds.ts';
 import { getInvoiceRecord, publicInvoiceWhere, type InvoiceRecord } from './queries.ts';
@@ -90,6 +90,7 @@ const CHANGE_COLUMNS = {
   invoiceFee: 'numeric',
   paymentAmount: 'numeric',
   acceptedAt: 'timestamptz',
+  settlement: 'text',
   settledAt: 'timestamptz',
   expiredAt: 'timestamptz',
   proceededAt: 'timestamptz',
@@ -132,7 +133,10 @@ export async function reevaluate(tx: Tx, invoice: Invoice, trigger: Trigger, now
   if (decision.kind === 'move') {
     data.status = decision.to;
     if (decision.to === 'done') {
-      if (trigger === 'accept') data.acceptedAt = now;
+      if (trigger === 'accept') {
+        data.acceptedAt = now;
+        data.settlement = invoice.status === 'wrong' ? 'accepted_short' : 'accepted_late';
+      }
       // The fee was quoted at proceed; a short payment the merchant accepted pays at most what arrived.
       const fee = Money.min(toMoney(invoice.invoiceFee ?? 0), facts.confirmedTotal);
       data.feeCharged = fee.toFixed();
@@ -150,8 +154,10 @@ export async function reevaluate(tx: Tx, invoice: Invoice, trigger: Trigger, now
       });
     }
     if (decision.to === 'wrong' || decision.to === 'closed' || decision.to === 'refunded') data.settledAt = now;
+    if (decision.to === 'refunded') data.settlement = 'refunded';
   }
-  return writeChange(tx, invoice.id, data, decision.kind === 'move' ? invoiceStatusEvent(invoice.companyId, invoice.id, decision.to) : null);
+  const extras = { orderId: invoice.orderId, metadata: invoice.metadata, settlement: (data.settlement ?? invoice.settlement) as Settlement | null };
+  return writeChange(tx, invoice.id, data, decision.kind === 'move' ? invoiceStatusEvent(invoice.companyId, invoice.id, decision.to, extras) : null);
 }
 
 /** A report that comes after the payment window closed: close first (the sweeper may not have run yet). */

@@ -16,7 +16,8 @@ import { formatFixed, formatPlain, toMoney } from '../domain/money.ts';
 import { decimalString, isoInstant } from '../http/schemas.ts';
 import type { InvoiceRecord } from './queries.ts';
 import { RATE_SOURCE_NAMES, presentRateDetails } from '../pricing/audit.ts';
-import { INVOICE_STATUSES } from './status.ts';
+import { INVOICE_STATUSES, SETTLEMENTS } from './status.ts';
+import { metadataSchema, orderIdSchema } from './rules.ts';
 import { presentAutoswap } from '../autoswap/rules.ts';
 import { autoswapEntrySchema } from '../autoswap/presenter.ts';
 
@@ -142,6 +143,13 @@ export const invoiceSchema = z
     refund: refundSchema.optional(),
     mode: z.enum(MODES).meta({ description: 'test: paid on the simulated chain (docs/modes.md); live: real money.' }),
     paymentLinkId: z.string().nullable().meta({ description: 'The payment link whose opening made this invoice (docs/payment-links.md); null when it was made through the API.' }),
+    payUrl: z.string().meta({ description: 'The checkout page of the invoice ({pay_url}/<id>): send the client there.', example: 'https://pay.example/7Qx3hHq1bXo9b3kQmZzJ2f' }),
+    orderId: orderIdSchema.optional().meta({ description: "The merchant's order reference, as sent at creation; absent when none." }),
+    metadata: metadataSchema.optional().meta({ description: 'The metadata sent at creation, keys in the order sent; absent when none.' }),
+    acceptedAt: isoInstant.optional().meta({ description: 'When the merchant accepted a short or late payment as paid; absent otherwise.' }),
+    settlement: z.enum(SETTLEMENTS).optional().meta({
+      description: "The merchant's decision on a short or late payment: accepted_short (a wrong invoice kept as paid), accepted_late (a closed invoice's late payment kept), refunded. Absent until decided.",
+    }),
   })
   .meta({ id: 'Invoice', description: 'A regular (fixed-amount) invoice; the fields present depend on its status.' });
 
@@ -244,11 +252,19 @@ export const presentCompany = (company: InvoiceRecord['company'], offered: Offer
   assets: presentCompanyAssets(company.acceptedAssets, offered),
 });
 
+/** The checkout page of an invoice: {pay_url}/<id> (REST `payUrl`, GraphQL `Invoice.payUrl`). */
+export const invoicePayUrl = (payUrlBase: string, invoiceId: string): string => `${payUrlBase}/${invoiceId}`;
+
 /**
- * The REST invoice object, keys in the spec's order; absent fields are left out, not null. `offered`: the networks
+ * The REST invoice object, keys in the spec's order, then ours; absent fields are left out, not null. `offered`: the networks
  * offered in the invoice's mode (company.assets). invoiceTransactions come only with the read operation, as the spec says.
  */
-export function presentInvoice(invoice: InvoiceRecord, offered: OfferedNetwork, { withTransactions = false } = {}): Record<string, unknown> {
+export function presentInvoice(
+  invoice: InvoiceRecord,
+  offered: OfferedNetwork,
+  payUrlBase: string,
+  { withTransactions = false } = {},
+): Record<string, unknown> {
   const view: Record<string, unknown> = {
     id: invoice.id,
     status: invoice.status,
@@ -273,5 +289,10 @@ export function presentInvoice(invoice: InvoiceRecord, offered: OfferedNetwork, 
   if (invoice.refund) view['refund'] = presentRefund(invoice.refund);
   view['mode'] = invoice.company.mode;
   view['paymentLinkId'] = invoice.paymentLinkId;
+  view['payUrl'] = invoicePayUrl(payUrlBase, invoice.id);
+  if (invoice.orderId !== null) view['orderId'] = invoice.orderId;
+  if (invoice.metadata !== null) view['metadata'] = invoice.metadata;
+  if (invoice.acceptedAt !== null) view['acceptedAt'] = invoice.acceptedAt.toISOString();
+  if (invoice.settlement !== null) view['settlement'] = invoice.settlement;
   return view;
 }

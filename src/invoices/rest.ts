@@ -16,7 +16,7 @@ const withTransactions = { withTransactions: true };
 /** The REST invoice of either mode, with its mode also in the `Payrail-Mode` header (the public read has no token to tell it). */
 const invoiceBody = (ctx: Services, invoice: InvoiceRecord, status: number, options = {}, headers: Record<string, string> = {}) => ({
   status,
-  body: presentInvoice(invoice, offeredIn(ctx.invoices.chains, invoice.company.mode), options),
+  body: presentInvoice(invoice, offeredIn(ctx.invoices.chains, invoice.company.mode), ctx.invoices.payUrl, options),
   headers: { 'payrail-mode': invoice.company.mode, ...headers },
 });
 
@@ -35,7 +35,7 @@ export const invoiceRoutes: Route<Services>[] = [
       operationId: 'createInvoice',
       summary: 'Create a regular invoice',
       description:
-        'A fixed-amount invoice: priced items in the invoice currency (rounded to its precision; the total must be greater than 0). Prices may be JSON numbers (read exactly) or decimal strings. With an `Idempotency-Key` a retry answers the first invoice instead of creating another.',
+        'A fixed-amount invoice: priced items in the invoice currency (rounded to its precision; the total must be greater than 0). Prices may be JSON numbers (read exactly) or decimal strings. With an `Idempotency-Key` a retry answers the first invoice instead of creating another. `orderId` does the same per order: while an invoice with that `orderId` is open (created, pending, processing or wrong), the same request answers it (200, `Idempotent-Replayed: true`) and another request is a 409 `ORDER_ID_IN_USE`. `orderId` and `metadata` come back in every read and invoice webhook.',
       tag: TAG,
       headers: {
         'Idempotency-Key': {
@@ -52,10 +52,12 @@ export const invoiceRoutes: Route<Services>[] = [
         isMerchantPaysFee: false,
         paymentCurrency: null,
         redirectURL: 'https://shop.example/thanks',
+        orderId: 'order-1042',
+        metadata: { customerId: 'c_981' },
       },
       responses: {
         201: invoiceAnswer('Created, with status `created`.'),
-        200: { ...invoiceAnswer('A replay of an earlier request with the same `Idempotency-Key`: that invoice, as it is now.'), headers: { 'Idempotent-Replayed': '`true`' } },
+        200: { ...invoiceAnswer('A replay of an earlier request with the same `Idempotency-Key`, or of the same order (`orderId`) while its invoice is open: that invoice, as it is now.'), headers: { 'Idempotent-Replayed': '`true`' } },
       },
       errors: [409],
     },

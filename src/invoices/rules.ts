@@ -22,7 +22,56 @@ export const LIMITS = {
   /** Largest absolute item price, and largest total (docs/money.md, "Limits"). */
   maxAbsPrice: MAX_AMOUNT,
   maxTotal: MAX_AMOUNT,
+  /** The merchant's order reference, and metadata limits as Stripe's (docs/payments.md, "Order references"). */
+  maxOrderIdLength: 128,
+  maxMetadataKeys: 50,
+  maxMetadataKeyLength: 40,
+  maxMetadataValueLength: 500,
 } as const;
+
+// Control characters would make an id unprintable in logs, CSV and dashboards.
+const CONTROL = /\p{Cc}/u;
+const noControl = (s: string) => !CONTROL.test(s);
+
+export const orderIdSchema = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(LIMITS.maxOrderIdLength, `must be at most ${LIMITS.maxOrderIdLength} characters`)
+  .refine(noControl, 'must not contain control characters')
+  .meta({ description: "The merchant's order reference (1-128 characters). An open invoice of the merchant with this orderId is answered instead of a new one (docs/payments.md, \"Order references\").", example: 'order-1042' });
+
+/** A flat string -> string map; keys keep the order sent. */
+const metadataRecord = z.record(z.string(), z.string().max(LIMITS.maxMetadataValueLength, `must be at most ${LIMITS.maxMetadataValueLength} characters`));
+
+export const metadataSchema = z
+  // A JSON key "__proto__" is an own key of the parsed body, which zod's record would drop without a word.
+  .preprocess((value, ctx) => {
+    if (value !== null && typeof value === 'object' && Object.hasOwn(value, '__proto__')) {
+      ctx.addIssue({ code: 'custom', path: ['__proto__'], message: 'keys must not be __proto__', input: value });
+    }
+    return value;
+  }, metadataRecord)
+  // Keys checked here rather than by a key schema, whose failures zod reports only as "Invalid key in record".
+  .superRefine((m, ctx) => {
+    const keys = Object.keys(m);
+    if (keys.length > LIMITS.maxMetadataKeys) ctx.addIssue({ code: 'custom', message: `must have at most ${LIMITS.maxMetadataKeys} keys` });
+    for (const key of keys) {
+      const problem =
+        key.length === 0 ? 'keys must not be empty'
+        : key.length > LIMITS.maxMetadataKeyLength ? `keys must be at most ${LIMITS.maxMetadataKeyLength} characters`
+        : !noControl(key) ? 'keys must not contain control characters'
+        : null;
+      if (problem) ctx.addIssue({ code: 'custom', path: [key], message: problem });
+    }
+  })
+  .meta({
+    id: 'Metadata',
+    // Said here: the schema generator reads neither the preprocess's input nor the refinement.
+    type: 'object',
+    maxProperties: LIMITS.maxMetadataKeys,
+    propertyNames: { minLength: 1, maxLength: LIMITS.maxMetadataKeyLength },
+    additionalProperties: { type: 'string', maxLength: LIMITS.maxMetadataValueLength },
+    description: 'Flat string -> string map the merchant keeps on the invoice: at most 50 keys of 1-40 characters, values of at most 500 characters.', example: { customerId: 'c_981', channel: 'web' } });
 
 const enumMessage = (values: readonly string[]) => ({ message: `must be one of: ${values.join(', ')}` });
 
@@ -86,7 +135,15 @@ export function invoiceContent(input: ContentFields, ctx: z.RefinementCtx) {
   };
 }
 
-export const createInvoiceSchema = z.object(invoiceContentFields).transform(invoiceContent);
+export const createInvoiceSchema = z
+  .object({ ...invoiceContentFields, orderId: orderIdSchema.nullish(), metadata: metadataSchema.nullish() })
+  .transform((input, ctx) => ({
+    // On a refused total invoiceContent has added its issue, and the parse fails whatever this answers.
+    ...invoiceContent(input, ctx),
+    orderId: input.orderId ?? null,
+    // No keys is no metadata.
+    metadata: input.metadata && Object.keys(input.metadata).length > 0 ? input.metadata : null,
+  }));
 
 export type CreateInvoiceInput = z.output<typeof createInvoiceSchema>;
 

@@ -2,8 +2,8 @@
 import { Prisma, type Invoice } from '../../generated/prisma/client.ts';
 import type { Company } from '../core/auth.ts';
 import { eventCtes } from '../core/events.ts';
-import { idempotent } from '../core/idempotency.ts';
-import { ValidationError } from '../errors/app-error.ts';
+import { fingerprint, idempotent } from '../core/idempotency.ts';
+import { ConflictError, ValidationError } from '../errors/app-error.ts';
 import { requireOffered } from '../chains/offered.ts';
 import { newInvoiceId } from './ids.ts';
 import type { PaymentCurrency } from '../domain/assets.ts';
@@ -44,7 +44,55 @@ export async function createInvoice(
   origin: InvoiceOrigin = {},
 ): Promise<CreateResult> {
   checkFixedCurrency(deps, company, input.paymentCurrency);
+  if (!input.orderId) return insertInvoice(deps, company, input, idempotencyKey, null, origin);
+  // The order reference is the shop's own idempotency key: an open invoice of the order answers, a new one is
+  // made only when there is none. The partial unique index decides races (migration ..._invoice_order_reference).
+  const requestHash = fingerprint(input);
+  for (let attempt = 1; ; attempt++) {
+    const open = await openInvoiceOfOrder(deps, company.id, input.orderId);
+    if (open) {
+      if (open.requestHash !== requestHash) {
+        throw new ConflictError(
+          'ORDER_ID_IN_USE',
+          `The open invoice ${open.id} has this orderId and was created from a different request; repeat that request to get it, or wait until it is final (docs/payments.md, "Order references")`,
+          [{ path: 'orderId', message: `is used by the open invoice ${open.id}` }],
+        );
+      }
+      return { invoice: await getInvoiceRecord(deps.db, open.id), replayed: true };
+    }
+    try {
+      return await insertInvoice(deps, company, input, idempotencyKey, requestHash, origin);
+    } catch (e) {
+      // A twin committed first: read it on the next turn. (It may be final by then: then this one is made.)
+      if (!isOrderIdTaken(e) || attempt >= 3) throw e;
+    }
+  }
+}
+
+/** Open: not final yet, the order may still be paid through it (docs/payments.md, "Order references"). */
+export const ORDER_OPEN_STATUSES = ['created', 'pending', 'processing', 'wrong'] as const;
+
+const openInvoiceOfOrder = async (deps: InvoiceDeps, companyId: string, orderId: string) => {
+  const [row] = await deps.db.$queryRaw<{ id: string; requestHash: string | null }[]>`
+    SELECT "id", "requestHash" FROM "Invoice"
+    WHERE "companyId" = ${companyId}::uuid AND "orderId" = ${orderId} AND "status"::text IN (${Prisma.join([...ORDER_OPEN_STATUSES])})`;
+  return row ?? null;
+};
+
+/** The unique violation of the open-order index (a raw query's error: P2010 with the driver's message in `meta`). */
+const isOrderIdTaken = (e: unknown): boolean =>
+  e instanceof Prisma.PrismaClientKnownRequestError && JSON.stringify(e.meta ?? null).includes('Invoice_open_orderId_key');
+
+async function insertInvoice(
+  deps: InvoiceDeps,
+  company: Company,
+  input: CreateInvoiceInput,
+  idempotencyKey: string | null | undefined,
+  requestHash: string | null,
+  origin: InvoiceOrigin,
+): Promise<CreateResult> {
   const id = newInvoiceId();
+  const extras = { orderId: input.orderId, metadata: input.metadata };
   const items = input.items.map((item, position) => ({ invoiceId: id, position, name: item.name, price: new Prisma.Decimal(item.price.toFixed()) }));
   const { result, replayed } = await idempotent(
     deps,
@@ -56,9 +104,10 @@ export async function createInvoice(
         const [created] = await tx.$queryRaw<Invoice[]>`
           WITH new_invoice AS (
             INSERT INTO "Invoice" ("id", "companyId", "status", "invoiceCurrency", "fixedPaymentCurrency", "isMerchantPaysFee",
-              "requestedRedirectUrl", "redirectUrl", "total", "paymentLinkId", "createdAt", "updatedAt")
+              "requestedRedirectUrl", "redirectUrl", "total", "paymentLinkId", "orderId", "metadata", "requestHash", "createdAt", "updatedAt")
             VALUES (${id}, ${company.id}::uuid, 'created', ${input.invoiceCurrency}, ${input.paymentCurrency}, ${input.isMerchantPaysFee ?? company.isMerchantPaysFee},
               ${input.redirectURL}, ${input.redirectURL ?? company.redirectUrl}, ${input.total.toFixed()}::numeric, ${origin.paymentLinkId ?? null},
+              ${input.orderId}, ${input.metadata ? JSON.stringify(input.metadata) : null}::json, ${requestHash},
               ${deps.clock.companyNowSql(Prisma.sql`${company.id}::uuid`)}, now())
             RETURNING *
           ),
@@ -68,7 +117,7 @@ export async function createInvoice(
             FROM unnest(${items.map((i) => i.position)}::int[], ${items.map((i) => i.name)}::text[], ${items.map((i) => i.price.toFixed())}::numeric[])
               AS t("position", "name", "price")
           ),
-          ${eventCtes(invoiceStatusEvent(company.id, id, 'created'))}
+          ${eventCtes(invoiceStatusEvent(company.id, id, 'created', extras))}
           SELECT * FROM new_invoice`;
         // Everything the response shows was just written or is at hand: no read-back.
         const invoice: InvoiceRecord = { ...created!, company, items, address: null, transfers: [], autoswaps: [], refund: null };

@@ -15,23 +15,43 @@ export const INVOICE_STATUS_MESSAGES: Record<InvoiceStatus, string> = {
   closed: 'Invoice closed',
 };
 
+/**
+ * The merchant's decision on a short or late payment: kept as paid (a `wrong` invoice: accepted_short; a `closed`
+ * one paid late: accepted_late) or refunded. Null until decided (docs/payments.md).
+ */
+export const SETTLEMENTS = ['accepted_short', 'accepted_late', 'refunded'] as const;
+export type Settlement = (typeof SETTLEMENTS)[number];
+
+/** What the merchant attached to the invoice at creation, and its decision; each only when there is one. */
+export interface InvoiceWebhookExtras {
+  orderId?: string | null;
+  metadata?: unknown;
+  settlement?: Settlement | null;
+}
+
 export interface InvoiceWebhookPayload {
   invoiceId: string;
   status: InvoiceStatus;
   message: string;
+  orderId?: string;
+  metadata?: Record<string, string>;
+  settlement?: Settlement;
 }
 
-/** The spec's invoice webhook, in the spec's key order. */
-export const invoiceWebhookPayload = (invoiceId: string, status: InvoiceStatus): InvoiceWebhookPayload => ({
+/** The spec's invoice webhook in the spec's key order, then ours, each only when set (docs/webhooks.md). */
+export const invoiceWebhookPayload = (invoiceId: string, status: InvoiceStatus, extras: InvoiceWebhookExtras = {}): InvoiceWebhookPayload => ({
   invoiceId,
   status,
   message: INVOICE_STATUS_MESSAGES[status],
+  ...(extras.orderId ? { orderId: extras.orderId } : {}),
+  ...(extras.metadata ? { metadata: extras.metadata as Record<string, string> } : {}),
+  ...(extras.settlement ? { settlement: extras.settlement } : {}),
 });
 
 /** The event of an invoice entering `status`. */
-export const invoiceStatusEvent = (companyId: string, invoiceId: string, status: InvoiceStatus): NewEvent => ({
+export const invoiceStatusEvent = (companyId: string, invoiceId: string, status: InvoiceStatus, extras: InvoiceWebhookExtras = {}): NewEvent => ({
   type: `invoice.${status}` satisfies EventType,
   companyId,
   subject: { type: 'invoice', id: invoiceId },
-  payload: { ...invoiceWebhookPayload(invoiceId, status) },
+  payload: { ...invoiceWebhookPayload(invoiceId, status, extras) },
 });

@@ -3,6 +3,7 @@
 // and their auth mode. Nothing here is written twice, so the document cannot drift from the code (docs/openapi.md).
 import { OpenApiGeneratorV31, OpenAPIRegistry, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
+import type { WebhookDoc } from '../core/feature.ts';
 import type { ErrorCode } from '../errors/app-error.ts';
 import { errorBodySchema } from '../http/io.ts';
 import type { HeaderDoc, ResponseDoc, Route } from '../http/router.ts';
@@ -21,7 +22,25 @@ export interface DocumentOptions {
   /** The groups of the reference page, in this order; a route's tag not among them is added after them, without a description. */
   tags: TagDoc[];
   description?: string;
+  /** The webhook bodies the features send (OpenAPI 3.1 `webhooks`), one entry each. */
+  webhooks?: readonly WebhookDoc[];
 }
+
+/** The headers of every webhook request (docs/webhooks.md, "What is sent"). */
+const webhookHeaders = z.object({
+  signature: z.string().regex(/^[0-9a-f]{128}$/).meta({
+    description: "The spec's signature: lower-case hex HMAC-SHA512 of the exact body bytes, keyed by the trimmed secret key of the event's mode.",
+  }),
+  'webhook-id': z.string().meta({ description: 'Standard Webhooks: the event id, the same on every retry and redelivery (dedupe on it).' }),
+  'webhook-timestamp': z.string().regex(/^\d+$/).meta({ description: 'Standard Webhooks: Unix seconds when this attempt was signed; refuse old ones.' }),
+  'webhook-signature': z.string().meta({
+    description: 'Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.body`, keyed by the secret key\'s UTF-8 bytes (libraries take `whsec_` + base64 of them).',
+  }),
+  'payrail-mode': z.enum(['test', 'live']).meta({ description: 'The mode of the merchant side the event is about.' }),
+  'user-agent': z.string().meta({ description: '`Payrail-Webhooks/1`.' }),
+});
+
+const WEBHOOK_ANSWER = 'Any 2xx within 10 s (`WEBHOOK_TIMEOUT_MS`) acknowledges it; anything else, a redirect included, is retried on the schedule of docs/webhooks.md (12 attempts over ~72 h).';
 
 export const BEARER_SCHEME = 'publicToken';
 
@@ -59,7 +78,7 @@ const ERROR_RESPONSES: Record<number, ErrorResponse> = {
   409: {
     name: 'Conflict',
     description:
-      "The object's state does not allow the operation (`CONFLICT`, `INVOICE_NOT_PROCEEDABLE`), or an `Idempotency-Key` was used with another request (`IDEMPOTENCY_KEY_REUSED`) or is still being processed (`IDEMPOTENCY_KEY_IN_USE`, retry).",
+      "The object's state does not allow the operation (`CONFLICT`, `INVOICE_NOT_PROCEEDABLE`), or an `Idempotency-Key` was used with another request (`IDEMPOTENCY_KEY_REUSED`) or is still being processed (`IDEMPOTENCY_KEY_IN_USE`, retry), or an invoice `orderId` names an open invoice made from another request (`ORDER_ID_IN_USE`).",
     example: { code: 'CONFLICT', message: 'Invoice 7Qx3hHq1bXo9b3kQmZzJ2f is not wrong' },
   },
   413: {
@@ -239,6 +258,22 @@ export function buildOpenApiDocument(routes: readonly Route<unknown>[], options:
       },
     };
     registry.registerPath(config);
+  }
+
+  for (const webhook of options.webhooks ?? []) {
+    registry.registerWebhook({
+      method: 'post',
+      path: webhook.name,
+      operationId: `${webhook.name}Webhook`,
+      summary: webhook.summary,
+      description: webhook.description,
+      tags: ['Webhooks'],
+      request: {
+        headers: webhookHeaders,
+        body: { required: true, content: { 'application/json': { schema: webhook.schema, example: webhook.example } } },
+      },
+      responses: { '2XX': { description: WEBHOOK_ANSWER } },
+    });
   }
 
   // The Error schema (its meta id names it) is referenced from the shared error responses only, so it is listed

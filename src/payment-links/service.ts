@@ -174,6 +174,9 @@ export async function openPaymentLink(deps: PaymentLinkDeps, id: string, admit: 
       isMerchantPaysFee: link.isMerchantPaysFee,
       paymentCurrency,
       redirectURL: link.redirectUrl,
+      // A link's invoices have no order of the shop's: each opening is a new order.
+      orderId: null,
+      metadata: null,
     },
     null,
     { paymentLinkId: link.id },

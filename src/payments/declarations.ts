@@ -8,4 +8,11 @@ declare module '../ledger/ledger.ts' {
   interface JournalKinds extends Record<(typeof PAYMENT_JOURNAL_KINDS)[number], true> {}
 }
 
-export const paymentDeclarations = { journalKinds: PAYMENT_JOURNAL_KINDS } satisfies Declarations;
+/**
+ * A transfer to an invoice's address was first seen, or gained confirmations, without moving the invoice's status
+ * (1 of 2 -> 2 of 2 while processing): the invoice subscriptions send the invoice again (docs/live.md). Internal:
+ * the status webhooks are the spec's, so this is neither pushed nor in the events feed.
+ */
+export const INVOICE_CONFIRMATIONS = 'invoice.confirmations';
+
+export const paymentDeclarations = { journalKinds: PAYMENT_JOURNAL_KINDS, internalEventTypes: [INVOICE_CONFIRMATIONS] } satisfies Declarations;

@@ -1,6 +1,7 @@
 // Applies what chains report to invoices: each report is one transaction that locks the invoice, records the
 // transfer, books the ledger and lets the invoice lifecycle move the status and write the events. Replaying a
 // report changes nothing.
+import { INVOICE_CONFIRMATIONS } from './declarations.ts';
 import { randomUUID } from 'node:crypto';
 import { Prisma, type ChainTransfer, type PaymentAddress, type TransferRole } from '../../generated/prisma/client.ts';
 import type { TransferReport } from '../chains/adapter.ts';
@@ -115,7 +116,24 @@ async function bookTransferReport(deps: PaymentDeps, report: TransferReport, mod
     }
 
     if (becameConfirmed) await creditTransfer(tx, transfer);
+    const statusBefore = invoice.status;
     if (transfer.role !== 'wrong_asset') invoice = await reevaluate(tx, invoice, 'payment', now);
+    // Seen or more confirmed, the status unchanged: live subscriptions show the new count (docs/live.md).
+    if (transfer.role !== 'wrong_asset' && transfer.state !== 'dropped' && invoice.status === statusBefore) {
+      await recordEvent(tx, {
+        type: INVOICE_CONFIRMATIONS,
+        companyId: invoice.companyId,
+        subject: { type: 'invoice', id: invoiceId },
+        payload: {
+          invoiceId,
+          status: invoice.status,
+          transferId: transfer.id,
+          confirmations: transfer.confirmations,
+          requiredConfirmations: deps.chains.requiredConfirmations(transfer.asset, mode),
+        },
+        deliver: false,
+      });
+    }
     const notice = !becameConfirmed
       ? null
       : transfer.role === 'wrong_asset'

@@ -1,4 +1,5 @@
 // Signed webhooks: settings, the delivery log, redelivery, the events feed and the delivery worker.
+import { testWebhook } from './webhook-doc.ts';
 import type { Feature } from '../core/feature.ts';
 import { intervalJob } from '../core/jobs.ts';
 import './graphql.ts';
@@ -23,6 +24,7 @@ export function webhooksFeature(config: WebhookConfig): Feature {
       return { webhooks: runtime.deps };
     },
     routes: webhookRoutes,
+    webhooks: [testWebhook],
     jobs: (platform) => [
       // WEBHOOK_WORKER=0: a separate `npm run webhooks:worker` process delivers.
       ...(config.worker && runtime ? [runtime.workerJob] : []),

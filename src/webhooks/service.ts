@@ -1,4 +1,5 @@
 // Webhook settings, the delivery log, redelivery, the polling catch-up feed and the test event.
+import { TEST_WEBHOOK_MESSAGE } from './webhook-doc.ts';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { Prisma } from '../../generated/prisma/client.ts';
@@ -73,7 +74,7 @@ export async function sendTestWebhook(deps: WebhookDeps, company: Company): Prom
   const { webhookUrl, secretKey } = await requireEndpoint(deps, company);
   const eventId = `test_${randomUUID()}`;
   const sentAt = deps.clock.real();
-  const body = JSON.stringify({ type: 'test', message: 'Test webhook from Payrail', eventId, sentAt: sentAt.toISOString() });
+  const body = JSON.stringify({ type: 'test', message: TEST_WEBHOOK_MESSAGE, eventId, sentAt: sentAt.toISOString() });
   const result = await deps.sender.send({ url: webhookUrl, eventId, body, secretKey, mode: company.mode, timestampSeconds: Math.floor(sentAt.getTime() / 1000) });
   return { ...result, eventId, url: webhookUrl };
 }

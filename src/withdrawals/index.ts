@@ -1,4 +1,5 @@
 // Withdrawals: payouts held in the ledger, sent by a worker through the chain adapters, and auto-withdrawals.
+import { withdrawalWebhook } from './webhook-doc.ts';
 import type { SandboxRegistry } from '../chains/sandbox.ts';
 import type { ConfigOf } from '../core/config-section.ts';
 import type { Feature } from '../core/feature.ts';
@@ -44,6 +45,7 @@ export function withdrawalsFeature(config: ConfigOf<typeof withdrawalConfig>): F
       return { withdrawals };
     },
     routes: [...withdrawalRoutes, ...protectionRoutes],
+    webhooks: [withdrawalWebhook],
     jobs: (p, s) => [
       // Also woken as soon as a new withdrawal committed (its first event), not only on its interval.
       chainJob(

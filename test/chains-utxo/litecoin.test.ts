@@ -223,7 +223,7 @@ describe.runIf(LITECOIND)('the UTXO adapter on litecoind -regtest', () => {
       for (const [invoice, txid] of [[first, firstTx], [second, secondTx]] as const) {
         expect(await db.chainTransfer.count({ where: { network: 'litecoin', txHash: txid } })).toBe(1);
         expect(await db.ledgerEntry.count({ where: { invoiceId: invoice.id, kind: 'payment' } })).toBe(2);
-        const statuses = (await db.event.findMany({ where: { subjectId: invoice.id }, orderBy: { seq: 'asc' } })).map((e) => (e.payload as { status: string }).status);
+        const statuses = (await db.event.findMany({ where: { subjectId: invoice.id, type: { not: 'invoice.confirmations' } }, orderBy: { seq: 'asc' } })).map((e) => (e.payload as { status: string }).status);
         expect(statuses.filter((s) => s === 'done')).toHaveLength(1);
         await receiver.waitFor(() => invoiceHooks(receiver, invoice.id).includes('done'), CHAIN_WAIT_MS);
       }

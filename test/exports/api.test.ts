@@ -47,14 +47,14 @@ async function runFlow(server: TestServer): Promise<Flow> {
     expect(res.status, `${method} ${path}: ${res.text}`).toBeLessThan(300);
     return res.body;
   };
-  const invoice = async (email: string) => {
-    const created = await call('POST', '/api/invoices/v1/regular', { invoiceCurrency: 'usd', items: [{ name: 'Order', price: 100 }] });
+  const invoice = async (email: string, order: Record<string, unknown> = {}) => {
+    const created = await call('POST', '/api/invoices/v1/regular', { invoiceCurrency: 'usd', items: [{ name: 'Order', price: 100 }], ...order });
     await call('POST', `/api/invoices/v1/regular/${created.id}/proceed`, { clientEmail: email, paymentCurrency: 'trc20usdt' }, false);
     return created.id as string;
   };
 
   // 100 usd in trc20usdt: 101 due (1% fee), paid in full and final at once -> done, fee charged.
-  const paidId = await invoice('-2+3@example.com');
+  const paidId = await invoice('-2+3@example.com', { orderId: '=1+2', metadata: { customer: 'c_1', note: 'a, "b"' } });
   const paidHash = hash();
   const paidTransfer = await call('POST', '/api/sandbox/transfers', { invoiceId: paidId, amount: '101', confirmations: 19, txHash: paidHash });
   // 60 of 101 -> wrong -> refunded (59 out, 1 network fee).
@@ -221,6 +221,10 @@ describe.each(DATABASES)('exports on %s', { timeout: 120_000 }, (kind) => {
       accepted_at: '',
       refund_id: '',
       refund_tx_hash: '',
+      settlement: '',
+      // The merchant's texts: made safe for spreadsheets as the client's e-mail is; metadata as its JSON.
+      order_id: "'=1+2",
+      metadata: '{"customer":"c_1","note":"a, \\"b\\""}',
     });
     expect(res.text).toContain(",'-2+3@example.com,");
     // What the locked rate was made of: test mode's static table on both sides (docs/rates.md).
@@ -235,6 +239,9 @@ describe.each(DATABASES)('exports on %s', { timeout: 120_000 }, (kind) => {
       refund_amount: '59',
       refund_network_fee: '1',
       refund_tx_hash: flow.refunded.refundTxHash,
+      settlement: 'refunded',
+      order_id: '',
+      metadata: '',
     });
     const invoice = (await server.request('GET', `/api/invoices/v1/regular/${flow.paid.invoiceId}`)).body;
     for (const r of [paid, refunded]) {

@@ -93,7 +93,7 @@ function samples(ids: { invoice: string; transfer: string; event: string }, mode
   const { asset, address, fixed } = CHAIN[mode];
   return {
     'POST /api/invoices/v1/regular': {
-      body: { invoiceCurrency: 'usd', items: [{ name: 'x', price: 1 }], paymentCurrency: fixed, isMerchantPaysFee: false, redirectURL: 'https://a.example/r' },
+      body: { invoiceCurrency: 'usd', items: [{ name: 'x', price: 1 }], paymentCurrency: fixed, isMerchantPaysFee: false, redirectURL: 'https://a.example/r', orderId: 'order-1', metadata: { k: 'v' } },
     },
     'POST /api/invoices/v1/regular/:id/proceed': { params: { id: ids.invoice }, body: { clientEmail: 'a@b.co', paymentCurrency: asset, lang: 'de' } },
     'GET /api/invoices/v1/regular/:id': { params: { id: ids.invoice } },

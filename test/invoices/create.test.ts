@@ -15,7 +15,7 @@ describe.each(DATABASES)('POST /api/invoices/v1/regular on %s', (kind) => {
     expect(res.status).toBe(201);
     expect(res.headers.get('x-request-id')).toBeTruthy();
     const inv = res.body;
-    expect(Object.keys(inv)).toEqual(['id', 'status', 'createdAt', 'company', 'invoiceContent', 'mode', 'paymentLinkId']);
+    expect(Object.keys(inv)).toEqual(['id', 'status', 'createdAt', 'company', 'invoiceContent', 'mode', 'paymentLinkId', 'payUrl']);
     expect(inv.mode).toBe('test');
     expect(inv.paymentLinkId).toBeNull();
     expect(res.headers.get('payrail-mode')).toBe('test');

@@ -24,7 +24,7 @@ describe.each(DATABASES)('POST /api/invoices/v1/regular/{id}/proceed on %s', (ki
     const res = await proceed(server, invoice.id, { clientEmail: 'client@example.com', paymentCurrency: 'eth' });
     expect(res.status).toBe(200);
     const inv = res.body;
-    expect(Object.keys(inv)).toEqual(['id', 'status', 'createdAt', 'company', 'invoiceContent', 'redirectURL', 'clientEmail', 'address', 'paymentDetails', 'expiredAt', 'mode', 'paymentLinkId']);
+    expect(Object.keys(inv)).toEqual(['id', 'status', 'createdAt', 'company', 'invoiceContent', 'redirectURL', 'clientEmail', 'address', 'paymentDetails', 'expiredAt', 'mode', 'paymentLinkId', 'payUrl']);
     expect(inv.status).toBe('pending');
     expect(inv.clientEmail).toBe('client@example.com');
     expect(inv.redirectURL).toBe('https://shop.example/done');

@@ -177,6 +177,40 @@ describe.each(DATABASES)('live subscriptions on %s', (kind) => {
     expect(JSON.stringify(unknown.errors)).toContain('No invoice with id');
   });
 
+  it('invoiceStatusChanged: a message per confirmation step without a status change, and completion after a final status, on both transports', async () => {
+    const m = await server.merchant();
+    const id = await newInvoice(m.publicToken);
+    await proceed(id);
+    const overWs = collect(client(), LiveInvoiceStatusDocument, { id });
+    const overSse = sse(server, LiveInvoiceStatusDocument, { id });
+    await until(() => overWs.values.length === 1 && overSse.values.length === 1);
+    // Seen (pending -> processing), 5 of 19, 12 of 19, then final (done).
+    const seen = await server.request('POST', '/api/sandbox/transfers', { token: m.publicToken, json: { invoiceId: id, amount: '101' } });
+    for (const confirmations of [5, 12]) {
+      await server.request('POST', `/api/sandbox/transfers/${seen.body.id}/confirm`, { token: m.publicToken, json: { confirmations } });
+    }
+    await server.request('POST', `/api/sandbox/transfers/${seen.body.id}/confirm`, { token: m.publicToken, json: {} });
+    const steps = [
+      ['PENDING', []],
+      ['PROCESSING', [0]],
+      ['PROCESSING', [5]],
+      ['PROCESSING', [12]],
+      ['DONE', [19]],
+    ];
+    // Both complete by themselves after DONE: the WebSocket subscription gets `complete`, the SSE stream ends.
+    await overWs.done;
+    await overSse.started;
+    for (const got of [overWs.values, overSse.values]) expect(got.map((v) => [v.status, v.transactions.map((t) => t.confirmations)])).toEqual(steps);
+    expect(overWs.errors).toEqual([]);
+    // Subscribing to a final invoice: its state, then completion.
+    const late = collect(client(), LiveInvoiceStatusDocument, { id });
+    await late.done;
+    expect(late.values.map((v) => v.status)).toEqual(['DONE']);
+    // The confirmation steps are not webhooks nor in the merchant's event feed: the spec's statuses are.
+    const feed = await server.request('GET', '/api/company/events?limit=100', { token: m.publicToken });
+    expect(JSON.stringify(feed.body)).not.toContain('invoice.confirmations');
+  });
+
   it('resuming with after: the changes missed while away, then live ones, none twice', async () => {
     const m = await server.merchant();
     const events = collect(client(m.publicToken), LiveInvoiceEventsDocument, {});

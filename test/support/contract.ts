@@ -37,9 +37,17 @@ interface CompiledOperation {
   responses: Map<string, CompiledResponse>;
 }
 
+interface CompiledWebhook {
+  name: string;
+  body: ValidateFunction;
+  /** Lower-case header name -> its validator and whether it is required. */
+  headers: Map<string, { validate: ValidateFunction; required: boolean }>;
+}
+
 interface Contract {
   operations: CompiledOperation[];
   error: ValidateFunction;
+  webhooks: CompiledWebhook[];
 }
 
 type Json = Record<string, unknown>;
@@ -103,7 +111,16 @@ export function compileContract(document: Json): Contract {
       operations.push({ id: String(operation['operationId']), method: method.toUpperCase(), template, regex: new RegExp(`^${pattern}/?$`), responses });
     }
   }
-  return { operations, error: compile({ $ref: '#/components/schemas/Error' }) };
+  const webhooks: CompiledWebhook[] = [];
+  for (const [name, item] of Object.entries((document['webhooks'] ?? {}) as Record<string, { post: Json }>)) {
+    const body = (item.post['requestBody'] as { content: Record<string, { schema: Json }> }).content['application/json']!.schema;
+    const headers = new Map<string, { validate: ValidateFunction; required: boolean }>();
+    for (const p of (item.post['parameters'] ?? []) as { in: string; name: string; schema: Json; required?: boolean }[]) {
+      if (p.in === 'header') headers.set(p.name.toLowerCase(), { validate: compile(p.schema), required: p.required === true });
+    }
+    webhooks.push({ name, body: compile(body), headers });
+  }
+  return { operations, error: compile({ $ref: '#/components/schemas/Error' }), webhooks };
 }
 
 let contract: Contract | null = null;
@@ -169,4 +186,32 @@ export function checkApiExchange(x: ApiExchange, against: Contract = currentCont
   if (!validate(parseBody(where, x.text))) {
     throw new ContractViolation(`${where} answered ${status} with a body that does not match the document: ${describeErrors(validate.errors)}; body: ${excerpt(x.text)}`);
   }
+}
+
+/**
+ * Checks a webhook the suite received against the document's `webhooks`: the body matches exactly one of the
+ * published bodies (they are closed objects, so one at most), and every documented header is there and well-formed.
+ * Answers what is wrong, or null.
+ */
+export function webhookViolation(body: string, headers: Record<string, string | string[] | undefined>, against: Contract = currentContract()): string | null {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    return `the webhook body is not JSON: ${excerpt(body)}`;
+  }
+  const matching = against.webhooks.filter((w) => w.body(json));
+  if (matching.length !== 1) {
+    const why = against.webhooks.map((w) => (w.body(json), `${w.name}: ${describeErrors(w.body.errors)}`)).join(' | ');
+    return `the webhook body matches ${matching.length} of the published webhooks (${matching.map((w) => w.name).join(', ') || 'none'}), not one: ${why}; body: ${excerpt(body)}`;
+  }
+  for (const [name, header] of matching[0]!.headers) {
+    const value = headers[name];
+    if (value === undefined) {
+      if (header.required) return `the ${matching[0]!.name} webhook lacks the documented header ${name}`;
+      continue;
+    }
+    if (!header.validate(value)) return `the ${matching[0]!.name} webhook's header ${name} does not match the document: ${describeErrors(header.validate.errors)} (${String(value)})`;
+  }
+  return null;
 }

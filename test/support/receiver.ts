@@ -3,6 +3,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { ContractViolation, webhookViolation } from './contract.ts';
 
 export type Behaviour = 'ok' | 'error500' | 'hang' | 'redirect';
 
@@ -16,6 +17,8 @@ export interface Received {
   /** Standard Webhooks: v1 HMAC-SHA256 of `id.timestamp.body`, base64. */
   standardSignatureValid: boolean;
 }
+
+/** Every webhook received anywhere in the run is held to the OpenAPI document's `webhooks` (test/support/contract.ts). */
 
 /** Requests in flight (arrived, not yet answered): how many now, and the most at any moment. */
 export class InFlight {
@@ -36,6 +39,8 @@ export interface ReceiverOptions {
   answerDelayMs?: number;
   /** Also count this receiver's requests here (one count across several receivers). */
   alsoCount?: InFlight;
+  /** Takes bodies of kinds no feature publishes (the outbox's own tests): not held to the OpenAPI webhooks. */
+  unpublished?: boolean;
 }
 
 export interface Receiver {
@@ -48,6 +53,8 @@ export interface Receiver {
   /** Answers that were answered 2xx. */
   delivered(): Received[];
   waitFor(predicate: (r: Received[]) => boolean, timeoutMs?: number): Promise<void>;
+  /** Webhooks that broke the OpenAPI document's `webhooks`; waitFor and close throw on the first. */
+  violations: string[];
   close(): Promise<void>;
 }
 
@@ -74,6 +81,7 @@ export function verifyStandardSignature(secret: string, headers: http.IncomingHt
 
 export async function startReceiver(secret: () => string, options: ReceiverOptions = {}): Promise<Receiver> {
   const received: Received[] = [];
+  const violations: string[] = [];
   const okStatuses: boolean[] = [];
   const inFlight = new InFlight();
   const counts = [inFlight, ...(options.alsoCount ? [options.alsoCount] : [])];
@@ -90,6 +98,8 @@ export async function startReceiver(secret: () => string, options: ReceiverOptio
       } catch {
         json = {};
       }
+      const violation = options.unpublished ? null : webhookViolation(body, req.headers);
+      if (violation) violations.push(violation);
       received.push({
         at: Date.now(),
         headers: req.headers,
@@ -121,13 +131,17 @@ export async function startReceiver(secret: () => string, options: ReceiverOptio
     async waitFor(predicate, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;
       while (!predicate(received)) {
+        if (violations.length) throw new ContractViolation(`receiver: ${violations[0]}`);
         if (Date.now() > deadline) throw new Error(`receiver: condition not met within ${timeoutMs} ms (${received.length} requests)`);
         await new Promise((r) => setTimeout(r, 20));
       }
     },
+    violations,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      // A webhook that broke the published contract fails the suite that received it, whatever it asserted.
+      if (violations.length) throw new ContractViolation(`receiver: ${violations.length} webhook(s) broke the OpenAPI webhooks: ${violations[0]}`);
     },
   };
   return receiver;

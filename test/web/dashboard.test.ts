@@ -64,7 +64,7 @@ describe.runIf(CHROMIUM)('the dashboard in Chromium', () => {
 
       // A new invoice shows up live in the invoices view, and follows its status.
       await page.getByRole('link', { name: 'Invoices' }).click();
-      const created = await server.request('POST', '/api/invoices/v1/regular', { token, json: { invoiceCurrency: 'usd', items: [{ name: 'Tea set', price: 30 }] } });
+      const created = await server.request('POST', '/api/invoices/v1/regular', { token, json: { invoiceCurrency: 'usd', items: [{ name: 'Tea set', price: 30 }], orderId: 'SO-77', metadata: { table: '4' } } });
       const id = created.body.id as string;
       const row = page.locator(`tr[data-invoice="${id}"]`);
       await row.waitFor();
@@ -87,6 +87,10 @@ describe.runIf(CHROMIUM)('the dashboard in Chromium', () => {
       const detail = page.locator('.detail article');
       await detail.waitFor();
       expect(await detail.locator('table').first().textContent()).toContain(due);
+      // The merchant's order reference and metadata.
+      const facts = await detail.locator('dl').textContent();
+      expect(facts).toContain('OrderSO-77');
+      expect(facts).toContain('Metadatatable: 4');
       const deliveries = detail.locator('tr[data-delivery]');
       await expect.poll(() => deliveries.count()).toBeGreaterThanOrEqual(3);
       expect(await deliveries.first().textContent()).toContain('invoice_created');

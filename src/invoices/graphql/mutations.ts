@@ -26,6 +26,11 @@ const CreateInvoiceInput = builder.inputType('CreateInvoiceInput', {
     isMerchantPaysFee: t.boolean({ required: false, description: 'The merchant pays the fees; absent: the store’s default (storeSettings.isMerchantPaysFee, false unless changed: the client pays them on top).' }),
     paymentCurrency: t.field({ type: PaymentCurrencyEnum, required: false, description: 'Fixes the payment currency; the client’s choice is then ignored.' }),
     redirectURL: t.string({ required: false, description: 'http(s) URL the checkout page sends the client to once paid; absent: the store’s default (storeSettings.redirectURL).' }),
+    orderId: t.string({
+      required: false,
+      description: 'The merchant’s order reference (1-128 characters): an open invoice of the merchant with this orderId is answered instead of a new one (the same input), or refused with ORDER_ID_IN_USE (another input).',
+    }),
+    metadata: t.field({ type: 'Metadata', required: false, description: 'Kept on the invoice and sent back in reads and webhooks.' }),
     idempotencyKey: t.string({ required: false, description: 'Same as the REST Idempotency-Key header: a retry with the same key and input answers the first invoice.' }),
   }),
 });

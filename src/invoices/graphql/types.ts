@@ -9,10 +9,10 @@ import { InvoiceCurrencyEnum, ModeEnum, MoneyType, PaymentCurrencyEnum, specEnum
 import { offeredIn } from '../../chains/offered.ts';
 import { nodeIdFormats, registerNodeType } from '../../graphql/node-ids.ts';
 import { INVOICE_ID_PATTERN } from '../ids.ts';
-import { effectivePaymentCurrency, isFilled, outstandingPayment, presentItems, presentPaymentDetails, presentTotal } from '../presenter.ts';
+import { effectivePaymentCurrency, invoicePayUrl, isFilled, outstandingPayment, presentItems, presentPaymentDetails, presentTotal } from '../presenter.ts';
 import { publicInvoiceWhere } from '../queries.ts';
 import { payableCurrencies } from '../rules.ts';
-import { INVOICE_STATUS_MESSAGES, INVOICE_STATUSES, type InvoiceStatus } from '../status.ts';
+import { INVOICE_STATUS_MESSAGES, INVOICE_STATUSES, SETTLEMENTS, type InvoiceStatus, type Settlement } from '../status.ts';
 
 registerNodeType('Invoice', INVOICE_ID_PATTERN, { publicId: true });
 registerNodeType('PaymentAddress', nodeIdFormats.uuid);
@@ -20,6 +20,10 @@ registerNodeType('InvoiceTransaction', nodeIdFormats.uuid);
 registerNodeType('Refund', nodeIdFormats.uuid);
 
 export const InvoiceStatusEnum = specEnum('InvoiceStatus', INVOICE_STATUSES, 'Invoice status; values are the spec statuses in upper case.', (s) => `${INVOICE_STATUS_MESSAGES[s]}.`);
+
+export const SettlementEnum = specEnum('InvoiceSettlement', SETTLEMENTS, 'The merchant’s decision on a short or late payment (docs/payments.md).', (s) =>
+  s === 'accepted_short' ? 'A wrong (short) invoice kept as paid: it became DONE.' : s === 'accepted_late' ? 'A late payment to a closed invoice kept: it became DONE.' : 'The payment went back to the client: REFUNDED.',
+);
 
 const money = (amount: string, currency: string): MoneyShape => ({ amount, currency });
 
@@ -211,7 +215,23 @@ export const InvoiceType = builder.prismaNode('Invoice', {
       query: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] },
     }),
     refund: t.relation('refund', { nullable: true, description: 'The refund, once the merchant declined the payment.' }),
-    payUrl: t.string({ description: 'Checkout page for the client.', resolve: (i, _args, ctx) => `${ctx.invoices.payUrl}/${i.id}` }),
+    payUrl: t.string({ description: 'Checkout page for the client (REST payUrl).', resolve: (i, _args, ctx) => invoicePayUrl(ctx.invoices.payUrl, i.id) }),
+    orderId: t.exposeString('orderId', { nullable: true, description: 'The merchant’s order reference, as sent at creation.' }),
+    metadata: t.field({
+      type: 'Metadata',
+      nullable: true,
+      description: 'The metadata sent at creation; null when none.',
+      select: { metadata: true },
+      resolve: (i) => i.metadata as Record<string, string> | null,
+    }),
+    acceptedAt: t.expose('acceptedAt', { type: 'DateTime', nullable: true, description: 'When the merchant accepted a short or late payment as paid.' }),
+    settlement: t.field({
+      type: SettlementEnum,
+      nullable: true,
+      description: 'The merchant’s decision on a short or late payment; null until decided.',
+      select: { settlement: true },
+      resolve: (i) => i.settlement as Settlement | null,
+    }),
     paymentCurrencies: t.field({
       type: [PaymentCurrencyEnum],
       description: 'What the client may pay in: the merchant’s fixed currency, else every currency the merchant accepts.',
