@@ -46,4 +46,9 @@ describe('feature declarations', () => {
     const kinds = kindRow.split('|')[2]!.match(/`[a-z_]+`/g)!.map((v) => v.slice(1, -1));
     expect(kinds.sort()).toEqual([...declared.journalKinds].sort());
   });
+  it('the worked example of docs/architecture.md is src/autoswap/declarations.ts as it is', () => {
+    const doc = fs.readFileSync('docs/architecture.md', 'utf8');
+    const block = /\*\*Worked example: what autoswap declares\*\*[\s\S]*?```ts no-check\n([\s\S]*?)```/.exec(doc)?.[1];
+    expect(block).toBe(fs.readFileSync('src/autoswap/declarations.ts', 'utf8'));
+  });
 });

@@ -34,7 +34,7 @@ describe.each(DATABASES)('invoice orderId, metadata, payUrl and settlement on %s
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ orderId: 'A-1', metadata, payUrl: `https://checkout.example/pay/${res.body.id}` });
     expect(Object.keys(res.body.metadata)).toEqual(['zeta', 'alpha', 'mixed Case-key']);
-    expect(Object.keys(res.body)).toEqual(['id', 'status', 'createdAt', 'company', 'invoiceContent', 'mode', 'payUrl', 'orderId', 'metadata']);
+    expect(Object.keys(res.body)).toEqual(['id', 'status', 'createdAt', 'company', 'invoiceContent', 'mode', 'paymentLinkId', 'payUrl', 'orderId', 'metadata']);
     const again = await read(res.body.id);
     expect(again).toMatchObject({ orderId: 'A-1', metadata, payUrl: res.body.payUrl });
     expect(Object.keys(again.metadata)).toEqual(['zeta', 'alpha', 'mixed Case-key']);

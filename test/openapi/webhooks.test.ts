@@ -26,9 +26,9 @@ const check = (payload: unknown) => {
 };
 
 describe('the OpenAPI webhooks', () => {
-  it('publishes every kind the features send, with the signature headers; autoswap joins when its feature declares one', () => {
+  it('publishes every kind the features send, with the signature headers; autoswap's included', () => {
     const doc = apiReference().document() as unknown as { webhooks: Record<string, { post: { parameters: { name: string; required: boolean }[] } }> };
-    expect(Object.keys(doc.webhooks).sort()).toEqual(['deposit', 'invoice', 'test', 'withdrawal']);
+    expect(Object.keys(doc.webhooks).sort()).toEqual(['autoswap', 'deposit', 'invoice', 'test', 'withdrawal']);
     for (const hook of Object.values(doc.webhooks)) {
       expect(hook.post.parameters.filter((p) => p.required).map((p) => p.name)).toEqual(
         expect.arrayContaining(['signature', 'webhook-id', 'webhook-timestamp', 'webhook-signature', 'payrail-mode']),
