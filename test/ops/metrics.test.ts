@@ -114,7 +114,7 @@ describe.each(DATABASES)('/metrics on %s', (kind) => {
     expect(seriesOf(families, 'payrail_metrics_collect_failures_total')).toEqual({});
 
     expect(seriesOf(families, 'payrail_job_running')).toEqual({
-      'job=expiry-sweeper': 1, 'job=refund-sender': 1, 'job=webhook-worker': 1, 'job=webhook-pruner': 1, 'job=withdrawal-sender': 1, 'job=idempotency-pruner': 1, 'job=export-link-pruner': 1, 'job=email-planner': 1, 'job=email-pruner': 1,
+      'job=expiry-sweeper': 1, 'job=refund-sender': 1, 'job=webhook-worker': 1, 'job=webhook-pruner': 1, 'job=withdrawal-sender': 1, 'job=idempotency-pruner': 1, 'job=export-link-pruner': 1, 'job=email-planner': 1, 'job=email-pruner': 1, 'job=autoswap-driver': 1,
     });
     expect(seriesOf(families, 'payrail_database_info')).toEqual({ [`kind=${kind}`]: 1 });
     if (kind === 'postgres') {
