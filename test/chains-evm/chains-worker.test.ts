@@ -86,7 +86,7 @@ describe.runIf(ANVIL && DATABASES.includes('postgres'))('the chains worker besid
       WAIT_MS,
     );
     expect(health.status).toBe('ok');
-    expect(worker.stdout).toContain('"jobs":["chain-watcher:ethereum","refund-sender","withdrawal-sender"]');
+    expect(worker.stdout).toContain('"jobs":["chain-watcher:ethereum","refund-sender","autoswap-driver","withdrawal-sender"]');
   });
 
   it('the worker credits a payment, sends a withdrawal and a refund the server queued', async () => {

@@ -63,6 +63,21 @@ async function everyJournal(server: TestServer): Promise<string> {
 }
 
 /** A merchant whose deposits each start an auto-withdrawal in their own transaction: deposit, fee, hold. */
+/** A merchant whose trc20usdt credits are swapped to usdterc20: a fill (hold, both legs, the venue's fee and ours) and a failed swap's release. */
+async function autoswaps(server: TestServer): Promise<string> {
+  const m = await server.merchant();
+  const { call, invoice, pay } = client(server, m.publicToken);
+  const swaps = () => server.app.db.prisma.autoSwap.findMany({ where: { companyId: m.companyId } });
+  await call('PATCH', '/api/company/autoswap', { assets: { trc20usdt: { isEnabled: true, toCurrency: 'usdterc20', maxSlippagePercent: '1' } } });
+  await call('PUT', '/api/sandbox/autoswap-venue', { slippagePercent: '0', feePercent: '0.3', behaviour: 'fill' });
+  await pay(await invoice(), '101'); // autoswap_hold, autoswap, autoswap_venue_fee, autoswap_fee
+  await eventually(swaps, (s) => s.length === 1 && s[0]!.status === 'done');
+  await call('PUT', '/api/sandbox/autoswap-venue', { slippagePercent: '5', feePercent: '0', behaviour: 'fill' });
+  await pay(await invoice(), '101'); // beyond the slippage cap: autoswap_release
+  await eventually(swaps, (s) => s.length === 2 && s.every((x) => x.status === 'done' || x.status === 'failed'));
+  return m.publicToken;
+}
+
 async function autoWithdrawals(server: TestServer): Promise<string> {
   const m = await server.merchant();
   const { call } = client(server, m.publicToken);
@@ -115,11 +130,11 @@ const sameSubject = (a: CsvRow, b: CsvRow) =>
   (b.journal_kind === 'withdrawal_hold' && a.created_at === b.created_at);
 
 describe.each(DATABASES)('the running balance of the ledger export on %s', { timeout: 120_000 }, (kind) => {
-  const server = useServer(kind, { EXPORT_BATCH_SIZE: '4', WITHDRAWAL_SEND_INTERVAL_MS: '100' });
+  const server = useServer(kind, { EXPORT_BATCH_SIZE: '4', WITHDRAWAL_SEND_INTERVAL_MS: '100', AUTOSWAP_FEE_PERCENT: '0.5', AUTOSWAP_INTERVAL_MS: '100' });
 
   it('every journal kind: each balance after is the sum so far, never a state the balance was not in', async () => {
     const from = new Date(Date.now() - 1_000).toISOString();
-    const tokens = [await everyJournal(server), await autoWithdrawals(server)];
+    const tokens = [await everyJournal(server), await autoWithdrawals(server), await autoswaps(server)];
     const kinds = new Set<string>();
     for (const token of tokens) {
       const ledger = await download(server, `/api/company/exports/ledger.csv?${rangeQuery(from, ALL_UNTIL)}`, token);
