@@ -26,7 +26,7 @@ const check = (payload: unknown) => {
 };
 
 describe('the OpenAPI webhooks', () => {
-  it('publishes every kind the features send, with the signature headers; autoswap's included', () => {
+  it('publishes every kind the features send, with the signature headers; autoswap included', () => {
     const doc = apiReference().document() as unknown as { webhooks: Record<string, { post: { parameters: { name: string; required: boolean }[] } }> };
     expect(Object.keys(doc.webhooks).sort()).toEqual(['autoswap', 'deposit', 'invoice', 'test', 'withdrawal']);
     for (const hook of Object.values(doc.webhooks)) {
