@@ -1,7 +1,8 @@
-// Docs that compile: every TypeScript block of README.md and docs/*.md (not marked `no-check`) type-checks against
-// this repository's compiler options and installed package versions; the extractor and the check are proved on a
-// planted broken snippet.
+// Docs that compile: every TypeScript block of README.md, docs/*.md, sdk/README.md and examples/*/README.md (not
+// marked `no-check`) type-checks against this repository's compiler options, installed package versions and the
+// SDK's own types; the extractor and the check are proved on planted broken snippets.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkSnippets, documentationFiles, extractSnippets } from '../support/doc-snippets.ts';
@@ -28,9 +29,25 @@ describe('documentation snippets', () => {
     expect(checkSnippets(root, good)).toEqual([]);
   });
 
-  it('every checked TypeScript block of README.md and docs/*.md compiles', { timeout: 120_000 }, () => {
+  it('checks the SDK guide against the SDK: a planted misuse of @payrail/sdk fails, the right use passes', () => {
+    const file = path.join(os.tmpdir(), 'planted-sdk-guide.md');
+    fs.writeFileSync(file, ['```ts', "import { createPayrailClient } from '@payrail/sdk';", "createPayrailClient({ baseUrl: 'https://payrail.example', token: 42 });", '```'].join('\n'));
+    try {
+      const problems = checkSnippets(root, extractSnippets('sdk/planted.md', fs.readFileSync(file, 'utf8')));
+      expect(problems).toHaveLength(1);
+      expect(problems[0]!.messages.join('\n')).toMatch(/line 3: Type 'number' is not assignable to type 'string'/);
+    } finally {
+      fs.rmSync(file, { force: true });
+    }
+    const good = extractSnippets('sdk/planted.md', ['```ts', "import { createPayrailClient } from '@payrail/sdk';", "export const payrail = createPayrailClient({ baseUrl: 'https://payrail.example', token: 'pk_test_x' });", '```'].join('\n'));
+    expect(checkSnippets(root, good)).toEqual([]);
+  });
+
+  it('every checked TypeScript block of the documentation compiles', { timeout: 120_000 }, () => {
     const snippets = documentationFiles(root).flatMap((file) => extractSnippets(file, fs.readFileSync(path.join(root, file), 'utf8')));
     const checked = snippets.filter((s) => s.check);
+    // The SDK's 5-minute guide is among them.
+    expect(checked.filter((s) => s.file === 'sdk/README.md')).toHaveLength(3);
     // A floor, so an extractor that silently found nothing cannot pass.
     expect(checked.length).toBeGreaterThanOrEqual(4);
     const problems = checkSnippets(root, checked);

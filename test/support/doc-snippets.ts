@@ -1,4 +1,5 @@
-// The TypeScript blocks of README.md and docs/*.md, type-checked against the project's own compiler options and
+// The fenced blocks of the documentation (README.md, docs/*.md, sdk/README.md, examples/*/README.md); its TypeScript
+// blocks type-checked against the project's own compiler options and
 // installed packages (test/docs/snippets.test.ts). A block opened with ```ts or ```typescript is checked; one whose
 // info string adds `no-check` (```ts no-check) is not: it needs files of the reader's project (generated code,
 // client libraries this repository does not install). docs/contributing-docs.md says when to use it.
@@ -17,28 +18,52 @@ export interface Snippet {
 
 const FENCE = /^```(\S*)(.*)$/;
 
-/** Every ```ts/```typescript block of a markdown text, in order. */
-export function extractSnippets(file: string, markdown: string): Snippet[] {
-  const snippets: Snippet[] = [];
+/** A fenced code block of a markdown file: its language, the rest of its info string, and its text. */
+export interface CodeBlock {
+  file: string;
+  /** 1-based line of the opening fence. */
+  line: number;
+  lang: string;
+  /** The words after the language (`no-check`, `no-run`). */
+  flags: string[];
+  code: string;
+}
+
+/** Every fenced block of a markdown text, in order; a block that never closes is an error. */
+export function extractBlocks(file: string, markdown: string): CodeBlock[] {
+  const blocks: CodeBlock[] = [];
   const lines = markdown.split('\n');
   for (let i = 0; i < lines.length; i++) {
     const open = FENCE.exec(lines[i]!);
     if (!open) continue;
-    const [, lang, rest] = open;
+    const [, lang = '', rest = ''] = open;
     const end = lines.findIndex((l, j) => j > i && l.startsWith('```'));
     if (end < 0) throw new Error(`${file}:${i + 1}: a code block that never closes`);
-    if (lang === 'ts' || lang === 'typescript') {
-      snippets.push({ file, line: i + 1, code: lines.slice(i + 1, end).join('\n'), check: !/\bno-check\b/.test(rest ?? '') });
-    }
+    blocks.push({ file, line: i + 1, lang, flags: rest.trim().split(/\s+/).filter(Boolean), code: lines.slice(i + 1, end).join('\n') });
     i = end;
   }
-  return snippets;
+  return blocks;
 }
 
-/** The markdown files whose blocks the suite checks: README.md and docs/*.md. */
+/** Every ```ts/```typescript block of a markdown text, in order. */
+export function extractSnippets(file: string, markdown: string): Snippet[] {
+  return extractBlocks(file, markdown)
+    .filter((b) => b.lang === 'ts' || b.lang === 'typescript')
+    .map((b) => ({ file, line: b.line, code: b.code, check: !b.flags.includes('no-check') }));
+}
+
+/**
+ * The markdown files whose blocks the suite checks: README.md, docs/*.md, the SDK's guide (sdk/README.md) and the
+ * examples' READMEs (examples/<name>/README.md).
+ */
 export function documentationFiles(root: string): string[] {
   const docs = fs.readdirSync(path.join(root, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`);
-  return ['README.md', ...docs];
+  const examples = fs
+    .readdirSync(path.join(root, 'examples'))
+    .sort()
+    .map((d) => `examples/${d}/README.md`)
+    .filter((f) => fs.existsSync(path.join(root, f)));
+  return ['README.md', ...docs, 'sdk/README.md', ...examples];
 }
 
 export interface SnippetProblem {
@@ -48,7 +73,7 @@ export interface SnippetProblem {
 
 /**
  * Type-checks the snippets (each its own module, as if it sat beside its markdown file) with the compiler options of
- * `root`/tsconfig.json; answers the snippets that do not compile, with the compiler's messages.
+ * `root`/tsconfig.json, `@payrail/sdk` being sdk/src/index.ts; answers the snippets that do not compile, with the compiler's messages.
  */
 export function checkSnippets(root: string, snippets: readonly Snippet[]): SnippetProblem[] {
   const config = ts.readConfigFile(path.join(root, 'tsconfig.json'), (f) => ts.sys.readFile(f));
@@ -68,7 +93,9 @@ export function checkSnippets(root: string, snippets: readonly Snippet[]): Snipp
     const v = virtual.get(path.resolve(f));
     return v ? ts.createSourceFile(f, v.code, language, true) : getSourceFile(f, language, onError, create);
   };
-  const program = ts.createProgram({ rootNames: [...virtual.keys()], options: { ...options, noEmit: true }, host });
+  // The SDK's guide imports the package by its name, as a shop does; here that is the SDK's own entry point.
+  const paths = { '@payrail/sdk': [path.join(root, 'sdk/src/index.ts')] };
+  const program = ts.createProgram({ rootNames: [...virtual.keys()], options: { ...options, paths, noEmit: true }, host });
   const problems: SnippetProblem[] = [];
   for (const [fileName, snippet] of virtual) {
     const source = program.getSourceFile(fileName)!;
