@@ -46,8 +46,9 @@ describe('documentation snippets', () => {
   it('every checked TypeScript block of the documentation compiles', { timeout: 120_000 }, () => {
     const snippets = documentationFiles(root).flatMap((file) => extractSnippets(file, fs.readFileSync(path.join(root, file), 'utf8')));
     const checked = snippets.filter((s) => s.check);
-    // The SDK's 5-minute guide is among them.
+    // The SDK's 5-minute guide and the example shop's README are among them.
     expect(checked.filter((s) => s.file === 'sdk/README.md')).toHaveLength(3);
+    expect(checked.filter((s) => s.file === 'examples/shop/README.md')).toHaveLength(1);
     // A floor, so an extractor that silently found nothing cannot pass.
     expect(checked.length).toBeGreaterThanOrEqual(4);
     const problems = checkSnippets(root, checked);

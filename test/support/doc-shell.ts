@@ -72,47 +72,43 @@ export function parseShape(text: string): { shape: Shape; end: number } {
     i++;
     return JSON.parse(text.slice(start, i)) as string;
   };
+  /** Items separated by commas from the opening character to `close`. */
+  const sequence = (close: string, item: () => void) => {
+    i++;
+    for (;;) {
+      space();
+      if (text[i] === close) break;
+      item();
+      space();
+      if (text[i] === ',') i++;
+      else if (text[i] !== close) fail(`',' or '${close}'`);
+    }
+    i++;
+  };
   const value = (): Shape => {
     space();
     if (ellipsis()) return { kind: 'any' };
     const c = text[i];
     if (c === '{') {
-      i++;
       const members: { key: string; value: Shape }[] = [];
       let open = false;
-      for (;;) {
+      sequence('}', () => {
+        if (ellipsis()) return void (open = true);
+        const key = string();
         space();
-        if (text[i] === '}') break;
-        if (ellipsis()) open = true;
-        else {
-          const key = string();
-          space();
-          if (text[i] === ':') {
-            i++;
-            members.push({ key, value: value() });
-          } else members.push({ key, value: { kind: 'any' } });
-        }
-        space();
-        if (text[i] === ',') i++;
-        else if (text[i] !== '}') fail("',' or '}'");
-      }
-      i++;
+        if (text[i] !== ':') return void members.push({ key, value: { kind: 'any' } });
+        i++;
+        members.push({ key, value: value() });
+      });
       return { kind: 'object', members, open };
     }
     if (c === '[') {
-      i++;
       const items: Shape[] = [];
       let open = false;
-      for (;;) {
-        space();
-        if (text[i] === ']') break;
+      sequence(']', () => {
         if (ellipsis()) open = true;
         else items.push(value());
-        space();
-        if (text[i] === ',') i++;
-        else if (text[i] !== ']') fail("',' or ']'");
-      }
-      i++;
+      });
       return { kind: 'array', items, open };
     }
     if (c === '"') {
