@@ -31,7 +31,8 @@ async function makeProject(name: string, emitLegacyCommonJSImports: boolean): Pr
   fs.copyFileSync(path.join(root, 'schema.graphql'), path.join(dir, 'schema.graphql'));
   fs.writeFileSync(path.join(dir, 'src/checkout.graphql'), documentBlock!.code);
   fs.writeFileSync(path.join(dir, 'src/checkout.ts'), clientBlock!.code);
-  const ours = repositoryCodegen.generates['generated/gql/'] as { preset: string; presetConfig: object; config: Record<string, unknown> };
+  const ours = repositoryCodegen.generates['generated/gql/'];
+  if (typeof ours !== 'object' || Array.isArray(ours) || !('preset' in ours)) throw new Error("codegen.ts has no 'generated/gql/' output with a preset");
   // "schema pointing at its copy of schema.graphql and documents at its own files" (.ts too, for inline graphql()).
   const outputs = (await generate(
     {
