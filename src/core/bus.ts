@@ -335,6 +335,11 @@ const RELAY_LEASE = { table: 'EventRelay', key: 'id', keyType: 'text', owner: 'o
 class Relay {
   private readonly leases: Leases;
   private lease: Lease | null = null;
+  /**
+   * Until when (process time) the lease surely holds: its length counted from before the statement that took or
+   * renewed it. Publishing stops there even if a beat is late, since another process may take over after it.
+   */
+  private holdsUntil = 0;
   private readonly silentAfterMs: number;
   private readonly reader: Reader;
   /** The position the relay has published up to (while holding). */
@@ -404,7 +409,9 @@ class Relay {
 
   private async renew(): Promise<void> {
     try {
+      const asked = Date.now();
       const lease = await this.leases.acquire(this.db, RELAY_ID);
+      if (lease) this.holdsUntil = asked + this.leases.leaseMs;
       // A new generation is a new relay, even here (the lease was lost and taken back between two beats): it starts
       // at the present; receivers read whatever lies between from the table (the gap rule).
       if (lease && (!this.holding || lease.generation !== this.lease?.generation)) {
@@ -427,7 +434,7 @@ class Relay {
 
   private async readAndPublish(): Promise<Outcome> {
     const prev = this.position;
-    if (!this.holding || !prev) return 'done';
+    if (!this.holding || !prev || Date.now() >= this.holdsUntil) return 'done';
     const { messages, full, waiting } = await readEvents(this.db, { after: prev, limit: this.options.batchSize });
     // A quiet relay still says where it stands once per poll, so receivers notice a gap without new events.
     if (messages.length > 0 || Date.now() - this.lastPublishAt >= this.options.pollMs) {
