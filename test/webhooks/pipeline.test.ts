@@ -279,6 +279,21 @@ describe.each(DATABASES)('webhook lanes with a pipeline of %i on %s'.replace('%i
     expect(await db.prisma.webhookLane.count({ where: { companyId: { in: eps.map((e) => e.companyId) }, owner: { not: null } } })).toBe(0);
   });
 
+  it('deliveries of an endpoint whose URL was removed fail at once ("no webhook URL is set"), nothing sent, the lane handed back', async () => {
+    const [gone, kept] = await endpoints(2);
+    const expected = await enqueue([gone!, kept!], 3);
+    await db.prisma.company.update({ where: { id: gone!.companyId }, data: { webhookUrl: null } });
+    const sender = new ScriptedSender();
+    const worker = startWorker(sender);
+    const all = [...expected.values()].flat();
+    await expect.poll(async () => (await deliveries(all)).filter((d) => d.status !== 'pending').length, { timeout: 20_000 }).toBe(all.length);
+    await worker.stop();
+    expect(sender.starts()).toEqual(expected.get(kept!.companyId));
+    const failed = await db.prisma.webhookDelivery.findMany({ where: { eventId: { in: expected.get(gone!.companyId)! } } });
+    for (const d of failed) expect(d).toMatchObject({ status: 'failed', claimedUntil: null, attempts: 0, lastError: 'no webhook URL is set' });
+    expect(await db.prisma.webhookLane.findUnique({ where: { companyId: gone!.companyId } })).toMatchObject({ owner: null });
+  });
+
   it('a worker that lost its lane writes nothing of it: its attempt record and its hand-back are fenced by the generation', async () => {
     const [ep] = await endpoints(1);
     const order = (await enqueue([ep!], 2)).get(ep!.companyId)!;
