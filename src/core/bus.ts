@@ -279,7 +279,7 @@ export class EventBus implements CommitSignal {
 
   /** Whether this process relays the table to the fan-out now (diagnostics, tests). */
   get relaying(): boolean {
-    return this.relay?.holding ?? false;
+    return this.relay?.relays() ?? false;
   }
 
   private schedule(): void {
@@ -392,6 +392,11 @@ class Relay {
     if (this.holding) this.reader.schedule();
   }
 
+  /** Holds the lease and surely still within it: then, and only then, it publishes. */
+  relays(): boolean {
+    return this.holding && Date.now() < this.holdsUntil;
+  }
+
   /** Every poll: keep or take the lease. */
   beat(): void {
     this.renewing ??= this.renew().finally(() => (this.renewing = null));
@@ -434,7 +439,7 @@ class Relay {
 
   private async readAndPublish(): Promise<Outcome> {
     const prev = this.position;
-    if (!this.holding || !prev || Date.now() >= this.holdsUntil) return 'done';
+    if (!this.relays() || !prev) return 'done';
     const { messages, full, waiting } = await readEvents(this.db, { after: prev, limit: this.options.batchSize });
     // A quiet relay still says where it stands once per poll, so receivers notice a gap without new events.
     if (messages.length > 0 || Date.now() - this.lastPublishAt >= this.options.pollMs) {
