@@ -12,12 +12,12 @@
 // delivers what the batches carry. Each batch names the position it follows (`prev`): a process that missed
 // something (a dropped Redis connection, a relay change) reads the gap from the table before delivering more,
 // and one that hears nothing for a while reads the table itself until batches come again.
-import { randomUUID } from 'node:crypto';
 import { Prisma } from '../../generated/prisma/client.ts';
 import type { Db } from '../db/client.ts';
 import type { Notifications } from '../db/notifications.ts';
 import type { Logger } from '../logger.ts';
 import type { CommitSignal, EventSubject } from './events.ts';
+import { Leases, type Lease } from './lease.ts';
 
 /** A position in the bus's order: every event up to and including (txid, seq). */
 export interface BusCursor {
@@ -279,7 +279,7 @@ export class EventBus implements CommitSignal {
 
   /** Whether this process relays the table to the fan-out now (diagnostics, tests). */
   get relaying(): boolean {
-    return this.relay?.holding ?? false;
+    return this.relay?.relays() ?? false;
   }
 
   private schedule(): void {
@@ -324,6 +324,8 @@ export class EventBus implements CommitSignal {
 }
 
 const RELAY_ID = 'events';
+/** The relay's lease: one row in EventRelay (core/lease.ts). */
+const RELAY_LEASE = { table: 'EventRelay', key: 'id', keyType: 'text', owner: 'owner', ownerType: 'text', until: 'leaseUntil', generation: 'generation', rows: 'created' } as const;
 
 /**
  * The relay side of a fan-out: holds the lease in EventRelay while it can (one process at a time), reads the table
@@ -331,8 +333,13 @@ const RELAY_ID = 'events';
  * `onBatch`, and says when none came for a while.
  */
 class Relay {
-  private readonly owner = randomUUID();
-  private readonly leaseMs: number;
+  private readonly leases: Leases;
+  private lease: Lease | null = null;
+  /**
+   * Until when (process time) the lease surely holds: its length counted from before the statement that took or
+   * renewed it. Publishing stops there even if a beat is late, since another process may take over after it.
+   */
+  private holdsUntil = 0;
   private readonly silentAfterMs: number;
   private readonly reader: Reader;
   /** The position the relay has published up to (while holding). */
@@ -351,8 +358,9 @@ class Relay {
     private readonly options: BusOptions,
     private readonly onBatch: (batch: BusBatch) => Promise<void>,
   ) {
-    this.leaseMs = options.relayLeaseMs ?? Math.max(5_000, options.pollMs * 3);
-    this.silentAfterMs = this.leaseMs + options.pollMs * 2;
+    const leaseMs = options.relayLeaseMs ?? Math.max(5_000, options.pollMs * 3);
+    this.leases = new Leases(RELAY_LEASE, leaseMs);
+    this.silentAfterMs = leaseMs + options.pollMs * 2;
     this.reader = new Reader(() => this.readAndPublish(), options.minGapMs ?? 10, logger);
   }
 
@@ -372,16 +380,21 @@ class Relay {
   async stop(): Promise<void> {
     await this.renewing;
     await this.reader.stop();
-    if (this.holding) {
-      this.holding = false;
-      // Another process takes over at its next beat instead of after the lease.
-      await this.db.$executeRaw`DELETE FROM "EventRelay" WHERE "id" = ${RELAY_ID} AND "owner" = ${this.owner}`.catch(() => undefined);
-    }
+    const lease = this.lease;
+    this.holding = false;
+    this.lease = null;
+    // Another process takes over at its next beat instead of after the lease.
+    if (lease) await this.leases.release(this.db, lease).catch(() => undefined);
     await this.queue;
   }
 
   schedule(): void {
     if (this.holding) this.reader.schedule();
+  }
+
+  /** Holds the lease and surely still within it: then, and only then, it publishes. */
+  relays(): boolean {
+    return this.holding && Date.now() < this.holdsUntil;
   }
 
   /** Every poll: keep or take the lease. */
@@ -401,23 +414,24 @@ class Relay {
 
   private async renew(): Promise<void> {
     try {
-      const rows = await this.db.$queryRaw<{ owner: string }[]>`
-        INSERT INTO "EventRelay" ("id", "owner", "leaseUntil") VALUES (${RELAY_ID}, ${this.owner}, now() + ${this.leaseMs} * interval '1 millisecond')
-        ON CONFLICT ("id") DO UPDATE SET "owner" = EXCLUDED."owner", "leaseUntil" = EXCLUDED."leaseUntil"
-        WHERE "EventRelay"."owner" = EXCLUDED."owner" OR "EventRelay"."leaseUntil" < now()
-        RETURNING "owner"`;
-      const holds = rows.length === 1;
-      if (holds && !this.holding) {
-        // A new relay starts at the present; receivers read whatever lies between from the table (the gap rule).
+      const asked = Date.now();
+      const lease = await this.leases.acquire(this.db, RELAY_ID);
+      if (lease) this.holdsUntil = asked + this.leases.leaseMs;
+      // A new generation is a new relay, even here (the lease was lost and taken back between two beats): it starts
+      // at the present; receivers read whatever lies between from the table (the gap rule).
+      if (lease && (!this.holding || lease.generation !== this.lease?.generation)) {
+        this.holding = false;
         this.position = await presentPosition(this.db);
         this.logger.info('this process relays events to the fan-out');
-      } else if (!holds && this.holding) {
+      } else if (!lease && this.holding) {
         this.logger.warn('another process took over relaying events');
       }
-      this.holding = holds;
+      this.lease = lease;
+      this.holding = lease !== null;
     } catch (e) {
       // Without a renewed lease another process may take over: stop publishing rather than publish twice.
       this.holding = false;
+      this.lease = null;
       this.logger.warn({ err: e }, 'could not renew the event relay lease');
     }
     if (this.holding) this.reader.schedule();
@@ -425,7 +439,7 @@ class Relay {
 
   private async readAndPublish(): Promise<Outcome> {
     const prev = this.position;
-    if (!this.holding || !prev) return 'done';
+    if (!this.relays() || !prev) return 'done';
     const { messages, full, waiting } = await readEvents(this.db, { after: prev, limit: this.options.batchSize });
     // A quiet relay still says where it stands once per poll, so receivers notice a gap without new events.
     if (messages.length > 0 || Date.now() - this.lastPublishAt >= this.options.pollMs) {

@@ -143,16 +143,26 @@ export class Leases {
     return (await db.$executeRaw(this.releaseSql(lease))) === 1;
   }
 
-  /** The statement handing back this holder's leases on `keys` (whatever their generation). */
-  releaseKeysSql(keys: string[]): Prisma.Sql {
-    const { table, key, owner, until } = this.t;
-    return Prisma.sql`UPDATE ${table} l SET ${owner} = NULL, ${until} = NULL
-      WHERE l.${key} = ANY(${keys}${this.t.keysCast}) AND l.${owner} = ${this.owner}${this.t.ownerCast}`;
+  /**
+   * The statement handing back this holder's leases on `keys` (whatever their generation), where `and` (on alias
+   * `l`) holds too.
+   */
+  releaseKeysSql(keys: string[], and: Prisma.Sql = Prisma.sql`TRUE`): Prisma.Sql {
+    const { key, owner } = this.t;
+    return this.freeSql(Prisma.sql`l.${key} = ANY(${keys}${this.t.keysCast}) AND l.${owner} = ${this.owner}${this.t.ownerCast} AND (${and})`);
   }
 
   private releaseSql(lease: Lease): Prisma.Sql {
+    return this.freeSql(this.fence(lease));
+  }
+
+  /**
+   * No owner, and the deadline moved to the hand-back (not cleared): a row free by either rule, so holders whose
+   * only rule is "the deadline passed" (a previous release during a rolling deploy) take it too.
+   */
+  private freeSql(where: Prisma.Sql): Prisma.Sql {
     const { table, owner, until } = this.t;
-    return Prisma.sql`UPDATE ${table} l SET ${owner} = NULL, ${until} = NULL WHERE ${this.fence(lease)}`;
+    return Prisma.sql`UPDATE ${table} l SET ${owner} = NULL, ${until} = LEAST(l.${until}, ${nowSql(this.clock)}) WHERE ${where}`;
   }
 
   /**
@@ -160,9 +170,26 @@ export class Leases {
    * nothing once another holder took over, even if the stale holder still believes its deadline has not passed.
    */
   fence(lease: Lease, alias = 'l'): Prisma.Sql {
+    return this.fenceOn(Prisma.sql`${lease.key}${this.t.keyCast}`, Prisma.sql`${lease.generation}`, alias, lease.owner);
+  }
+
+  /**
+   * The same with the key and generation as SQL expressions (writes of many leases in one statement, e.g. rows
+   * joined to their lane's row): true only where this holder still holds `key` at `generation`.
+   */
+  fenceOn(key: Prisma.Sql, generation: Prisma.Sql, alias = 'l', holder = this.owner): Prisma.Sql {
     const a = ident(alias);
-    const { key, owner, generation, keyCast } = this.t;
-    return Prisma.sql`${a}.${key} = ${lease.key}${keyCast} AND ${a}.${owner} = ${lease.owner}${this.t.ownerCast} AND ${a}.${generation} = ${lease.generation}`;
+    const { key: k, owner, generation: g } = this.t;
+    return Prisma.sql`(${a}.${k} = ${key} AND ${a}.${owner} = ${holder}${this.t.ownerCast} AND ${a}.${g} = ${generation})`;
+  }
+
+  /**
+   * A condition true while another holder's lease on `key` (an SQL expression) runs: work of theirs to leave alone
+   * (e.g. when choosing what to claim). `now` on this holder's clock unless given.
+   */
+  heldByOther(key: Prisma.Sql, now: Prisma.Sql = nowSql(this.clock)): Prisma.Sql {
+    const { table, key: k, owner, until } = this.t;
+    return Prisma.sql`EXISTS (SELECT 1 FROM ${table} o WHERE o.${k} = ${key} AND o.${owner} <> ${this.owner}${this.t.ownerCast} AND o.${until} >= ${now})`;
   }
 
   /** Whose lease runs on `key` now, if anyone's (diagnostics, tests). */

@@ -1,6 +1,7 @@
 // Delivers webhooks from the outbox. Claims due deliveries with a lease and hands them to one lane per company
-// endpoint. A lane is leased too (a WebhookLane row, taken in the claim statement): one worker, in any process,
-// serves an endpoint at a time, so no delivery is taken twice and an endpoint's order holds across processes. A
+// endpoint. A lane is leased too (a named lease of core/lease.ts on WebhookLane, taken in the claim statement): one
+// worker, in any process, serves an endpoint at a time, so no delivery is taken twice and an endpoint's order holds
+// across processes; the lane's writes (claims handed back, attempts recorded) are fenced by its generation. A
 // lane starts its attempts in event order, each once the one `pipeline` places before it is recorded; attempts of
 // all lanes are recorded together (AttemptRecorder: one statement per round trip, asynchronous commit). Lanes stay
 // open while they have work and are refilled by later claims, so a busy endpoint keeps its lane. A slow endpoint
@@ -8,6 +9,7 @@
 // Every attempt goes to the company's current URL, so fixing a URL heals retries. Guarantees: docs/webhooks.md.
 import { isPlanted } from '../core/plant.ts';
 import { randomUUID } from 'node:crypto';
+import { Leases } from '../core/lease.ts';
 import { Prisma } from '../../generated/prisma/client.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/client.ts';
@@ -18,6 +20,17 @@ import { nextAttemptAt } from './schedule.ts';
 import type { SendResult, WebhookSender } from './sender.ts';
 
 const MIN_CLAIM_GAP_MS = 10;
+/** A lane's lease: one WebhookLane row per company endpoint (core/lease.ts). */
+const LANE_LEASE = {
+  table: 'WebhookLane',
+  key: 'companyId',
+  keyType: 'uuid',
+  owner: 'owner',
+  ownerType: 'uuid',
+  until: 'leaseUntil',
+  generation: 'generation',
+  rows: 'created',
+} as const;
 /** Attempt rows per recording statement at most (the rest go in the next one). */
 const MAX_RECORD_ROWS = 500;
 
@@ -53,10 +66,19 @@ interface Claimed {
   webhookUrl: string | null;
   /** The company's test clock offset (sandbox): its retries are scheduled on its own time. */
   offsetMs: bigint;
+  /** The lane's lease generation the claim was made under. */
+  generation: number;
 }
 
-interface Prepared {
+/** A claimed delivery's place under its lane's lease: what its fenced writes name. */
+interface Held {
   id: string;
+  companyId: string;
+  /** The lane's generation it was claimed under: its writes land only while the lane still has it. */
+  generation: number;
+}
+
+interface Prepared extends Held {
   /** Until when our claim holds (real time, ms). */
   leaseUntil: number;
   eventId: string;
@@ -74,6 +96,8 @@ interface Prepared {
 /** One company endpoint's deliveries in this worker. */
 interface Lane {
   key: string;
+  /** The lane's lease generation (WebhookLane.generation) while this worker holds it. */
+  generation: number;
   /** Claimed, not started, in seq order. */
   queue: Prepared[];
   /**
@@ -97,8 +121,8 @@ export class WebhookWorker {
   private running = false;
   private loop: Promise<void> | null = null;
   private readonly lanes = new Map<string, Lane>();
-  /** This worker's name on the lanes it leases (WebhookLane.owner). */
-  private readonly owner = randomUUID();
+  /** This worker's lanes: named leases on WebhookLane, in real time (the deliveries' claims are too). */
+  private readonly laneLeases: Leases;
   /**
    * Lanes closed here whose rows are still ours: the next claim frees them (unless it takes them again), so closing
    * a lane costs no statement of its own.
@@ -121,7 +145,8 @@ export class WebhookWorker {
     this.pipeline = Math.max(1, options.pipeline ?? 4);
     this.lowWater = Math.ceil(options.batchSize / 2);
     this.recordMarginMs = Math.min(5_000, Math.max(0, (options.leaseMs - deps.sender.timeoutMs) / 2));
-    this.recorder = new AttemptRecorder(deps.db, options.asyncCommit ?? false);
+    this.laneLeases = new Leases(LANE_LEASE, options.leaseMs, randomUUID(), () => deps.clock.real());
+    this.recorder = new AttemptRecorder(deps.db, options.asyncCommit ?? false, this.laneLeases);
   }
 
   /** Claiming and delivering (started, not stopped). */
@@ -223,50 +248,44 @@ export class WebhookWorker {
     const onlyOpen = this.atCapacity()
       ? Prisma.sql`AND d."companyId"::text = ANY(${lanes.filter((l) => this.refillable(l)).map((l) => l.key)}::text[])`
       : Prisma.empty;
-    // One statement: the due deliveries of endpoints whose lane is free (no row, or its lease ended) or ours; those
-    // lanes leased to us until `leaseUntil`; the claim of the deliveries whose lane we got. Two workers racing for a
-    // lane meet on its row (ON CONFLICT waits for the other's commit and re-checks): the loser takes nothing of that
-    // endpoint. Lanes are taken in companyId order, so two claims cannot deadlock. Due rows are not locked: with SKIP
-    // LOCKED, rows locked by a claim that then lost the lane would be skipped and later events sent first; the update
+    // One statement: the due deliveries of endpoints whose lane is not another's (core/lease.ts: no holder, its
+    // lease ended, or ours); those lanes leased to us until `leaseUntil` (ours renewed, keeping their generation);
+    // the claim of the deliveries whose lane we got, with that lane's generation. Two workers racing for a lane meet
+    // on its row (ON CONFLICT waits for the other's commit and re-checks): the loser takes nothing of that endpoint.
+    // Lanes are taken in companyId order, so two claims cannot deadlock. Due rows are not locked: with SKIP LOCKED,
+    // rows locked by a claim that then lost the lane would be skipped and later events sent first; the update
     // re-checks them instead. The event and the company come with the claim (one round trip): body, secret, URL.
-    const claimable = Prisma.sql`d."status" = 'pending' AND (d."claimedUntil" IS NULL OR d."claimedUntil" < ${now})`;
-    // Rows of lanes closed here since the last claim are freed, but for those this claim takes again.
+    const at = { now: Prisma.sql`${now}::timestamptz`, until: Prisma.sql`${leaseUntil}::timestamptz` };
+    const claimable = Prisma.sql`d."status" = 'pending' AND (d."claimedUntil" IS NULL OR d."claimedUntil" < ${at.now})`;
+    // Lanes closed here since the last claim are handed back, but for those this claim takes again (one statement
+    // must not write a row twice).
     const freeing = [...this.closedLanes];
     const freeClosed = freeing.length
-      ? Prisma.sql`, freed AS (
-          DELETE FROM "WebhookLane" l WHERE l."owner" = ${this.owner}::uuid AND l."companyId" = ANY(${freeing}::uuid[])
-            AND NOT EXISTS (SELECT 1 FROM due WHERE due."companyId" = l."companyId"))`
+      ? Prisma.sql`, freed AS (${this.laneLeases.releaseKeysSql(freeing, Prisma.sql`NOT EXISTS (SELECT 1 FROM due WHERE due."companyId" = l."companyId")`)})`
       : Prisma.empty;
     const claimed = await this.deps.db.$queryRaw<Claimed[]>`
       WITH due AS (
         SELECT d."id", d."companyId" FROM "WebhookDelivery" d
         WHERE ${claimable} AND d."nextAttemptAt" <= ${this.deps.clock.companyNowSql('d."companyId"')}
           AND NOT (d."companyId"::text = ANY(${closed}::text[])) ${onlyOpen}
-          AND NOT EXISTS (
-            SELECT 1 FROM "WebhookLane" l
-            WHERE l."companyId" = d."companyId" AND l."owner" <> ${this.owner}::uuid AND l."leaseUntil" >= ${now})
+          AND NOT ${this.laneLeases.heldByOther(Prisma.sql`d."companyId"`, at.now)}
         ORDER BY d."seq"
         LIMIT ${this.options.batchSize}
       ),
-      leased AS (
-        INSERT INTO "WebhookLane" AS l ("companyId", "owner", "leaseUntil")
-        SELECT DISTINCT "companyId", ${this.owner}::uuid, ${leaseUntil}::timestamptz FROM due ORDER BY "companyId"
-        ON CONFLICT ("companyId") DO UPDATE SET "owner" = EXCLUDED."owner", "leaseUntil" = EXCLUDED."leaseUntil"
-          WHERE l."owner" = EXCLUDED."owner" OR l."leaseUntil" < ${now}
-        RETURNING l."companyId"
-      ) ${freeClosed}
+      leased AS (${this.laneLeases.acquireSql(Prisma.sql`SELECT DISTINCT "companyId" AS "key" FROM due`, at)}) ${freeClosed}
       UPDATE "WebhookDelivery" d SET "claimedUntil" = ${leaseUntil}
       FROM due, leased, "Event" e, "Company" c
-      WHERE d."id" = due."id" AND leased."companyId" = due."companyId" AND ${claimable}
+      WHERE d."id" = due."id" AND leased."key" = due."companyId"::text AND ${claimable}
         AND e."id" = d."eventId" AND c."id" = d."companyId"
       RETURNING d."id"::text AS "id", d."eventId", e."createdAt" AS "eventCreatedAt", d."companyId"::text AS "companyId", d."seq", d."attempts",
-        e."payload"::text AS "payload", c."secretKey", c."mode", c."webhookUrl", ${this.deps.clock.offsetMsSql('d."companyId"')} AS "offsetMs"`;
+        e."payload"::text AS "payload", c."secretKey", c."mode", c."webhookUrl", ${this.deps.clock.offsetMsSql('d."companyId"')} AS "offsetMs",
+        leased."generation"`;
     for (const key of freeing) this.closedLanes.delete(key);
     if (claimed.length === 0) return 0;
 
     const byLane = new Map<string, Prepared[]>();
     const orphaned: Claimed[] = [];
-    const unplaced: string[] = [];
+    const unplaced: Held[] = [];
     for (const c of claimed) {
       if (!c.webhookUrl) {
         orphaned.push(c);
@@ -275,6 +294,8 @@ export class WebhookWorker {
       const batch = byLane.get(c.companyId) ?? [];
       batch.push({
         id: c.id,
+        companyId: c.companyId,
+        generation: c.generation,
         leaseUntil: leaseUntil.getTime(),
         eventId: c.eventId,
         eventCreatedAt: c.eventCreatedAt,
@@ -291,10 +312,9 @@ export class WebhookWorker {
     }
     if (orphaned.length) {
       // The merchant removed the webhook URL: nothing to send to; redelivery works once a URL is set again.
-      await this.deps.db.webhookDelivery.updateMany({
-        where: { id: { in: orphaned.map((c) => c.id) } },
-        data: { status: 'failed', claimedUntil: null, lastError: 'no webhook URL is set', updatedAt: now },
-      });
+      await this.deps.db.$executeRaw`
+        UPDATE "WebhookDelivery" d SET "status" = 'failed', "claimedUntil" = NULL, "lastError" = 'no webhook URL is set', "updatedAt" = ${now}
+        FROM ${this.underLane(orphaned)}`;
       for (const c of orphaned) this.deps.metrics?.recorded('no_url', c.mode, null, null);
     }
     const touched: Lane[] = [];
@@ -303,15 +323,26 @@ export class WebhookWorker {
       // A lane that failed or is closing meanwhile takes nothing more, and one claim can bring more new endpoints
       // than there are free lanes: those deliveries go back at once.
       if (lane ? lane.halted || lane.closing || !this.running : this.atCapacity() || !this.running) {
-        unplaced.push(...deliveries.map((d) => d.id));
+        unplaced.push(...deliveries);
         continue;
       }
-      lane ??= this.openLane(key);
+      lane ??= this.openLane(key, deliveries[0]!.generation);
+      if (lane.generation !== deliveries[0]!.generation) {
+        // The lane was lost and taken back meanwhile (its lease ran out, another worker held it): what waits in
+        // its queue and this claim did not take again may have been sent by the other; only the claim counts now.
+        const taken = new Set(deliveries.map((d) => d.id));
+        for (const d of lane.queue.filter((q) => !taken.has(q.id))) lane.held.delete(d.id);
+        lane.queue = lane.queue.filter((q) => taken.has(q.id));
+        lane.generation = deliveries[0]!.generation;
+      }
       const queued = new Map(lane.queue.map((d) => [d.id, d]));
       for (const d of deliveries) {
         // Already ours: a renewed lease if it waits in the queue; nothing to do if it is in flight.
         const again = queued.get(d.id);
-        if (again) again.leaseUntil = d.leaseUntil;
+        if (again) {
+          again.leaseUntil = d.leaseUntil;
+          again.generation = d.generation;
+        }
         if (lane.held.has(d.id)) continue;
         lane.held.add(d.id);
         lane.queue.push(d);
@@ -330,10 +361,10 @@ export class WebhookWorker {
     return claimed.length;
   }
 
-  private openLane(key: string): Lane {
+  private openLane(key: string, generation: number): Lane {
     let end!: () => void;
     const ended = new Promise<void>((resolve) => (end = resolve));
-    const lane: Lane = { key, queue: [], window: [], held: new Set(), taken: 0, halted: false, closing: false, ended, end };
+    const lane: Lane = { key, generation, queue: [], window: [], held: new Set(), taken: 0, halted: false, closing: false, ended, end };
     this.lanes.set(key, lane);
     // The claim that opens it renewed its row.
     this.closedLanes.delete(key);
@@ -368,7 +399,7 @@ export class WebhookWorker {
     }
     if (lane.closing || (lane.queue.length > 0 && this.running && !lane.halted)) return;
     lane.closing = true;
-    const rest = lane.queue.splice(0).map((d) => d.id);
+    const rest = lane.queue.splice(0);
     // A lane handing deliveries back keeps its place until they are back, so no claim meanwhile takes later
     // events of its endpoint past them; its row is ours until the next claim frees it.
     void this.release(rest, []).finally(() => {
@@ -397,7 +428,12 @@ export class WebhookWorker {
     try {
       const real = this.deps.clock.real();
       const record = attemptRecord(d, result, real);
-      await this.recorder.record(record);
+      if (!(await this.recorder.record(record))) {
+        // Fenced out: the lane changed hands meanwhile; the delivery is the new holder's (it goes out again).
+        lane.halted = true;
+        this.deps.logger.warn({ deliveryId: d.id, companyId: d.companyId }, 'webhook lane taken over by another worker; its attempt is not recorded here');
+        return;
+      }
       // Counted once recorded: an attempt whose record is lost is made again, and counted then.
       this.deps.metrics?.recorded(
         record.status === 'delivered' ? 'delivered' : record.status === 'pending' ? 'retrying' : 'given_up',
@@ -411,14 +447,29 @@ export class WebhookWorker {
     }
   }
 
-  /** Hands claimed deliveries back at once, keeping their place in the order, and the lanes with them (one statement). */
-  private async release(ids: string[], lanes: string[]): Promise<void> {
-    if (ids.length === 0 && lanes.length === 0) return;
+  /**
+   * Hands claimed deliveries back at once, keeping their place in the order, and the lanes with them (one statement:
+   * every sub-statement sees the lanes as they were, so the deliveries' fence holds while their lanes are freed). A
+   * delivery whose lane changed hands is left alone: it is the new holder's.
+   */
+  private async release(deliveries: Held[], lanes: string[]): Promise<void> {
+    if (deliveries.length === 0 && lanes.length === 0) return;
+    const freeLanes = lanes.length ? Prisma.sql`WITH freed AS (${this.laneLeases.releaseKeysSql(lanes)})` : Prisma.empty;
     await this.deps.db.$executeRaw`
-      WITH freed AS (DELETE FROM "WebhookLane" WHERE "companyId" = ANY(${lanes}::uuid[]) AND "owner" = ${this.owner}::uuid)
-      UPDATE "WebhookDelivery" SET "claimedUntil" = NULL WHERE "id" = ANY(${ids}::uuid[]) AND "status" = 'pending'`.catch((e: unknown) =>
+      ${freeLanes}
+      UPDATE "WebhookDelivery" d SET "claimedUntil" = NULL FROM ${this.underLane(deliveries)} AND d."status" = 'pending'`.catch((e: unknown) =>
       this.deps.logger.warn({ err: e }, 'could not release webhook claims; they expire with the lease'),
     );
+  }
+
+  /**
+   * The FROM and WHERE of a write to claimed deliveries (alias d): only those whose lane this worker still holds at
+   * the generation they were claimed under.
+   */
+  private underLane(deliveries: Held[]): Prisma.Sql {
+    return Prisma.sql`unnest(${deliveries.map((d) => d.id)}::uuid[], ${deliveries.map((d) => d.generation)}::int[]) AS h("id", "generation"),
+        "WebhookLane" l
+      WHERE d."id" = h."id" AND ${this.laneLeases.fenceOn(Prisma.sql`d."companyId"`, Prisma.sql`h."generation"`)}`;
   }
 }
 
@@ -426,6 +477,9 @@ export class WebhookWorker {
 export interface AttemptRecord {
   id: string;
   deliveryId: string;
+  /** The delivery's lane and the generation of its lease the attempt was made under (the record's fence). */
+  companyId: string;
+  generation: number;
   attempt: number;
   startedAt: string;
   durationMs: number;
@@ -447,6 +501,8 @@ function attemptRecord(d: Prepared, result: SendResult, real: Date): AttemptReco
   return {
     id: randomUUID(),
     deliveryId: d.id,
+    companyId: d.companyId,
+    generation: d.generation,
     attempt,
     startedAt: new Date(now.getTime() - result.durationMs).toISOString(),
     durationMs: result.durationMs,
@@ -468,9 +524,11 @@ const noNul = (s: string | null) => (s === null ? null : s.replaceAll('\u0000', 
  * Records attempts of all lanes together: whatever ended while the previous statement ran goes in the next one
  * (group commit: no added wait when idle, bigger batches under load). Each record() resolves once its row is
  * committed; only then does its lane count the attempt as done, which bounds what a crash can leave unrecorded.
+ * Records are fenced by their lane's lease: one made under a generation the lane no longer has is not written (it
+ * resolves false), so a worker that lost a lane cannot overwrite the state its new holder gives the delivery.
  */
 export class AttemptRecorder {
-  private queue: { row: AttemptRecord; resolve: () => void; reject: (e: unknown) => void }[] = [];
+  private queue: { row: AttemptRecord; resolve: (written: boolean) => void; reject: (e: unknown) => void }[] = [];
   private flushing = false;
   /** Statements written and rows in them (tests, diagnostics). */
   readonly stats = { statements: 0, rows: 0 };
@@ -478,9 +536,11 @@ export class AttemptRecorder {
   constructor(
     private readonly db: Db,
     private readonly asyncCommit: boolean,
+    private readonly lanes: Leases,
   ) {}
 
-  record(row: AttemptRecord): Promise<void> {
+  /** Resolves true once written, false when fenced out (the lane changed hands). */
+  record(row: AttemptRecord): Promise<boolean> {
     return new Promise((resolve, reject) => {
       this.queue.push({ row, resolve, reject });
       if (!this.flushing) {
@@ -495,8 +555,8 @@ export class AttemptRecorder {
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, MAX_RECORD_ROWS);
       try {
-        await this.write(batch.map((b) => b.row));
-        for (const b of batch) b.resolve();
+        const written = await this.write(batch.map((b) => b.row));
+        for (const b of batch) b.resolve(written.has(b.row.deliveryId));
       } catch (e) {
         for (const b of batch) b.reject(e);
       }
@@ -504,29 +564,38 @@ export class AttemptRecorder {
     this.flushing = false;
   }
 
-  private async write(rows: AttemptRecord[]): Promise<void> {
+  /** Writes the records whose lane's generation still holds; answers the deliveries written. */
+  private async write(rows: AttemptRecord[]): Promise<Set<string>> {
     this.stats.statements++;
     this.stats.rows += rows.length;
-    // One statement: the attempts and their deliveries' new states land together. Asynchronous commit (SET LOCAL
-    // for this statement's own transaction, no extra round trip): a database crash can lose the last few hundred ms
-    // of records; those deliveries are still claimed and go out again after the lease, a duplicate, never a loss.
-    await this.db.$executeRaw`
+    // One statement: the attempts and their deliveries' new states land together, for the deliveries whose lane
+    // still has the generation they were claimed under. Asynchronous commit (SET LOCAL for this statement's own
+    // transaction, no extra round trip): a database crash can lose the last few hundred ms of records; those
+    // deliveries are still claimed and go out again after the lease, a duplicate, never a loss.
+    const written = await this.db.$queryRaw<{ id: string }[]>`
       WITH ${this.asyncCommit ? Prisma.sql`async_commit AS (SELECT set_config('synchronous_commit', 'off', true)),` : Prisma.empty}
       input AS (
         SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(
-          "id" uuid, "deliveryId" uuid, "attempt" int, "startedAt" timestamptz, "durationMs" int, "statusCode" int,
-          "error" text, "responseBody" text, "status" text, "url" text, "nextAttemptAt" timestamptz,
-          "deliveredAt" timestamptz, "updatedAt" timestamptz)
+          "id" uuid, "deliveryId" uuid, "companyId" uuid, "generation" int, "attempt" int, "startedAt" timestamptz,
+          "durationMs" int, "statusCode" int, "error" text, "responseBody" text, "status" text, "url" text,
+          "nextAttemptAt" timestamptz, "deliveredAt" timestamptz, "updatedAt" timestamptz)
+      ),
+      updated AS (
+        UPDATE "WebhookDelivery" d SET
+          "attempts" = i."attempt", "status" = i."status", "claimedUntil" = NULL, "url" = i."url",
+          "nextAttemptAt" = i."nextAttemptAt", "lastStatusCode" = i."statusCode", "lastError" = i."error",
+          "deliveredAt" = i."deliveredAt", "updatedAt" = i."updatedAt"
+        FROM input i, "WebhookLane" l ${this.asyncCommit ? Prisma.sql`, async_commit` : Prisma.empty}
+        WHERE d."id" = i."deliveryId" AND d."companyId" = i."companyId"
+          AND ${this.lanes.fenceOn(Prisma.sql`i."companyId"`, Prisma.sql`i."generation"`)}
+        RETURNING d."id"
       ),
       a AS (
         INSERT INTO "WebhookAttempt" ("id", "deliveryId", "attempt", "startedAt", "durationMs", "statusCode", "error", "responseBody")
-        SELECT "id", "deliveryId", "attempt", "startedAt", "durationMs", "statusCode", "error", "responseBody" FROM input
+        SELECT i."id", i."deliveryId", i."attempt", i."startedAt", i."durationMs", i."statusCode", i."error", i."responseBody"
+        FROM input i JOIN updated u ON u."id" = i."deliveryId"
       )
-      UPDATE "WebhookDelivery" d SET
-        "attempts" = i."attempt", "status" = i."status", "claimedUntil" = NULL, "url" = i."url",
-        "nextAttemptAt" = i."nextAttemptAt", "lastStatusCode" = i."statusCode", "lastError" = i."error",
-        "deliveredAt" = i."deliveredAt", "updatedAt" = i."updatedAt"
-      FROM input i ${this.asyncCommit ? Prisma.sql`, async_commit` : Prisma.empty}
-      WHERE d."id" = i."deliveryId"`;
+      SELECT "id"::text AS "id" FROM updated`;
+    return new Set(written.map((w) => w.id));
   }
 }

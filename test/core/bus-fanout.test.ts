@@ -147,6 +147,29 @@ describe.each(DATABASES)('event bus fan-out on %s', (kind) => {
     expect(idsOf(b.got, [...before, ...between, ...after])).toEqual([...before, ...between, ...after]);
   });
 
+  it('a relay whose renewals stop (a stalled process) stops publishing within its lease; the bus taking over serves all', async () => {
+    const hub = new MemoryHub();
+    const relayEnd = hub.endpoint();
+    const a = await bus(relayEnd);
+    await until(() => a.bus.relaying);
+    const b = await bus(hub.endpoint());
+    // A's beats stop (as when its process stalls); it still holds the lease as far as it knows and is woken by its
+    // commits.
+    clearInterval((a.bus as unknown as { poller: NodeJS.Timeout }).poller);
+    const stalledAt = Date.now();
+    await until(() => b.bus.relaying);
+    // Its lease ran out before B could take it: it no longer counts itself a relay.
+    expect(a.bus.relaying).toBe(false);
+    await new Promise((r) => setTimeout(r, Math.max(0, stalledAt + OPTIONS.relayLeaseMs - Date.now())));
+    const publishedByA = relayEnd.published;
+    const ids = await commit(5, a.bus);
+    await until(() => idsOf(a.got, ids).length === 5 && idsOf(b.got, ids).length === 5);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(relayEnd.published, 'published by the stalled relay after its lease').toBe(publishedByA);
+    expect(idsOf(a.got, ids)).toEqual(ids);
+    expect(idsOf(b.got, ids)).toEqual(ids);
+  });
+
   it('a bus that hears no batches reads the table itself meanwhile', async () => {
     const hub = new MemoryHub();
     const a = await bus(hub.endpoint());

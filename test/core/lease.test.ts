@@ -113,6 +113,36 @@ describe.each(DATABASES)('leases on %s', (kind) => {
       expect(got.filter(Boolean)).toHaveLength(1);
     });
 
+    it('on the migrated protocol tables (EventRelay, WebhookLane: columns altered by a migration), racing holders: one per round', async () => {
+      const tables = [
+        { spec: { table: 'EventRelay', key: 'id', keyType: 'text', owner: 'owner', ownerType: 'text', until: 'leaseUntil', generation: 'generation', rows: 'created' }, key: 'relay-race' },
+        {
+          spec: { table: 'WebhookLane', key: 'companyId', keyType: 'uuid', owner: 'owner', ownerType: 'uuid', until: 'leaseUntil', generation: 'generation', rows: 'created' },
+          key: '00000000-0000-4000-8000-000000000001',
+        },
+      ] as const;
+      for (const { spec, key } of tables) {
+        for (let round = 1; round <= 5; round++) {
+          const racers = Array.from({ length: 6 }, () => new Leases(spec, 60_000));
+          const got = await Promise.all(racers.map((h, i) => h.acquire((i % 2 ? other : db).prisma, key)));
+          const won = got.filter((g) => g !== null);
+          expect(won, `${spec.table} round ${round}`).toHaveLength(1);
+          expect(won[0]!.generation).toBe(round);
+          const winner = racers[got.indexOf(won[0]!)]!;
+          expect(await winner.holder(db.prisma, key)).toEqual({ owner: winner.owner, generation: round });
+          expect(await winner.release(db.prisma, won[0]!)).toBe(true);
+        }
+      }
+      // A handed-back row keeps a past deadline: a process of the previous release (its only rule "the deadline
+      // passed", rows deleted on hand-back) takes it during a rolling deploy.
+      const previous = await db.prisma.$queryRaw<{ owner: string }[]>`
+        INSERT INTO "EventRelay" ("id", "owner", "leaseUntil") VALUES ('relay-race', 'previous-release', now() + interval '5 seconds')
+        ON CONFLICT ("id") DO UPDATE SET "owner" = EXCLUDED."owner", "leaseUntil" = EXCLUDED."leaseUntil"
+        WHERE "EventRelay"."owner" = EXCLUDED."owner" OR "EventRelay"."leaseUntil" < now()
+        RETURNING "owner"`;
+      expect(previous).toEqual([{ owner: 'previous-release' }]);
+    });
+
     it('runs on a caller clock when given one (real time for the webhook worker)', async () => {
       let now = new Date('2030-01-01T00:00:00Z');
       const a = new Leases(LANES, 1_000, undefined, () => now);

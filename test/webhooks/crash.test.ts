@@ -131,6 +131,7 @@ interface DeliveryRow {
   status: string;
   attempts: number;
   claimedUntil: Date | null;
+  lastError: string | null;
 }
 
 describe.each(DATABASES)('webhooks survive kill -9 on %s', { timeout: 120_000 }, (kind) => {
@@ -151,7 +152,9 @@ describe.each(DATABASES)('webhooks survive kill -9 on %s', { timeout: 120_000 },
     }
   };
   const deliveries = () =>
-    query<DeliveryRow>(`SELECT "eventId", "companyId"::text AS "companyId", "status", "attempts", "claimedUntil" FROM "WebhookDelivery" ORDER BY "seq"`);
+    query<DeliveryRow>(
+      `SELECT "eventId", "companyId"::text AS "companyId", "status", "attempts", "claimedUntil", "lastError" FROM "WebhookDelivery" ORDER BY "seq"`,
+    );
 
   beforeAll(async () => {
     const base = await environment(kind, databases);
@@ -288,14 +291,17 @@ describe.each(DATABASES)('webhooks survive kill -9 on %s', { timeout: 120_000 },
     const settledCount = receiver.receipts.length;
     await sleep(1_000);
     expect(receiver.receipts.length).toBe(settledCount);
-    expect((await stopServer(server)).code).toBe(0);
+    const restarted = server;
+    expect((await stopServer(restarted)).code).toBe(0);
     const after = await deliveries();
 
     // Every event delivered, none lost, every row delivered.
     const receivedIds = new Set(receiver.receipts.map((r) => r.id));
     expect([...receivedIds].sort()).toEqual(events.map((e) => e.id).sort());
     expect(after).toHaveLength(TOTAL);
-    expect(after.filter((d) => d.status !== 'delivered')).toEqual([]);
+    // On failure: the rows and the restarted server's warnings and errors (a failed record, a timed-out attempt).
+    const warnings = restarted.proc.stdout.split('\n').filter((l) => /"level":(40|50|60)/.test(l));
+    expect(after.filter((d) => d.status !== 'delivered'), `not delivered; server warnings:\n${warnings.slice(0, 20).join('\n')}`).toEqual([]);
     // One recorded attempt each; an in-flight one may have two (its held request timed out before the kill, was
     // recorded as failed and retried).
     for (const d of after) expect(d.attempts, `attempts of ${d.eventId}`).toBe(inFlight.has(d.eventId) ? Math.min(Math.max(d.attempts, 1), 2) : 1);

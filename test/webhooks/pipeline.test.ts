@@ -275,8 +275,58 @@ describe.each(DATABASES)('webhook lanes with a pipeline of %i on %s'.replace('%i
     }
     // Both workers served some of these endpoints.
     for (const sender of senders) expect(eps.filter((e) => sender.urls.has(e.url)).length).toBeGreaterThan(0);
-    // Stopped workers hold no lane.
-    expect(await db.prisma.webhookLane.count({ where: { companyId: { in: eps.map((e) => e.companyId) } } })).toBe(0);
+    // Stopped workers hold no lane (handed back: the rows stay, with no owner).
+    expect(await db.prisma.webhookLane.count({ where: { companyId: { in: eps.map((e) => e.companyId) }, owner: { not: null } } })).toBe(0);
+  });
+
+  it('deliveries of an endpoint whose URL was removed fail at once ("no webhook URL is set"), nothing sent, the lane handed back', async () => {
+    const [gone, kept] = await endpoints(2);
+    const expected = await enqueue([gone!, kept!], 3);
+    await db.prisma.company.update({ where: { id: gone!.companyId }, data: { webhookUrl: null } });
+    const sender = new ScriptedSender();
+    const worker = startWorker(sender);
+    const all = [...expected.values()].flat();
+    await expect.poll(async () => (await deliveries(all)).filter((d) => d.status !== 'pending').length, { timeout: 20_000 }).toBe(all.length);
+    await worker.stop();
+    expect(sender.starts()).toEqual(expected.get(kept!.companyId));
+    const failed = await db.prisma.webhookDelivery.findMany({ where: { eventId: { in: expected.get(gone!.companyId)! } } });
+    for (const d of failed) expect(d).toMatchObject({ status: 'failed', claimedUntil: null, attempts: 0, lastError: 'no webhook URL is set' });
+    expect(await db.prisma.webhookLane.findUnique({ where: { companyId: gone!.companyId } })).toMatchObject({ owner: null });
+  });
+
+  it('a worker that lost its lane writes nothing of it: its attempt record and its hand-back are fenced by the generation', async () => {
+    const [ep] = await endpoints(1);
+    const order = (await enqueue([ep!], 2)).get(ep!.companyId)!;
+    const sender = new ScriptedSender();
+    let answer!: () => void;
+    const gate = new Promise<void>((resolve) => (answer = resolve));
+    sender.answer = async () => {
+      await gate;
+      return { statusCode: 500 };
+    };
+    const worker = startWorker(sender, { pipeline: 1 });
+    await expect.poll(() => sender.starts().length, { timeout: 10_000 }).toBe(1);
+    const taken = await db.prisma.webhookLane.findUniqueOrThrow({ where: { companyId: ep!.companyId } });
+    // Meanwhile another worker took the endpoint over (as after this one paused past its lease): a new owner and
+    // generation on the lane, its own claims on the deliveries.
+    const newOwner = randomUUID();
+    const newUntil = new Date(Date.now() + 60_000);
+    await db.prisma.webhookLane.update({ where: { companyId: ep!.companyId }, data: { owner: newOwner, generation: taken.generation + 1, leaseUntil: newUntil } });
+    await db.prisma.webhookDelivery.updateMany({ where: { eventId: { in: order } }, data: { claimedUntil: newUntil } });
+    // The stale attempt ends (a failure, which would schedule a retry over the new holder's state), its lane stops.
+    answer();
+    await worker.stop();
+
+    expect(sender.starts()).toEqual([order[0]]);
+    const after = await deliveries(order);
+    for (const d of after) {
+      expect(d, d.eventId).toMatchObject({ status: 'pending', attempts: 0, attemptLog: [], lastStatusCode: null });
+      expect(d.claimedUntil?.getTime(), `claim of ${d.eventId} kept`).toBe(newUntil.getTime());
+    }
+    expect(await db.prisma.webhookLane.findUniqueOrThrow({ where: { companyId: ep!.companyId } })).toMatchObject({
+      owner: newOwner,
+      generation: taken.generation + 1,
+    });
   });
 
   it('a lane still leased by a worker that is gone comes back when its lease ends, its deliveries in order', async () => {
@@ -303,6 +353,6 @@ describe.each(DATABASES)('webhook lanes with a pipeline of %i on %s'.replace('%i
     // one), then all of it, in order.
     expect(sender.starts(held!.url)).toEqual(order);
     for (const id of order) expect(startedAt.get(id)!).toBeGreaterThanOrEqual(leaseEnds.getTime());
-    expect(await db.prisma.webhookLane.count({ where: { companyId: { in: [held!.companyId, free!.companyId] } } })).toBe(0);
+    expect(await db.prisma.webhookLane.count({ where: { companyId: { in: [held!.companyId, free!.companyId] }, owner: { not: null } } })).toBe(0);
   });
 });
