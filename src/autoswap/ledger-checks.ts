@@ -10,11 +10,11 @@ async function autoswapProblems(db: Db): Promise<CompanyProblem[]> {
   const rows = await db.$queryRaw<Row[]>`
     WITH entries AS (
       SELECT e."autoswapId",
-        SUM(CASE WHEN e."kind" = 'autoswap_hold' AND e."account" = ${ACCOUNTS.swapHold} THEN e."amount" ELSE 0 END) AS held,
-        SUM(CASE WHEN e."account" = ${ACCOUNTS.swapHold} THEN e."amount" ELSE 0 END) AS "stillHeld",
-        SUM(CASE WHEN e."kind" = 'autoswap' AND e."account" = ${ACCOUNTS.swapVenue} AND e."asset" = s."fromCurrency" THEN e."amount" ELSE 0 END) AS sold,
+        SUM(CASE WHEN e."kind" = 'autoswap_hold' AND e."account" = 'swap_hold' THEN e."amount" ELSE 0 END) AS held,
+        SUM(CASE WHEN e."account" = 'swap_hold' THEN e."amount" ELSE 0 END) AS "stillHeld",
+        SUM(CASE WHEN e."kind" = 'autoswap' AND e."account" = 'swap_venue' AND e."asset" = s."fromCurrency" THEN e."amount" ELSE 0 END) AS sold,
         SUM(CASE WHEN e."kind" = 'autoswap' AND e."account" = ${ACCOUNTS.merchantAvailable} AND e."asset" = s."toCurrency" THEN e."amount" ELSE 0 END) AS bought,
-        SUM(CASE WHEN e."kind" = 'autoswap_venue_fee' AND e."account" = ${ACCOUNTS.venueFees} THEN e."amount" ELSE 0 END) AS "venueFee",
+        SUM(CASE WHEN e."kind" = 'autoswap_venue_fee' AND e."account" = 'venue_fees' THEN e."amount" ELSE 0 END) AS "venueFee",
         SUM(CASE WHEN e."kind" = 'autoswap_fee' AND e."account" = ${ACCOUNTS.platformFees} THEN e."amount" ELSE 0 END) AS fee,
         SUM(CASE WHEN e."kind" = 'autoswap_release' AND e."account" = ${ACCOUNTS.merchantAvailable} THEN e."amount" ELSE 0 END) AS released
       FROM "LedgerEntry" e JOIN "AutoSwap" s ON s."id" = e."autoswapId"

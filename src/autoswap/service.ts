@@ -158,7 +158,7 @@ export const autoswapOnCredit: CreditHook = async (tx: Tx, credit: Credit) => {
     kind: 'autoswap_hold',
     postings: [
       { account: ACCOUNTS.merchantAvailable, amount: amount.neg() },
-      { account: ACCOUNTS.swapHold, amount },
+      { account: 'swap_hold', amount },
     ],
     invoiceId: credit.invoiceId ?? null,
     autoswapId: id,
@@ -325,8 +325,8 @@ export async function finishDone(deps: AutoswapDeps, id: string, fill: Extract<S
       asset: s.fromCurrency,
       kind: 'autoswap',
       postings: [
-        { account: ACCOUNTS.swapHold, amount: toMoney(s.amount).neg() },
-        { account: ACCOUNTS.swapVenue, amount: toMoney(s.amount) },
+        { account: 'swap_hold', amount: toMoney(s.amount).neg() },
+        { account: 'swap_venue', amount: toMoney(s.amount) },
       ],
     });
     const gross = received.plus(venueFee);
@@ -335,7 +335,7 @@ export async function finishDone(deps: AutoswapDeps, id: string, fill: Extract<S
       asset: to,
       kind: 'autoswap',
       postings: [
-        { account: ACCOUNTS.swapVenue, amount: gross.neg() },
+        { account: 'swap_venue', amount: gross.neg() },
         { account: ACCOUNTS.merchantAvailable, amount: gross },
       ],
     });
@@ -345,7 +345,7 @@ export async function finishDone(deps: AutoswapDeps, id: string, fill: Extract<S
       kind: 'autoswap_venue_fee',
       postings: [
         { account: ACCOUNTS.merchantAvailable, amount: venueFee.neg() },
-        { account: ACCOUNTS.venueFees, amount: venueFee },
+        { account: 'venue_fees', amount: venueFee },
       ],
     });
     await postJournal(tx, {
@@ -389,7 +389,7 @@ export async function finishFailed(deps: Pick<AutoswapDeps, 'db' | 'events'>, id
       asset: s.fromCurrency,
       kind: 'autoswap_release',
       postings: [
-        { account: ACCOUNTS.swapHold, amount: toMoney(s.amount).neg() },
+        { account: 'swap_hold', amount: toMoney(s.amount).neg() },
         { account: ACCOUNTS.merchantAvailable, amount: toMoney(s.amount) },
       ],
       invoiceId: s.invoiceId,
