@@ -116,7 +116,7 @@ export async function updateAutoswapRules(
  */
 export const autoswapOnCredit: CreditHook = async (tx: Tx, credit: Credit) => {
   // A swap's own proceeds never swap again (no chains of swaps, no loops).
-  if (credit.autoswapId || !isPaymentCurrency(credit.asset)) return;
+  if (credit.kind === 'autoswap' || !isPaymentCurrency(credit.asset)) return;
   const asset = credit.asset;
   // The rule's row lock serialises the credits of one merchant and asset.
   const [rule] = await tx.$queryRaw<{ toCurrency: string | null; maxSlippagePercent: Prisma.Decimal }[]>`
@@ -161,7 +161,7 @@ export const autoswapOnCredit: CreditHook = async (tx: Tx, credit: Credit) => {
       { account: 'swap_hold', amount },
     ],
     invoiceId: credit.invoiceId ?? null,
-    autoswapId: id,
+    subjectId: id,
   });
 };
 
@@ -319,7 +319,7 @@ export async function finishDone(deps: AutoswapDeps, id: string, fill: Extract<S
     const venueFee = toMoney(fill.venueFee);
     const fee = Money.min(received.times(deps.settings.feePercent).div(100).toDecimalPlaces(places, Money.ROUND_UP), received);
     const net = received.minus(fee);
-    const base = { companyId: s.companyId, invoiceId: s.invoiceId, autoswapId: s.id };
+    const base = { companyId: s.companyId, invoiceId: s.invoiceId, subjectId: s.id };
     await postJournal(tx, {
       ...base,
       asset: s.fromCurrency,
@@ -372,7 +372,7 @@ export async function finishDone(deps: AutoswapDeps, id: string, fill: Extract<S
     });
     await recordEvent(tx, autoswapEvent(done, 'autoswap.done'));
     if (net.gt(0)) {
-      await deps.credits.credited(tx, { companyId: s.companyId, asset: to, amount: net, invoiceId: s.invoiceId, transferId: s.transferId, addressId: s.addressId, autoswapId: s.id });
+      await deps.credits.credited(tx, { companyId: s.companyId, asset: to, amount: net, invoiceId: s.invoiceId, transferId: s.transferId, addressId: s.addressId, kind: 'autoswap' });
     }
     return done;
   });
@@ -393,7 +393,7 @@ export async function finishFailed(deps: Pick<AutoswapDeps, 'db' | 'events'>, id
         { account: ACCOUNTS.merchantAvailable, amount: toMoney(s.amount) },
       ],
       invoiceId: s.invoiceId,
-      autoswapId: s.id,
+      subjectId: s.id,
     });
     const failed = await tx.autoSwap.update({
       where: { id },

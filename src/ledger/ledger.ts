@@ -97,7 +97,8 @@ export interface Journal {
   transferId?: string | null;
   refundId?: string | null;
   withdrawalId?: string | null;
-  autoswapId?: string | null;
+  /** The object of the posting feature this journal moves money for, when the columns above do not name it (its ledger check reads it). */
+  subjectId?: string | null;
 }
 
 /** A guarded account lacks the money a debit needs (checked under its debit lock, see exactSum). */
@@ -150,7 +151,7 @@ function journalCtes(journal: Journal, prepared: ReturnType<typeof prepare>, hel
   const entries = prepared.postings.map(
     (p) => Prisma.sql`(${uuidv7()}::uuid, ${journalId}::uuid, ${companyId}::uuid, ${asset}::text, ${p.account}::text, ${p.amount.toFixed()}::numeric,
       ${journal.kind}::text, ${journal.invoiceId ?? null}::text, ${journal.transferId ?? null}::uuid, ${journal.refundId ?? null}::uuid,
-      ${p.withdrawalId ?? journal.withdrawalId ?? null}::uuid, ${journal.autoswapId ?? null}::uuid)`,
+      ${p.withdrawalId ?? journal.withdrawalId ?? null}::uuid, ${journal.subjectId ?? null}::uuid)`,
   );
   const values = prepared.moves.map(
     ([account, amount]) => Prisma.sql`(${account}::text, ${amount.toFixed()}::numeric, ${held?.get(balanceKey(companyId, asset, account))?.shard ?? null}::int)`,
@@ -172,7 +173,7 @@ function journalCtes(journal: Journal, prepared: ReturnType<typeof prepare>, hel
     ), journal_fits AS (
       ${limitCheck(companyId, asset)}
     ), journal_entries AS (
-      INSERT INTO "LedgerEntry" ("id", "journalId", "companyId", "asset", "account", "amount", "kind", "invoiceId", "transferId", "refundId", "withdrawalId", "autoswapId")
+      INSERT INTO "LedgerEntry" ("id", "journalId", "companyId", "asset", "account", "amount", "kind", "invoiceId", "transferId", "refundId", "withdrawalId", "subjectId")
       SELECT * FROM (VALUES ${Prisma.join(entries)}) AS e WHERE ${posted}
     ), journal_moved AS (
       INSERT INTO "Balance" AS b ("companyId", "asset", "account", "shard", "amount", "updatedAt")

@@ -122,6 +122,24 @@ const NOT_FEATURE_NAMES: Record<string, { literals: string[]; why: string }> = {
   'pricing/audit.ts': { literals: ['invoice', 'payment'], why: 'the two sides of a rate in its audit text' },
 };
 
+/** What a feature's objects are called in code: its name in the singular, camel case (payment-links: paymentLink), and its outgoing purposes (refund). */
+const OBJECT_NAMES = [...FEATURES.map((f) => f.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()).replace(/ies$/, 'y').replace(/s$/, '')), ...declared.outgoingPurposes];
+
+/** Ids of features' objects that lower layers do use, each with why (anything else, e.g. an `autoswapId` column in the ledger, fails). */
+const LOWER_LAYER_IDS: Record<string, string> = {
+  companyId: 'the tenant every lower layer scopes by (core/tenants.ts)',
+  keyId: 'the API key core/auth.ts authenticates',
+  invoiceId: 'a LedgerEntry source column of the ledger schema',
+  withdrawalId: 'a LedgerEntry source column of the ledger schema',
+  refundId: 'a LedgerEntry source column of the ledger schema',
+};
+
+/** A file's text without its comments (rough: enough for identifiers; `//` after a colon is a URL, kept). */
+const withoutComments = (text: string) => text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:])\/\/.*$/gm, '$1');
+
+/** The `<object>Id` identifiers (or quoted SQL columns) of a feature's objects in a file's code. */
+const featureIdsIn = (text: string) => [...withoutComments(text).matchAll(new RegExp(`\\b(${OBJECT_NAMES.join('|')})Ids?\\b`, 'g'))].map((m) => m[0]);
+
 const edges = sourceFiles(SRC).flatMap((file) => {
   const from = path.relative(SRC, file);
   return importsOf(file)
@@ -166,6 +184,15 @@ describe('architecture', () => {
         const literals = stringLiterals(fs.readFileSync(path.join(SRC, file), 'utf8'));
         return [...new Set(literals.filter((l) => FEATURE_NAMES.has(l) && !allowed.includes(l)))].map((literal) => `${file}: '${literal}'`);
       });
+    expect(named).toEqual([]);
+  });
+
+  it('lower layers reference no feature\'s object by id beyond the few listed with why (a generic subjectId instead)', () => {
+    expect(featureIdsIn('const j = { autoswapId: s.id, companyId }; // depositId\n/* paymentLinkId */ sql`"autoswapId"`')).toEqual(['autoswapId', 'companyId', 'autoswapId']);
+    const named = sourceFiles(SRC)
+      .map((file) => path.relative(SRC, file))
+      .filter((file) => kindOf(file) === 'lower')
+      .flatMap((file) => [...new Set(featureIdsIn(fs.readFileSync(path.join(SRC, file), 'utf8')))].filter((id) => !(id.replace(/s$/, '') in LOWER_LAYER_IDS)).map((id) => `${file}: ${id}`));
     expect(named).toEqual([]);
   });
 

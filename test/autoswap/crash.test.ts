@@ -59,7 +59,7 @@ describe.each(DATABASES)('autoswap across kill -9 on %s', { timeout: 180_000 }, 
       expect(swaps.map((s) => s.status).sort()).toEqual(['done', 'done']);
       for (const s of swaps) {
         expect(await db.sandboxSwapOrder.count({ where: { swapId: s.id } })).toBe(1);
-        expect(await db.ledgerEntry.count({ where: { autoswapId: s.id, kind: 'autoswap', account: 'merchant_available' } })).toBe(1);
+        expect(await db.ledgerEntry.count({ where: { subjectId: s.id, kind: 'autoswap', account: 'merchant_available' } })).toBe(1);
         expect((await db.event.findMany({ where: { subjectId: s.id } })).map((e) => e.type)).toEqual(['autoswap.done']);
       }
       // The autoswap checks are registered (importing them), and pass.
