@@ -20,14 +20,14 @@ describe.each(DATABASES)('autoswap across kill -9 on %s', { timeout: 180_000 }, 
   /** A btc invoice of `amount` paid (plus its fee) and confirmed on the sandbox chain; answers its id. */
   const pay = async (amount: string) => {
     const created = await api('POST', '/api/invoices/v1/regular', { invoiceCurrency: 'usd', items: [{ name: 'Swap me', price: 1 }] });
-    const filled = await h.api('POST', `/api/invoices/v1/regular/${created.body.id}/proceed`, { clientEmail: 'payer@example.com', paymentCurrency: 'btc' }, false);
+    const filled = await h.api('POST', `/api/invoices/v1/regular/${created.body.id}/proceed`, { clientEmail: 'payer@example.com', paymentCurrency: 'btc' }, null);
     const total = toMoney(amount).plus(filled.body.paymentDetails.invoiceFee).toFixed();
     const paid = await api('POST', '/api/sandbox/transfers', { invoiceId: created.body.id, amount: total, confirmations: PAYMENT_CURRENCY_INFO.btc.confirmations });
     expect(paid.status, paid.text).toBe(201);
     return created.body.id as string;
   };
   const swapOf = async (invoiceId: string) =>
-    ((await h.api('GET', `/api/invoices/v1/regular/${invoiceId}`, undefined, false)).body.invoiceTransactions ?? []).find((t: { kind: string }) => t.kind === 'autoswap');
+    ((await h.api('GET', `/api/invoices/v1/regular/${invoiceId}`, undefined, null)).body.invoiceTransactions ?? []).find((t: { kind: string }) => t.kind === 'autoswap');
 
   it('one swap at the venue and one only held: kill -9, restart, each fills once', async () => {
     expect((await api('PATCH', '/api/company/autoswap', { assets: { btc: { isEnabled: true, toCurrency: 'trc20usdt' } } })).status).toBe(200);

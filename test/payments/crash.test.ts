@@ -18,7 +18,7 @@ describe.each(DATABASES)('kill -9 and restart on %s', { timeout: 300_000 }, (kin
   const h = crashHarness(kind, { merchant: 'Crash Test', env: { SWEEP_INTERVAL_MS: '200' } });
   const { withDb, kill9 } = h;
   const start = () => h.start();
-  const api = (method: string, p: string, json?: unknown, withToken = true) => h.api(method, p, json, withToken);
+  const api = (method: string, p: string, json?: unknown, withToken = true) => h.api(method, p, json, withToken ? 'test' : null);
   const getInvoice = async (id: string) => {
     const res = await api('GET', `/api/invoices/v1/regular/${id}`, undefined, false);
     expect(res.status, res.text).toBe(200);

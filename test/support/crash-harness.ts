@@ -1,7 +1,8 @@
 // The scaffolding the kill -9 tests share: the real server (src/bin/server.ts) as a child process on a fresh database
 // of one kind, one merchant, optionally a webhook receiver set as its webhook URL; kill -9 and restart on the same
 // database; and the database opened by the test itself once no server holds it (PGlite admits one process).
-// `crashHarness(kind, ...)` is called inside the test's describe: it registers the beforeAll/afterAll it needs.
+// `crashHarness(kind, ...)` is called inside the test's describe: it registers the beforeAll/afterAll it needs (a
+// test's own hooks registered before the call run before its setup and after its teardown).
 import { afterAll, beforeAll, expect } from 'vitest';
 import { openDatabase } from '../../src/db/client.ts';
 import type { DbKind, TestDatabase } from './databases.ts';
@@ -10,14 +11,15 @@ import { startReceiver, type Receiver } from './receiver.ts';
 import { databaseUrlOf, environment, startWithMerchant } from './server-env.ts';
 
 export type Prisma = Awaited<ReturnType<typeof openDatabase>>['prisma'];
+type Mode = 'test' | 'live';
 
 export interface CrashHarnessOptions {
   /** The merchant's name. */
   merchant: string;
-  /** Added to the environment of every server run. */
-  env?: Record<string, string>;
-  /** A webhook receiver (signed with the merchant's secret key), set as the merchant's webhook URL. */
-  webhooks?: boolean;
+  /** Added to the environment of every server run (a function: read in the harness's beforeAll, after the test's earlier ones). */
+  env?: Record<string, string> | (() => Record<string, string>);
+  /** A webhook receiver per mode (true: test mode's), each verifying that mode's secret key and set as its webhook URL. */
+  webhooks?: boolean | readonly Mode[];
 }
 
 export interface CrashHarness {
@@ -26,14 +28,16 @@ export interface CrashHarness {
   readonly merchant: Credentials;
   /** The running server (throws when none is). */
   readonly server: ServerProcess;
-  /** The webhook receiver (with `webhooks: true`). */
+  /** Test mode's webhook receiver (with `webhooks`). */
   readonly receiver: Receiver;
+  /** A mode's webhook receiver (with `webhooks: [mode, ...]`). */
+  receiverOf(mode: Mode): Receiver;
   /** Starts a server on the database, with `extra` added to its environment for this run. */
   start(extra?: Record<string, string>): Promise<ServerProcess>;
   /** Kills the server with SIGKILL (no shutdown hook runs), checks it died of it, and forgets it. */
   kill9(): Promise<void>;
-  /** A request to the running server with the merchant's public token (none with `withToken` false). */
-  api(method: string, path: string, json?: unknown, withToken?: boolean): Promise<HttpResponse>;
+  /** A request to the running server with the public token of the merchant's mode `as` (test by default; null: none). */
+  api(method: string, path: string, json?: unknown, as?: Mode | null): Promise<HttpResponse>;
   /** The database as this process sees it; on PGlite only while no server holds it. */
   withDb<T>(fn: (prisma: Prisma) => Promise<T>): Promise<T>;
 }
@@ -43,7 +47,8 @@ export function crashHarness(kind: DbKind, options: CrashHarnessOptions): CrashH
   let env: Record<string, string> = {};
   let server: ServerProcess | null = null;
   let merchant: Credentials | null = null;
-  let receiver: Receiver | null = null;
+  const receivers: Partial<Record<Mode, Receiver>> = {};
+  const receiverModes: readonly Mode[] = options.webhooks === true ? ['test'] : options.webhooks || [];
   const start = async (extra: Record<string, string> = {}) => (server = await startServerProcess({ ...env, ...extra }));
   const harness: CrashHarness = {
     get env() {
@@ -58,7 +63,11 @@ export function crashHarness(kind: DbKind, options: CrashHarnessOptions): CrashH
       return server;
     },
     get receiver() {
-      if (!receiver) throw new Error('no webhook receiver: pass webhooks: true');
+      return harness.receiverOf('test');
+    },
+    receiverOf(mode) {
+      const receiver = receivers[mode];
+      if (!receiver) throw new Error(`no webhook receiver for ${mode} mode: pass webhooks`);
       return receiver;
     },
     start,
@@ -66,7 +75,7 @@ export function crashHarness(kind: DbKind, options: CrashHarnessOptions): CrashH
       expect(await killServer(harness.server)).toEqual({ code: null, signal: 'SIGKILL' });
       server = null;
     },
-    api: (method, path, json, withToken = true) => harness.server.request(method, path, { json, token: withToken ? harness.merchant.publicToken : undefined }),
+    api: (method, path, json, as = 'test') => harness.server.request(method, path, { json, token: as ? harness.merchant[as].publicToken : undefined }),
     async withDb(fn) {
       // (The directory's lock also refuses a second process; this says which precondition the test broke.)
       if (kind === 'pglite' && server) expect(server.proc.exit, 'no server holds the PGlite directory').not.toBeNull();
@@ -80,15 +89,18 @@ export function crashHarness(kind: DbKind, options: CrashHarnessOptions): CrashH
   };
 
   beforeAll(async () => {
-    env = { ...(await environment(kind, databases)), ...options.env };
-    if (options.webhooks) receiver = await startReceiver(() => harness.merchant.secretKey);
+    env = { ...(await environment(kind, databases)), ...(typeof options.env === 'function' ? options.env() : options.env) };
+    for (const mode of receiverModes) receivers[mode] = await startReceiver(() => harness.merchant[mode].secretKey);
     merchant = await startWithMerchant(kind, env, start, options.merchant);
-    if (receiver) expect((await harness.api('PUT', '/api/company/settings/webhook-url', { webHookUrl: receiver.url })).status).toBe(200);
+    for (const mode of receiverModes) {
+      const set = await harness.api('PUT', '/api/company/settings/webhook-url', { webHookUrl: receivers[mode]!.url }, mode);
+      expect(set.status, set.text).toBe(200);
+    }
   });
 
   afterAll(async () => {
     await stopAllChildren();
-    await receiver?.close();
+    for (const receiver of Object.values(receivers)) await receiver.close();
     await Promise.all(databases.map((d) => d.drop()));
   });
 
