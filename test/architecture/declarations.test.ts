@@ -7,7 +7,7 @@ import { declarationsOf } from '../../src/core/declarations.ts';
 import { CREDENTIALS_CHANGED } from '../../src/domain/event-types.ts';
 import { OutgoingListeners } from '../../src/chains/outgoing.ts';
 import { declared, printedSchema } from '../../src/features.ts';
-import { balanceBuckets } from '../../src/ledger/ledger.ts';
+import { ACCOUNTS, balanceBuckets } from '../../src/ledger/ledger.ts';
 import { enumValueName } from '../../src/graphql/enums.ts';
 
 const enumName = enumValueName;
@@ -62,13 +62,16 @@ describe('feature declarations', () => {
     for (const [type, description] of Object.entries(declared.eventTypes)) expect(values[enumName(type)]).toBe(`${description} REST: "${type}".`);
   });
 
-  it('the docs list exactly the declared event types (docs/graphql.md) and journal kinds (docs/exports.md)', () => {
+  it('the docs list exactly the declared event types (docs/graphql.md), journal kinds and ledger accounts (docs/exports.md)', () => {
     const eventRow = fs.readFileSync('docs/graphql.md', 'utf8').split('\n').find((l) => l.startsWith('| `EventType` |'))!;
     const listed = eventRow.split('|')[2]!.match(/`[A-Z0-9_]+`/g)!.map((v) => v.slice(1, -1));
     expect(listed.sort()).toEqual(Object.keys(declared.eventTypes).map(enumName).sort());
     const kindRow = fs.readFileSync('docs/exports.md', 'utf8').split('\n').find((l) => l.startsWith('| `journal_kind` |'))!;
     const kinds = kindRow.split('|')[2]!.match(/`[a-z_]+`/g)!.map((v) => v.slice(1, -1));
     expect(kinds.sort()).toEqual([...declared.journalKinds].sort());
+    const accountRow = fs.readFileSync('docs/exports.md', 'utf8').split('\n').find((l) => l.startsWith('| `account` |'))!;
+    const accounts = accountRow.split('|')[2]!.match(/`[a-z_]+`/g)!.map((v) => v.slice(1, -1));
+    expect(accounts.sort()).toEqual([...Object.values(ACCOUNTS), ...Object.keys(declared.ledgerAccounts)].sort());
   });
   it('the worked example of docs/architecture.md is src/autoswap/declarations.ts as it is', () => {
     const doc = fs.readFileSync('docs/architecture.md', 'utf8');
