@@ -12,7 +12,7 @@ import { AppError, ForbiddenError } from '../errors/app-error.ts';
 import { intervalJob, type Job } from '../core/jobs.ts';
 import type { Logger } from '../logger.ts';
 import { noMetrics, type Metrics } from '../core/metrics.ts';
-import type { AddressRequest, AllocatedAddress, ChainAdapter, ModeOutgoingListener, ModeTransferListener, OutgoingListener, OutgoingPurpose, OutgoingReport, OutgoingTransfer, TransferListener, TransferReport } from './adapter.ts';
+import type { AddressRequest, AllocatedAddress, ChainAdapter, ModeTransferListener, OutgoingListener, OutgoingReport, OutgoingTransfer, TransferListener, TransferReport } from './adapter.ts';
 import { OutgoingListeners } from './outgoing.ts';
 import type { ChainsFile } from './config.ts';
 import type { AddressBalance, CustodySource } from './custody.ts';

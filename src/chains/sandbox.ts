@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { PAYMENT_CURRENCY_INFO, type Network } from '../domain/assets.ts';
 import type { Db } from '../db/client.ts';
-import type { AddressRequest, AllocatedAddress, ChainAdapter, ChainRegistry, ModeOutgoingListener, ModeTransferListener, OutgoingListener, OutgoingPurpose, OutgoingTransfer, TransferListener } from './adapter.ts';
+import type { AddressRequest, AllocatedAddress, ChainAdapter, ChainRegistry, ModeTransferListener, OutgoingListener, OutgoingTransfer, TransferListener } from './adapter.ts';
 import { OutgoingListeners } from './outgoing.ts';
 import { ADDRESS_FORMAT, encodeAddress, validateAddress } from './address-formats.ts';
 
