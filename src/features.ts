@@ -47,15 +47,15 @@ export const features = (config: Config): Feature[] => [
 export const apiRoutes: Route<Services>[] = features(loadConfig({})).flatMap((f) => f.routes ?? []);
 
 /**
- * Every feature's event types, journal kinds, ledger checks, metrics subjects and outgoing purposes (declarations
+ * Every feature's event types, journal kinds, ledger accounts and checks, metrics subjects and outgoing purposes (declarations
  * do not depend on the configuration either); a name two features declare stops the start here.
  */
 export const declared: Declared = declarationsOf(features(loadConfig({})));
 defineEventTypeEnum(declared.eventTypes);
 
-/** ledger:verify with every feature's checks (src/ledger/verify.ts runs the ledger's own, then these). */
-export const verifyLedger = (db: Db, custody: CustodySource[] = [], options: Omit<VerifyOptions, 'checks'> = {}): Promise<LedgerReport> =>
-  verifyLedgerWith(db, custody, { ...options, checks: declared.ledgerChecks });
+/** ledger:verify with every feature's checks and accounts (src/ledger/verify.ts runs the ledger's own checks, then these). */
+export const verifyLedger = (db: Db, custody: CustodySource[] = [], options: Omit<VerifyOptions, 'checks' | 'accounts'> = {}): Promise<LedgerReport> =>
+  verifyLedgerWith(db, custody, { ...options, checks: declared.ledgerChecks, accounts: declared.ledgerAccounts });
 
 /** The groups of the API reference, in the order it shows them. */
 const API_TAGS: TagDoc[] = [

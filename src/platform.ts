@@ -57,6 +57,7 @@ export async function openPlatform(config: CoreConfig, logger: Logger, options: 
       chainWork: options.chainWork ?? true,
       sandboxSendFailures: config.sandboxSendFailures,
       metrics: options.metrics ?? noMetrics,
+      selfFollowed: options.declared.selfFollowedPurposes,
     });
     fanout = config.redisUrl ? await redisFanout(config.redisUrl, await fanoutChannel(db), logger) : undefined;
     bus = new EventBus({ db, notifications: database.notifications, logger, fanout }, { pollMs: config.eventPollMs });

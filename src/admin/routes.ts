@@ -5,7 +5,8 @@ import { route, type Route } from '../http/router.ts';
 import { z } from 'zod';
 import { instant } from '../core/validation.ts';
 import { balancesBefore, companyOfEntry, readEntryPage } from '../ledger/entries.ts';
-import { verifyLedger, type LedgerCheck } from '../ledger/verify.ts';
+import type { Declared } from '../core/feature.ts';
+import { verifyLedger } from '../ledger/verify.ts';
 import { companyModeSchema, createCompany, listCompanies, rotatePublicToken, rotateSecretKey, type CreateCompanyInput } from '../companies/service.ts';
 import { parseInput } from '../core/validation.ts';
 import { MODES } from '../domain/modes.ts';
@@ -19,8 +20,8 @@ export interface AdminContext {
   events: CommitSignal;
   /** The real chain nodes, for ledger:verify's custody check. */
   custody: CustodySource[];
-  /** The features' ledger checks (the server's Platform.declared). */
-  ledgerChecks: readonly LedgerCheck[];
+  /** The features' ledger checks and accounts (the server's Platform.declared). */
+  declared: Pick<Declared, 'ledgerChecks' | 'ledgerAccounts'>;
 }
 
 // The entry reads of ledger:verify --export (src/ledger/verify-export.ts), for a CLI on the server's embedded database.
@@ -67,7 +68,7 @@ export const adminRoutes: Route<AdminContext>[] = [
     path: '/admin/ledger/verify',
     auth: 'none',
     query: z.object({ mode: z.enum(MODES).optional() }),
-    handler: async (req, ctx) => ({ status: 200, body: await verifyLedger(ctx.db, ctx.custody, { mode: req.query.mode ?? null, checks: ctx.ledgerChecks }) }),
+    handler: async (req, ctx) => ({ status: 200, body: await verifyLedger(ctx.db, ctx.custody, { mode: req.query.mode ?? null, checks: ctx.declared.ledgerChecks, accounts: ctx.declared.ledgerAccounts }) }),
   }),
   { method: 'GET', path: '/admin/companies', auth: 'none', handler: async (_req, ctx) => ({ status: 200, body: await listCompanies(ctx.db) }) },
   {

@@ -37,7 +37,7 @@ export async function startAdminServer(app: App): Promise<AdminServer> {
   const { config, logger } = app;
   const token = config.adminToken ?? randomBytes(32).toString('base64url');
   const expected = sha(token);
-  const rest = createRestHandler(new Router<AdminContext>().add(...adminRoutes), { db: app.db.prisma, auth: app.auth, events: app.platform.commits, custody: app.platform.chains.custodySources(), ledgerChecks: app.platform.declared.ledgerChecks }, {
+  const rest = createRestHandler(new Router<AdminContext>().add(...adminRoutes), { db: app.db.prisma, auth: app.auth, events: app.platform.commits, custody: app.platform.chains.custodySources(), declared: app.platform.declared }, {
     bodyLimitBytes: 65_536,
     session: async () => null,
     clientAddress: (req) => req.socket.remoteAddress ?? 'unknown',

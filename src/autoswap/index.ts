@@ -42,8 +42,6 @@ export function autoswapFeature(config: ConfigOf<typeof autoswapConfig>): Featur
         },
       };
       p.credits.add(autoswapOnCredit);
-      // A venue follows its own swap transactions (venues/uniswap-v2): the chains' report of one needs no action here.
-      p.chains.onOutgoing('autoswap', async () => {});
       return { autoswap };
     },
     routes: autoswapRoutes,

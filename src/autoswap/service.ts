@@ -116,7 +116,7 @@ export async function updateAutoswapRules(
  */
 export const autoswapOnCredit: CreditHook = async (tx: Tx, credit: Credit) => {
   // A swap's own proceeds never swap again (no chains of swaps, no loops).
-  if (credit.autoswapId || !isPaymentCurrency(credit.asset)) return;
+  if (credit.kind === 'autoswap' || !isPaymentCurrency(credit.asset)) return;
   const asset = credit.asset;
   // The rule's row lock serialises the credits of one merchant and asset.
   const [rule] = await tx.$queryRaw<{ toCurrency: string | null; maxSlippagePercent: Prisma.Decimal }[]>`
@@ -158,10 +158,10 @@ export const autoswapOnCredit: CreditHook = async (tx: Tx, credit: Credit) => {
     kind: 'autoswap_hold',
     postings: [
       { account: ACCOUNTS.merchantAvailable, amount: amount.neg() },
-      { account: ACCOUNTS.swapHold, amount },
+      { account: 'swap_hold', amount },
     ],
     invoiceId: credit.invoiceId ?? null,
-    autoswapId: id,
+    subjectId: id,
   });
 };
 
@@ -319,14 +319,14 @@ export async function finishDone(deps: AutoswapDeps, id: string, fill: Extract<S
     const venueFee = toMoney(fill.venueFee);
     const fee = Money.min(received.times(deps.settings.feePercent).div(100).toDecimalPlaces(places, Money.ROUND_UP), received);
     const net = received.minus(fee);
-    const base = { companyId: s.companyId, invoiceId: s.invoiceId, autoswapId: s.id };
+    const base = { companyId: s.companyId, invoiceId: s.invoiceId, subjectId: s.id };
     await postJournal(tx, {
       ...base,
       asset: s.fromCurrency,
       kind: 'autoswap',
       postings: [
-        { account: ACCOUNTS.swapHold, amount: toMoney(s.amount).neg() },
-        { account: ACCOUNTS.swapVenue, amount: toMoney(s.amount) },
+        { account: 'swap_hold', amount: toMoney(s.amount).neg() },
+        { account: 'swap_venue', amount: toMoney(s.amount) },
       ],
     });
     const gross = received.plus(venueFee);
@@ -335,7 +335,7 @@ export async function finishDone(deps: AutoswapDeps, id: string, fill: Extract<S
       asset: to,
       kind: 'autoswap',
       postings: [
-        { account: ACCOUNTS.swapVenue, amount: gross.neg() },
+        { account: 'swap_venue', amount: gross.neg() },
         { account: ACCOUNTS.merchantAvailable, amount: gross },
       ],
     });
@@ -345,7 +345,7 @@ export async function finishDone(deps: AutoswapDeps, id: string, fill: Extract<S
       kind: 'autoswap_venue_fee',
       postings: [
         { account: ACCOUNTS.merchantAvailable, amount: venueFee.neg() },
-        { account: ACCOUNTS.venueFees, amount: venueFee },
+        { account: 'venue_fees', amount: venueFee },
       ],
     });
     await postJournal(tx, {
@@ -372,7 +372,7 @@ export async function finishDone(deps: AutoswapDeps, id: string, fill: Extract<S
     });
     await recordEvent(tx, autoswapEvent(done, 'autoswap.done'));
     if (net.gt(0)) {
-      await deps.credits.credited(tx, { companyId: s.companyId, asset: to, amount: net, invoiceId: s.invoiceId, transferId: s.transferId, addressId: s.addressId, autoswapId: s.id });
+      await deps.credits.credited(tx, { companyId: s.companyId, asset: to, amount: net, invoiceId: s.invoiceId, transferId: s.transferId, addressId: s.addressId, kind: 'autoswap' });
     }
     return done;
   });
@@ -389,11 +389,11 @@ export async function finishFailed(deps: Pick<AutoswapDeps, 'db' | 'events'>, id
       asset: s.fromCurrency,
       kind: 'autoswap_release',
       postings: [
-        { account: ACCOUNTS.swapHold, amount: toMoney(s.amount).neg() },
+        { account: 'swap_hold', amount: toMoney(s.amount).neg() },
         { account: ACCOUNTS.merchantAvailable, amount: toMoney(s.amount) },
       ],
       invoiceId: s.invoiceId,
-      autoswapId: s.id,
+      subjectId: s.id,
     });
     const failed = await tx.autoSwap.update({
       where: { id },

@@ -12,7 +12,8 @@ import { AppError, ForbiddenError } from '../errors/app-error.ts';
 import { intervalJob, type Job } from '../core/jobs.ts';
 import type { Logger } from '../logger.ts';
 import { noMetrics, type Metrics } from '../core/metrics.ts';
-import type { AddressRequest, AllocatedAddress, ChainAdapter, ModeOutgoingListener, ModeTransferListener, OutgoingListener, OutgoingPurpose, OutgoingReport, OutgoingTransfer, TransferListener, TransferReport } from './adapter.ts';
+import type { AddressRequest, AllocatedAddress, ChainAdapter, ModeTransferListener, OutgoingListener, OutgoingReport, OutgoingTransfer, TransferListener, TransferReport } from './adapter.ts';
+import { OutgoingListeners } from './outgoing.ts';
 import type { ChainsFile } from './config.ts';
 import type { AddressBalance, CustodySource } from './custody.ts';
 import { SandboxChain, sandboxConfirmations, type SandboxRegistry } from './sandbox.ts';
@@ -208,25 +209,23 @@ export interface OpenChainsOptions {
   sandboxSendFailures?: number;
   /** Where the providers' requests, throttling and budgets are counted (nodes with a rateLimit). */
   metrics?: Metrics;
+  /** The outgoing purposes whose features follow their sends themselves (Declared.selfFollowedPurposes): their outcomes go to no listener. */
+  selfFollowed?: readonly string[];
 }
 
 export async function openChains(options: OpenChainsOptions): Promise<Chains> {
   const { db, logger } = options;
   let transferListener: ModeTransferListener | null = null;
-  const outgoingListeners = new Map<OutgoingPurpose, ModeOutgoingListener>();
+  const outgoingListeners = new OutgoingListeners(new Set(options.selfFollowed));
   // What real nodes see is live mode's.
   const report: TransferListener = (r: TransferReport) => {
     if (!transferListener) throw new Error('no transfer listener registered');
     return transferListener(r, 'live');
   };
-  const reportOutgoing: OutgoingListener = (r: OutgoingReport) => {
-    const listener = outgoingListeners.get(r.purpose);
-    if (!listener) throw new Error(`no listener for outgoing ${r.purpose}s registered`);
-    return listener(r, 'live');
-  };
+  const reportOutgoing: OutgoingListener = (r: OutgoingReport) => outgoingListeners.report(r, 'live');
   const chainWork = options.chainWork ?? true;
   const context: ChainContext = { db, logger, signer: options.signer, sendsHere: chainWork, report, reportOutgoing };
-  const sandbox = options.sandbox ? new SandboxChain(db, { sendFailures: options.sandboxSendFailures ?? 0 }) : null;
+  const sandbox = options.sandbox ? new SandboxChain(db, { sendFailures: options.sandboxSendFailures ?? 0 }, outgoingListeners) : null;
   const testOff = new Map(NETWORKS.map((n) => [n, new OffAdapter(n, 'test mode is off on this server (SANDBOX=0)')]));
   const live = new Map<Network, ChainAdapter>();
   const nodes = new Map<Network, { adapter: NodeAdapter; watcher: Watcher<unknown>; guarded: GuardedAdapter; name: string }>();
@@ -270,11 +269,10 @@ export async function openChains(options: OpenChainsOptions): Promise<Chains> {
     sandbox: options.sandbox,
     onTransfer(l) {
       transferListener = l;
-      sandbox?.listen(l, outgoingListeners);
+      sandbox?.listen(l);
     },
     onOutgoing(purpose, l) {
       outgoingListeners.set(purpose, l);
-      sandbox?.listen(transferListener, outgoingListeners);
     },
     // The simulated chain's reports are test mode's: they cannot reach a live object (docs/modes.md).
     report(transfer) {

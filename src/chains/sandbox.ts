@@ -1,7 +1,8 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { PAYMENT_CURRENCY_INFO, type Network } from '../domain/assets.ts';
 import type { Db } from '../db/client.ts';
-import type { AddressRequest, AllocatedAddress, ChainAdapter, ChainRegistry, ModeOutgoingListener, ModeTransferListener, OutgoingListener, OutgoingPurpose, OutgoingTransfer, TransferListener } from './adapter.ts';
+import type { AddressRequest, AllocatedAddress, ChainAdapter, ChainRegistry, ModeTransferListener, OutgoingListener, OutgoingTransfer, TransferListener } from './adapter.ts';
+import { OutgoingListeners } from './outgoing.ts';
 import { ADDRESS_FORMAT, encodeAddress, validateAddress } from './address-formats.ts';
 
 /**
@@ -75,15 +76,15 @@ export const sandboxConfirmations = (asset: string): number => PAYMENT_CURRENCY_
 export class SandboxChain {
   private readonly adapters = new Map<Network, ChainAdapter>();
   private listener: ModeTransferListener | null = null;
-  private readonly outgoing = new Map<OutgoingPurpose, ModeOutgoingListener>();
 
   /**
    * `outage.sendFailures`: how many sends (across networks) fail before the simulated nodes accept them. `db`: where
-   * the simulated chain keeps what it broadcast.
+   * the simulated chain keeps what it broadcast. `outgoing`: where its sends' outcomes go (the registry's).
    */
   constructor(
     private readonly db: Db | null,
     private readonly outage: { sendFailures: number },
+    private readonly outgoing: OutgoingListeners,
   ) {}
 
   forNetwork(network: Network): ChainAdapter {
@@ -92,9 +93,8 @@ export class SandboxChain {
     return adapter;
   }
 
-  listen(transfer: ModeTransferListener | null, outgoing: Map<OutgoingPurpose, ModeOutgoingListener>): void {
+  listen(transfer: ModeTransferListener | null): void {
     this.listener = transfer;
-    for (const [purpose, l] of outgoing) this.outgoing.set(purpose, l);
   }
 
   readonly report: TransferListener = (transfer) => {
@@ -102,29 +102,26 @@ export class SandboxChain {
     return this.listener(transfer, 'test');
   };
 
-  readonly reportOutgoing: OutgoingListener = (report) => {
-    const listener = this.outgoing.get(report.purpose);
-    if (!listener) throw new Error(`no listener for outgoing ${report.purpose}s registered`);
-    return listener(report, 'test');
-  };
+  readonly reportOutgoing: OutgoingListener = (report) => this.outgoing.report(report, 'test');
 }
 
-/** A registry of the sandbox chain alone (test mode only), for tests of the services beneath the registry. */
-export function sandboxRegistry(options: { sendFailures?: number; db?: Db } = {}): SandboxRegistry {
-  const chain = new SandboxChain(options.db ?? null, { sendFailures: options.sendFailures ?? 0 });
-  let transfer: ModeTransferListener | null = null;
-  const outgoing = new Map<OutgoingPurpose, ModeOutgoingListener>();
+/**
+ * A registry of the sandbox chain alone (test mode only), for tests of the services beneath the registry.
+ * `selfFollowed`: the purposes whose outcomes go to no listener (Declared.selfFollowedPurposes).
+ */
+export function sandboxRegistry(options: { sendFailures?: number; db?: Db; selfFollowed?: readonly string[] } = {}): SandboxRegistry {
+  const outgoing = new OutgoingListeners(new Set(options.selfFollowed));
+  const chain = new SandboxChain(options.db ?? null, { sendFailures: options.sendFailures ?? 0 }, outgoing);
   return {
     sandbox: true,
     sendsHere: true,
     isOffered: (_network, mode) => mode === 'test',
     requiredConfirmations: sandboxConfirmations,
     onTransfer(l) {
-      chain.listen((transfer = l), outgoing);
+      chain.listen(l);
     },
     onOutgoing(purpose, l) {
       outgoing.set(purpose, l);
-      chain.listen(transfer, outgoing);
     },
     report: chain.report,
     reportOutgoing: chain.reportOutgoing,

@@ -55,7 +55,7 @@ type BalanceShape = AssetBalance & { companyId: string };
 const BalanceType = builder.node(builder.objectRef<BalanceShape>('Balance'), {
   id: { resolve: (b) => `${b.companyId}:${b.asset}` },
   loadMany: async (keys, ctx) => {
-    const balances = ctx.company ? await companyBalances(ctx.db, ctx.company.id) : [];
+    const balances = ctx.company ? await companyBalances(ctx.db, ctx.company.id, ctx.balanceAccounts) : [];
     return keys.map((key) => {
       const balance = balances.find((b) => b.asset === ownCompanyAsset(ctx, key, 'payouts:read'));
       return balance ? { ...balance, companyId: ctx.company!.id } : null;
@@ -81,7 +81,7 @@ builder.queryField('balances', (t) =>
     type: [BalanceType],
     authScopes: { scope: 'payouts:read' },
     description: 'The calling merchant’s balances, one per payment currency it ever received (REST GET /api/company/balances).',
-    resolve: async (_root, _args, ctx) => (await companyBalances(ctx.db, ctx.company!.id)).map((b) => ({ ...b, companyId: ctx.company!.id })),
+    resolve: async (_root, _args, ctx) => (await companyBalances(ctx.db, ctx.company!.id, ctx.balanceAccounts)).map((b) => ({ ...b, companyId: ctx.company!.id })),
   }),
 );
 

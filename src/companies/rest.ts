@@ -102,6 +102,6 @@ export const companyRoutes: Route<Services>[] = [
       tag: TAG,
       responses: { 200: { description: 'The balances.', schema: balancesSchema } },
     },
-    handler: async (req, ctx) => ({ status: 200, body: { balances: await companyBalances(ctx.db, req.company!.id) } }),
+    handler: async (req, ctx) => ({ status: 200, body: { balances: await companyBalances(ctx.db, req.company!.id, ctx.balanceAccounts) } }),
   }),
 ];

@@ -2,6 +2,7 @@
 // (payments, deposits) run the hooks in the transaction of the credit, so what a hook does commits with it.
 import type { Decimal } from 'decimal.js';
 import type { Prisma } from '../../generated/prisma/client.ts';
+import type { JournalKind } from '../ledger/ledger.ts';
 
 export interface Credit {
   companyId: string;
@@ -12,8 +13,8 @@ export interface Credit {
   invoiceId?: string | null;
   transferId?: string | null;
   addressId?: string | null;
-  /** Set when the credit is an autoswap's proceeds (docs/autoswap.md): such a credit is never swapped again. */
-  autoswapId?: string | null;
+  /** The kind of the journal that credited it, when a feature's hook made the credit itself (an autoswap's proceeds): so that hook can leave it alone. */
+  kind?: JournalKind;
 }
 
 export type CreditHook = (tx: Prisma.TransactionClient, credit: Credit) => Promise<void>;

@@ -49,10 +49,10 @@ export interface Platform {
 
 /**
  * What a feature names that the layers below must handle without knowing it (merged by core/declarations.ts). Its
- * types are registries too: a feature adds its event types, journal kinds and outgoing purposes to EventTypes
- * (domain/event-types.ts), JournalKinds (ledger/ledger.ts) and OutgoingPurposes (chains/adapter.ts) by declaration
- * merging, so the ledger takes only declared kinds and the chains only declared purposes. ledger/verify.ts adds
- * `ledgerChecks` here the same way.
+ * types are registries too: a feature adds its event types, journal kinds, ledger accounts and outgoing purposes to
+ * EventTypes (domain/event-types.ts), JournalKinds and LedgerAccounts (ledger/ledger.ts) and OutgoingPurposes
+ * (chains/adapter.ts) by declaration merging, so the ledger takes only declared kinds and accounts and the chains
+ * only declared purposes. ledger/ledger.ts adds `ledgerAccounts` and ledger/verify.ts `ledgerChecks` here the same way.
  */
 export interface Declarations {
   /** Its merchant-facing event types (webhooks, the event feed; GraphQL's EventType enum), each with its description. */
@@ -65,9 +65,15 @@ export interface Declarations {
   journalKinds?: readonly string[];
   /** What it pays out on chain: the chains report each send's outcome to the listener of its purpose. */
   outgoingPurposes?: readonly string[];
+  /**
+   * Those of its outgoing purposes it follows itself (it reads its sends' outcomes from the chain, as autoswap's
+   * venues do): their outcomes go to no listener, and registering one is refused.
+   */
+  selfFollowedPurposes?: readonly string[];
 }
 
 export type LedgerCheckOf = NonNullable<Declarations['ledgerChecks']>[number];
+export type LedgerAccountOf = NonNullable<Declarations['ledgerAccounts']>[string];
 
 /** Every feature's declarations together. */
 export interface Declared {
@@ -78,13 +84,17 @@ export interface Declared {
   /** Subjects whose status changes are counted, with the counter's help. */
   transitions: Readonly<Record<string, string>>;
   journalKinds: readonly string[];
+  /** The features' ledger accounts (the ledger's own not included). */
+  ledgerAccounts: Readonly<Record<string, LedgerAccountOf>>;
+  /** Every declared outgoing purpose, the self-followed ones included. */
   outgoingPurposes: readonly string[];
+  selfFollowedPurposes: readonly string[];
   ledgerChecks: readonly LedgerCheckOf[];
 }
 
 export interface Feature {
   name: string;
-  /** Its names the layers below handle (event types, journal kinds, ledger checks, metrics subjects, outgoing purposes). */
+  /** Its names the layers below handle (event types, journal kinds, ledger accounts and checks, metrics subjects, outgoing purposes). */
   declares?: Declarations;
   /** Its services, built from the platform and the services of the features listed before it. */
   services?(platform: Platform, services: Services): Partial<Services>;

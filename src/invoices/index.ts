@@ -19,6 +19,7 @@ import { sweepExpired, type InvoiceDeps } from './lifecycle.ts';
 import { refundQueueGauge } from './metrics.ts';
 import { applyRefundOutcome, dispatchQueuedRefunds } from './refunds.ts';
 import { invoiceRoutes } from './rest.ts';
+import { unchargedInvoiceFees } from './uncharged-fees.ts';
 import { rateRoutes } from './rates.ts';
 
 declare module '../core/feature.ts' {
@@ -47,6 +48,7 @@ export function invoicesFeature(config: ConfigOf<typeof invoiceConfig>): Feature
         fees: config.feesFile ? loadFeeTable(config.feesFile) : defaultFeeTable(),
         idempotencyTtlMs: p.config.idempotencyKeyTtlHours * 3_600_000,
         payUrl: p.config.payUrl,
+        unchargedFees: unchargedInvoiceFees,
       };
       p.chains.onOutgoing('refund', (report, mode) => applyRefundOutcome(invoices, report, mode));
       return { invoices };

@@ -1,6 +1,7 @@
 // The invoice lifecycle in one place. Every move (proceed, payment, expiry, the merchant's accept or refund) is
 // one transaction that locks the invoice, gathers the facts, asks the state machine (state-machine.ts) and
 // writes the new status, the ledger and the event together.
+import type { unchargedInvoiceFees } from './uncharged-fees.ts';
 import { skipThisJournal } from '../core/plant.ts';
 import { recordAudit } from '../core/audit.ts';
 import type { Actor } from '../core/scopes.ts';
@@ -44,6 +45,8 @@ export interface InvoiceDeps extends LifecycleDeps {
   idempotencyTtlMs: number;
   /** {pay_url}: the checkout page base. */
   payUrl: string;
+  /** The fees invoices will still charge in an asset (uncharged-fees.ts), for features that debit the merchant's money. */
+  unchargedFees: typeof unchargedInvoiceFees;
 }
 
 /** Serialises everything that touches one invoice (reports, expiry, decisions) across connections. */

@@ -1,13 +1,13 @@
 import type { Db } from '../db/client.ts';
 import { formatPlain, Money, toMoney } from '../domain/money.ts';
-import { ACCOUNTS } from './ledger.ts';
+import type { BalanceBucket } from './ledger.ts';
 
 export interface AssetBalance {
   /** Payment currency (asset plus network). */
   asset: string;
   /** Confirmed money of the merchant that a withdrawal or refund may take. */
   available: string;
-  /** Taken by withdrawals (amount plus fee each) and autoswaps in flight: back to available if rejected or failed, gone when done. */
+  /** Taken by operations in flight (a withdrawal's amount plus fee, an autoswap's source): back to available if rejected or failed, gone when done. */
   held: string;
   /** Seen on chain for open invoices and static addresses, not yet confirmed. */
   pending: string;
@@ -15,12 +15,16 @@ export interface AssetBalance {
   suspense: string;
 }
 
-export async function companyBalances(db: Db, companyId: string): Promise<AssetBalance[]> {
+/**
+ * The merchant's balances per asset. `buckets`: every account that is the merchant's money and the balance it counts
+ * in (ledger.ts balanceBuckets: the ledger's own and those features declare).
+ */
+export async function companyBalances(db: Db, companyId: string, buckets: ReadonlyMap<string, BalanceBucket>): Promise<AssetBalance[]> {
   const [balances, pending] = await Promise.all([
     // A balance is the sum of its shards.
     db.balance.groupBy({
       by: ['asset', 'account'],
-      where: { companyId, account: { in: [ACCOUNTS.merchantAvailable, ACCOUNTS.merchantHeld, ACCOUNTS.swapHold, ACCOUNTS.merchantSuspense] } },
+      where: { companyId, account: { in: [...buckets.keys()] } },
       _sum: { amount: true },
     }),
     db.chainTransfer.groupBy({ by: ['asset'], where: { companyId, state: 'seen', role: { in: ['payment', 'deposit'] } }, _sum: { amount: true } }),
@@ -31,11 +35,9 @@ export async function companyBalances(db: Db, companyId: string): Promise<AssetB
     if (!r) byAsset.set(asset, (r = { available: new Money(0), held: new Money(0), pending: new Money(0), suspense: new Money(0) }));
     return r;
   };
-  // An autoswap's hold is held money too, beside the withdrawals' (docs/autoswap.md).
-  const field = { [ACCOUNTS.merchantAvailable]: 'available', [ACCOUNTS.merchantHeld]: 'held', [ACCOUNTS.swapHold]: 'held', [ACCOUNTS.merchantSuspense]: 'suspense' } as const;
   for (const b of balances) {
     const r = row(b.asset);
-    const f = field[b.account as keyof typeof field];
+    const f = buckets.get(b.account)!;
     r[f] = r[f].plus(toMoney(b._sum.amount ?? 0));
   }
   for (const p of pending) row(p.asset).pending = toMoney(p._sum.amount ?? 0);

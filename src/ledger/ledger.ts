@@ -7,7 +7,10 @@ import { ConflictError, LimitExceededError } from '../errors/app-error.ts';
 
 type Tx = Prisma.TransactionClient;
 
-/** Accounts per company and asset. The merchant's money is `merchant_available`; the rest are counter-accounts. */
+/**
+ * The ledger's own accounts, per company and asset. The merchant's money is `merchant_available`; the rest are
+ * counter-accounts. Features add theirs (Feature.declares.ledgerAccounts, and the LedgerAccounts registry below).
+ */
 export const ACCOUNTS = {
   /** Money on chain outside our addresses: debited when a payment arrives, credited when we send. */
   chainExternal: 'chain_external',
@@ -18,15 +21,47 @@ export const ACCOUNTS = {
   merchantSuspense: 'merchant_suspense',
   platformFees: 'platform_fees',
   networkFees: 'network_fees',
-  /** Credits taken by autoswaps in flight: back to available if the swap fails, to the venue when it fills. */
-  swapHold: 'swap_hold',
-  /** What venues got from us (positive, the sold side) and gave us (negative, the bought side), per currency. */
-  swapVenue: 'swap_venue',
-  /** What venues kept of a swap's output (their fee). */
-  venueFees: 'venue_fees',
 } as const;
 
-export type Account = (typeof ACCOUNTS)[keyof typeof ACCOUNTS];
+/**
+ * The accounts features add, a registry they fill by declaration merging (each lists them in
+ * Feature.declares.ledgerAccounts too), e.g.
+ *   declare module '../ledger/ledger.ts' { interface LedgerAccounts extends Record<(typeof X_ACCOUNTS)[keyof typeof X_ACCOUNTS], true> {} }
+ */
+export interface LedgerAccounts {}
+
+export type Account = (typeof ACCOUNTS)[keyof typeof ACCOUNTS] | (keyof LedgerAccounts & string);
+
+/** Which part of the merchant's balances an account counts in (ledger/balances.ts); such an account never goes negative (ledger:verify). */
+export type BalanceBucket = 'available' | 'held' | 'suspense';
+
+/** A feature's account: what it holds and, when it is the merchant's money, the balance it counts in. */
+export interface LedgerAccountDeclaration {
+  description: string;
+  /** None: a counter-account (what venues, fees or the chain got), not the merchant's money. */
+  balance?: BalanceBucket;
+}
+
+declare module '../core/feature.ts' {
+  interface Declarations {
+    /** Its ledger accounts, each with what it holds and the merchant balance it counts in, if any. */
+    ledgerAccounts?: Readonly<Record<string, LedgerAccountDeclaration>>;
+  }
+}
+
+/** The ledger's own accounts that are the merchant's money, by balance. */
+const OWN_BUCKETS: Readonly<Record<string, BalanceBucket>> = {
+  [ACCOUNTS.merchantAvailable]: 'available',
+  [ACCOUNTS.merchantHeld]: 'held',
+  [ACCOUNTS.merchantSuspense]: 'suspense',
+};
+
+/** Every account that is the merchant's money, the ledger's own and the features' (Declared.ledgerAccounts), with its balance. */
+export function balanceBuckets(declared: Readonly<Record<string, LedgerAccountDeclaration>>): ReadonlyMap<string, BalanceBucket> {
+  const buckets = new Map(Object.entries(OWN_BUCKETS));
+  for (const [account, { balance }] of Object.entries(declared)) if (balance) buckets.set(account, balance);
+  return buckets;
+}
 
 /**
  * Rows per running balance at most (the "Balance" table's CHECK says the same). Concurrent postings to one
@@ -62,7 +97,8 @@ export interface Journal {
   transferId?: string | null;
   refundId?: string | null;
   withdrawalId?: string | null;
-  autoswapId?: string | null;
+  /** The object of the posting feature this journal moves money for, when the columns above do not name it (its ledger check reads it). */
+  subjectId?: string | null;
 }
 
 /** A guarded account lacks the money a debit needs (checked under its debit lock, see exactSum). */
@@ -115,7 +151,7 @@ function journalCtes(journal: Journal, prepared: ReturnType<typeof prepare>, hel
   const entries = prepared.postings.map(
     (p) => Prisma.sql`(${uuidv7()}::uuid, ${journalId}::uuid, ${companyId}::uuid, ${asset}::text, ${p.account}::text, ${p.amount.toFixed()}::numeric,
       ${journal.kind}::text, ${journal.invoiceId ?? null}::text, ${journal.transferId ?? null}::uuid, ${journal.refundId ?? null}::uuid,
-      ${p.withdrawalId ?? journal.withdrawalId ?? null}::uuid, ${journal.autoswapId ?? null}::uuid)`,
+      ${p.withdrawalId ?? journal.withdrawalId ?? null}::uuid, ${journal.subjectId ?? null}::uuid)`,
   );
   const values = prepared.moves.map(
     ([account, amount]) => Prisma.sql`(${account}::text, ${amount.toFixed()}::numeric, ${held?.get(balanceKey(companyId, asset, account))?.shard ?? null}::int)`,
@@ -137,7 +173,7 @@ function journalCtes(journal: Journal, prepared: ReturnType<typeof prepare>, hel
     ), journal_fits AS (
       ${limitCheck(companyId, asset)}
     ), journal_entries AS (
-      INSERT INTO "LedgerEntry" ("id", "journalId", "companyId", "asset", "account", "amount", "kind", "invoiceId", "transferId", "refundId", "withdrawalId", "autoswapId")
+      INSERT INTO "LedgerEntry" ("id", "journalId", "companyId", "asset", "account", "amount", "kind", "invoiceId", "transferId", "refundId", "withdrawalId", "subjectId")
       SELECT * FROM (VALUES ${Prisma.join(entries)}) AS e WHERE ${posted}
     ), journal_moved AS (
       INSERT INTO "Balance" AS b ("companyId", "asset", "account", "shard", "amount", "updatedAt")

@@ -6,7 +6,7 @@ import { custodyProblems, type CustodySource } from '../chains/custody.ts';
 import { Prisma } from '../../generated/prisma/client.ts';
 import type { Db } from '../db/client.ts';
 import { Money, toMoney } from '../domain/money.ts';
-import { ACCOUNTS } from './ledger.ts';
+import { ACCOUNTS, balanceBuckets, type LedgerAccountDeclaration } from './ledger.ts';
 import { MODES, type Mode } from '../domain/modes.ts';
 
 export interface LedgerProblem {
@@ -74,6 +74,8 @@ export interface VerifyOptions {
   mode?: Mode | null;
   /** The features' checks (src/features.ts `declared.ledgerChecks`; its verifyLedger passes them all). */
   checks: readonly LedgerCheck[];
+  /** The features' accounts (`declared.ledgerAccounts`): those of the merchant's available or held money may never be negative. */
+  accounts: Readonly<Record<string, LedgerAccountDeclaration>>;
 }
 
 /**
@@ -82,7 +84,7 @@ export interface VerifyOptions {
  */
 export async function verifyLedger(db: Db, custody: CustodySource[], options: VerifyOptions): Promise<LedgerReport> {
   // Called without the features' checks it would pass a ledger they fail: src/features.ts verifyLedger passes them.
-  if (!options?.checks) throw new Error('verifyLedger needs the features\' ledger checks (use verifyLedger of src/features.ts)');
+  if (!options?.checks || !options.accounts) throw new Error('verifyLedger needs the features\' ledger checks and accounts (use verifyLedger of src/features.ts)');
   const problems: LedgerProblem[] = [];
   // Every company's mode (a tenant's never changes): each problem says whose money it is about.
   const companyModes = new Map((await db.company.findMany({ select: { id: true, mode: true } })).map((c) => [c.id, c.mode]));
@@ -111,9 +113,11 @@ export async function verifyLedger(db: Db, custody: CustodySource[], options: Ve
     if (!expected.eq(actual)) problems.push({ check: 'running-balance', mode: modeOf(k.split('/')[0]), key: k, expected: expected.toFixed(), actual: actual.toFixed() });
   }
   // Single shards may be negative; the merchant's available money (their sum) never is (postJournal's exact check),
-  // nor what withdrawals hold.
+  // nor what operations in flight hold (withdrawals', and any feature's account of held money).
+  const buckets = balanceBuckets(options.accounts);
+  const neverNegative = new Set([...buckets].filter(([, b]) => b === 'available' || b === 'held').map(([account]) => account));
   for (const [k, amount] of running) {
-    if ((k.endsWith(`/${ACCOUNTS.merchantAvailable}`) || k.endsWith(`/${ACCOUNTS.merchantHeld}`) || k.endsWith(`/${ACCOUNTS.swapHold}`)) && amount.isNegative()) {
+    if (neverNegative.has(k.slice(k.lastIndexOf('/') + 1)) && amount.isNegative()) {
       problems.push({ check: 'negative-balance', mode: modeOf(k.split('/')[0]), key: k, expected: '>= 0', actual: amount.toFixed() });
     }
   }

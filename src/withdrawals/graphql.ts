@@ -209,7 +209,7 @@ builder.queryField('withdrawalQuote', (t) =>
     resolve: async (_root, { asset, amount }, ctx) => {
       const item = parseInput(withdrawItemSchema, { asset, amount, to: '-', tag: '' });
       const q = quoteWithdrawal(item.asset, item.amount);
-      const available = await withdrawableNow(ctx.db, ctx.company!.id, item.asset);
+      const available = await withdrawableNow(ctx.withdrawals, ctx.company!.id, item.asset);
       return {
         asset: item.asset,
         amount: formatPlain(q.amount),

@@ -27,7 +27,7 @@ export function withdrawalsFeature(config: ConfigOf<typeof withdrawalConfig>): F
   return {
     name: 'withdrawals',
     declares: withdrawalDeclarations,
-    services: (p) => {
+    services: (p, s) => {
       const withdrawals: SandboxWithdrawalDeps = {
         db: p.db,
         events: p.commits,
@@ -37,6 +37,7 @@ export function withdrawalsFeature(config: ConfigOf<typeof withdrawalConfig>): F
         logger: p.logger,
         idempotencyTtlMs: p.config.idempotencyKeyTtlHours * 3_600_000,
         sendLeaseMs: config.sendLeaseMs,
+        unchargedFees: s.invoices.unchargedFees,
         sandbox: p.config.sandbox ? (p.chains as SandboxRegistry) : null,
       };
       p.chains.onOutgoing('withdrawal', (report, mode) => applyOutgoingReport(withdrawals, report, mode));

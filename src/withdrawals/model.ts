@@ -1,5 +1,5 @@
 // A withdrawal's shared vocabulary: what its services need, its statuses, and the event each change writes.
-import type { Withdrawal } from '../../generated/prisma/client.ts';
+import type { Prisma, Withdrawal } from '../../generated/prisma/client.ts';
 import type { ChainRegistry } from '../chains/adapter.ts';
 import type { Clock } from '../clock.ts';
 import type { EventDeps, NewEvent } from '../core/events.ts';
@@ -18,6 +18,8 @@ export interface WithdrawalDeps extends EventDeps {
   logger?: Logger;
   idempotencyTtlMs: number;
   sendLeaseMs: number;
+  /** The fees invoices will still charge in an asset, as SQL (invoices' unchargedFees): what a withdrawal leaves in place. */
+  unchargedFees: (companyId: string, asset: string) => Prisma.Sql;
 }
 
 export type WithdrawalStatus = 'processing' | 'done' | 'rejected';

@@ -104,6 +104,7 @@ const FEATURE_NAMES = new Set<string>([
   ...Object.keys(declared.eventTypes),
   ...declared.internalEventTypes.filter((t) => !CORE_INTERNAL_EVENT_TYPES.includes(t)),
   ...declared.journalKinds,
+  ...Object.keys(declared.ledgerAccounts),
   ...declared.outgoingPurposes,
   ...Object.keys(declared.transitions),
   ...declared.ledgerChecks.map((c) => c.name),
@@ -120,6 +121,24 @@ const NOT_FEATURE_NAMES: Record<string, { literals: string[]; why: string }> = {
   'core/audit.ts': { literals: ['invoice.refunded'], why: 'an action of the audit log (who refunded), not the event of the same name' },
   'pricing/audit.ts': { literals: ['invoice', 'payment'], why: 'the two sides of a rate in its audit text' },
 };
+
+/** What a feature's objects are called in code: its name in the singular, camel case (payment-links: paymentLink), and its outgoing purposes (refund). */
+const OBJECT_NAMES = [...FEATURES.map((f) => f.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()).replace(/ies$/, 'y').replace(/s$/, '')), ...declared.outgoingPurposes];
+
+/** Ids of features' objects that lower layers do use, each with why (anything else, e.g. an `autoswapId` column in the ledger, fails). */
+const LOWER_LAYER_IDS: Record<string, string> = {
+  companyId: 'the tenant every lower layer scopes by (core/tenants.ts)',
+  keyId: 'the API key core/auth.ts authenticates',
+  invoiceId: 'a LedgerEntry source column of the ledger schema',
+  withdrawalId: 'a LedgerEntry source column of the ledger schema',
+  refundId: 'a LedgerEntry source column of the ledger schema',
+};
+
+/** A file's text without its comments (rough: enough for identifiers; `//` after a colon is a URL, kept). */
+const withoutComments = (text: string) => text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:])\/\/.*$/gm, '$1');
+
+/** The `<object>Id` identifiers (or quoted SQL columns) of a feature's objects in a file's code. */
+const featureIdsIn = (text: string) => [...withoutComments(text).matchAll(new RegExp(`\\b(${OBJECT_NAMES.join('|')})Ids?\\b`, 'g'))].map((m) => m[0]);
 
 const edges = sourceFiles(SRC).flatMap((file) => {
   const from = path.relative(SRC, file);
@@ -151,9 +170,12 @@ describe('architecture', () => {
     expect(FEATURE_NAMES).toContain('refund');
     expect(FEATURE_NAMES).toContain('deposit-status');
     expect(FEATURE_NAMES).toContain('webhook.failing');
+    // A feature's ledger accounts: ledger/ spelling autoswap's swap_hold (as its ACCOUNTS once did) fails the next test.
+    expect(FEATURE_NAMES).toContain('swap_hold');
+    expect(stringLiterals("const ACCOUNTS = { swapHold: 'swap_hold', venueFees: 'venue_fees' } as const;").filter((l) => FEATURE_NAMES.has(l))).toEqual(['swap_hold', 'venue_fees']);
   });
 
-  it('lower layers spell out no name a feature declares (event type, journal kind, ledger check, metrics subject, outgoing purpose)', () => {
+  it('lower layers spell out no name a feature declares (event type, journal kind, ledger account or check, metrics subject, outgoing purpose)', () => {
     const named = sourceFiles(SRC)
       .map((file) => path.relative(SRC, file))
       .filter((file) => kindOf(file) === 'lower')
@@ -163,6 +185,22 @@ describe('architecture', () => {
         return [...new Set(literals.filter((l) => FEATURE_NAMES.has(l) && !allowed.includes(l)))].map((literal) => `${file}: '${literal}'`);
       });
     expect(named).toEqual([]);
+  });
+
+  it('lower layers reference no feature\'s object by id beyond the few listed with why (a generic subjectId instead)', () => {
+    expect(featureIdsIn('const j = { autoswapId: s.id, companyId }; // depositId\n/* paymentLinkId */ sql`"autoswapId"`')).toEqual(['autoswapId', 'companyId', 'autoswapId']);
+    const named = sourceFiles(SRC)
+      .map((file) => path.relative(SRC, file))
+      .filter((file) => kindOf(file) === 'lower')
+      .flatMap((file) => [...new Set(featureIdsIn(fs.readFileSync(path.join(SRC, file), 'utf8')))].filter((id) => !(id.replace(/s$/, '') in LOWER_LAYER_IDS)).map((id) => `${file}: ${id}`));
+    expect(named).toEqual([]);
+  });
+
+  it('the fees invoices will still charge are read through invoices alone (src/invoices/uncharged-fees.ts)', () => {
+    const spelling = sourceFiles(SRC)
+      .map((file) => path.relative(SRC, file))
+      .filter((file) => partOf(file) !== 'invoices' && fs.readFileSync(path.join(SRC, file), 'utf8').includes('payrail_uncharged_invoice_fees'));
+    expect(spelling).toEqual([]);
   });
 
   it('features import no wiring', () => {

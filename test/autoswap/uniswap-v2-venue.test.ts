@@ -171,8 +171,9 @@ describe.runIf(ANVIL)('the Uniswap V2 venue on anvil', () => {
     await h.scan(adapter);
     expect(await sends(o.swapId)).toEqual([expect.objectContaining({ status: 'confirmed', txHash: row!.txHash })]);
     expect((await sends(o.swapId))[0]!.fee!.toFixed()).toBe(fee!.amount.toFixed());
-    // Autoswap is a declared outgoing purpose: the chains report the send's outcome to its listener (which leaves it
-    // to the venue, whose status() read the fill above), as they do for withdrawals and refunds.
+    // Autoswap is a declared outgoing purpose: the adapter reports the send's outcome as it does for withdrawals and
+    // refunds; the registry hands it to no listener, autoswap being self-followed (its venue's status() read the fill
+    // above; test/architecture/declarations.test.ts).
     expect(h.outgoing).toEqual([expect.objectContaining({ purpose: 'autoswap', outcome: 'confirmed', id: `autoswap:${o.swapId}` })]);
   });
 

@@ -8,6 +8,7 @@ import { DATABASES } from '../support/databases.ts';
 import { eventually } from '../support/funding.ts';
 import { useServer, type TestServer } from '../support/server.ts';
 import { declared } from '../../src/features.ts';
+import { balanceBuckets } from '../../src/ledger/ledger.ts';
 import { download, rangeQuery, type CsvRow } from './support.ts';
 
 const TRON = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
@@ -16,7 +17,8 @@ const FINAL = 19;
 
 /** Every journal kind the features declare (src/features.ts `declared`; docs/exports.md, journal_kind). */
 const ALL_KINDS = declared.journalKinds;
-const MERCHANT_ACCOUNTS = new Set(['merchant_available', 'merchant_held', 'merchant_suspense']);
+/** The merchant's money: the ledger's own accounts of it and those features declare (autoswap's swap_hold). */
+const MERCHANT_ACCOUNTS = new Set(balanceBuckets(declared.ledgerAccounts).keys());
 
 function client(server: TestServer, token: string) {
   const call = async (method: string, path: string, json?: unknown, auth = true) => {

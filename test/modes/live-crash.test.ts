@@ -11,17 +11,16 @@ import { parseEther, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HOT_WALLET } from '../../src/chains/signer.ts';
-import { openDatabase } from '../../src/db/client.ts';
 import { Money } from '../../src/domain/money.ts';
 import { verifyLedger } from '../../src/features.ts';
 import { startAnvil, type Anvil } from '../support/anvil-node.ts';
 import { ANVIL } from '../support/anvil.ts';
 import { chainsEnv, testSigner, testXpub } from '../support/chains.ts';
-import { DATABASES, type TestDatabase } from '../support/databases.ts';
+import { crashHarness } from '../support/crash-harness.ts';
+import { DATABASES } from '../support/databases.ts';
 import { eventually } from '../support/funding.ts';
-import { killServer, runCli, sleep, startServerProcess, stopAllChildren, type Credentials, type ServerProcess } from '../support/processes.ts';
-import { startReceiver, type Received, type Receiver } from '../support/receiver.ts';
-import { databaseUrlOf, environment, startWithMerchant } from '../support/server-env.ts';
+import { runCli, sleep } from '../support/processes.ts';
+import type { Received } from '../support/receiver.ts';
 
 const CONFIRMATIONS = 2;
 const CHAIN_WAIT_MS = 60_000;
@@ -31,7 +30,6 @@ const TEST_WITHDRAWALS = 20;
 const TRON = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
 const hot = testSigner.evmAccount('ethereum', HOT_WALLET).address;
 type Mode = 'test' | 'live';
-type Prisma = Awaited<ReturnType<typeof openDatabase>>['prisma'];
 
 /**
  * The server's way to the node: a JSON-RPC proxy that can hold each broadcast (eth_sendRawTransaction) for a while,
@@ -92,32 +90,40 @@ async function holdTransferOf(databaseUrl: string, invoiceId: string) {
 }
 
 describe.runIf(ANVIL).each(DATABASES)('live mode across kill -9 on %s (ethereum on anvil)', { timeout: 300_000 }, (kind) => {
-  let env: Record<string, string>;
-  const databases: TestDatabase[] = [];
   let node: Anvil;
   let proxy: Awaited<ReturnType<typeof startRpcProxy>>;
-  let server: ServerProcess | null = null;
-  let merchant: Credentials;
-  const receivers = {} as Record<Mode, Receiver>;
-
-  /** The database as this process sees it; PGlite admits one process, so only with no server up. */
-  async function withDb<T>(fn: (prisma: Prisma) => Promise<T>): Promise<T> {
-    if (kind === 'pglite' && server) expect(server.proc.exit, 'no server holds the PGlite directory').not.toBeNull();
-    const db = await openDatabase({ url: databaseUrlOf(env), migrate: false, poolSize: 1, role: 'test' });
-    try {
-      return await fn(db.prisma);
-    } finally {
-      await db.close();
-    }
-  }
-  const start = async () => (server = await startServerProcess(env));
-  const kill9 = async () => expect(await killServer(server!)).toEqual({ code: null, signal: 'SIGKILL' });
-  const api = (mode: Mode, method: string, p: string, json?: unknown) => server!.request(method, p, { json, token: merchant[mode].publicToken });
-  const readInvoice = async (id: string) => (await server!.request('GET', `/api/invoices/v1/regular/${id}`)).body;
+  // The node first (the server's environment names it), stopped after the harness's teardown.
+  beforeAll(async () => {
+    node = await startAnvil();
+    proxy = await startRpcProxy(node.rpcUrl);
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await node?.stop();
+  });
+  const h = crashHarness(kind, {
+    merchant: 'Live Crash',
+    webhooks: ['test', 'live'],
+    env: () => ({
+      // Consolidation off: the hot wallet is funded by hand, so every transaction it signs is a withdrawal.
+      ...chainsEnv({ ethereum: { rpcUrl: proxy.url, chainId: node.chainId, xpub: testXpub('ethereum', false), confirmations: CONFIRMATIONS, pollMs: 100, sweepIntervalMs: 3_600_000 } }),
+      // Short leases: a send or a webhook claim cut short by the kill is taken over soon after the restart.
+      WEBHOOK_ALLOW_PRIVATE: '1',
+      WEBHOOK_POLL_MS: '100',
+      WEBHOOK_TIMEOUT_MS: '1000',
+      WEBHOOK_LEASE_MS: '2000',
+      WITHDRAWAL_SEND_LEASE_MS: '500',
+      WITHDRAWAL_SEND_INTERVAL_MS: '200',
+    }),
+  });
+  const { withDb, kill9 } = h;
+  const start = () => h.start();
+  const api = (mode: Mode, method: string, p: string, json?: unknown) => h.api(method, p, json, mode);
+  const readInvoice = async (id: string) => (await h.api('GET', `/api/invoices/v1/regular/${id}`, undefined, null)).body;
   async function filledInvoice(mode: Mode, invoiceCurrency: string, price: string, paymentCurrency: string) {
     const created = await api(mode, 'POST', '/api/invoices/v1/regular', { invoiceCurrency, items: [{ name: 'Order', price }] });
     expect(created.status, created.text).toBe(201);
-    const filled = await server!.request('POST', `/api/invoices/v1/regular/${created.body.id}/proceed`, { json: { clientEmail: 'a@b.co', paymentCurrency } });
+    const filled = await h.api('POST', `/api/invoices/v1/regular/${created.body.id}/proceed`, { clientEmail: 'a@b.co', paymentCurrency }, null);
     expect(filled.status, filled.text).toBe(200);
     return { id: created.body.id as string, address: filled.body.address.address as Address, amount: filled.body.paymentDetails.amount as string };
   }
@@ -145,10 +151,10 @@ describe.runIf(ANVIL).each(DATABASES)('live mode across kill -9 on %s (ethereum 
       check,
       CHAIN_WAIT_MS,
     );
-  const ledgerVerifyLive = () => runCli('src/bin/ledger-verify.ts', ['--mode', 'live'], env);
+  const ledgerVerifyLive = () => runCli('src/bin/ledger-verify.ts', ['--mode', 'live'], h.env);
   /** Every webhook a mode's receiver got: its mode header and both signatures checked with that mode's secret key. */
   function expectOwnModeOnly(mode: Mode, foreignIds: string[]) {
-    for (const r of receivers[mode].received) {
+    for (const r of h.receiverOf(mode).received) {
       expect(r.headers['payrail-mode'], r.body).toBe(mode);
       expect(r.specSignatureValid && r.standardSignatureValid, r.body).toBe(true);
       for (const id of foreignIds) expect(r.body).not.toContain(id);
@@ -167,38 +173,6 @@ describe.runIf(ANVIL).each(DATABASES)('live mode across kill -9 on %s (ethereum 
     }
     return [...byId.values()].sort();
   };
-
-  beforeAll(async () => {
-    node = await startAnvil();
-    proxy = await startRpcProxy(node.rpcUrl);
-    env = {
-      ...(await environment(kind, databases)),
-      // Consolidation off: the hot wallet is funded by hand, so every transaction it signs is a withdrawal.
-      ...chainsEnv({ ethereum: { rpcUrl: proxy.url, chainId: node.chainId, xpub: testXpub('ethereum', false), confirmations: CONFIRMATIONS, pollMs: 100, sweepIntervalMs: 3_600_000 } }),
-      // Short leases: a send or a webhook claim cut short by the kill is taken over soon after the restart.
-      WEBHOOK_ALLOW_PRIVATE: '1',
-      WEBHOOK_POLL_MS: '100',
-      WEBHOOK_TIMEOUT_MS: '1000',
-      WEBHOOK_LEASE_MS: '2000',
-      WITHDRAWAL_SEND_LEASE_MS: '500',
-      WITHDRAWAL_SEND_INTERVAL_MS: '200',
-    };
-    receivers.live = await startReceiver(() => merchant.live.secretKey);
-    receivers.test = await startReceiver(() => merchant.test.secretKey);
-    merchant = await startWithMerchant(kind, env, start, 'Live Crash');
-    for (const mode of ['test', 'live'] as const) {
-      const set = await api(mode, 'PUT', '/api/company/settings/webhook-url', { webHookUrl: receivers[mode].url });
-      expect(set.status, set.text).toBe(200);
-    }
-  });
-
-  afterAll(async () => {
-    await stopAllChildren();
-    for (const r of Object.values(receivers)) await r.close();
-    await proxy?.close();
-    await node?.stop();
-    await Promise.all(databases.map((d) => d.drop()));
-  });
 
   const paid: { live: string[]; test: string[] } = { live: [], test: [] };
 
@@ -227,7 +201,7 @@ describe.runIf(ANVIL).each(DATABASES)('live mode across kill -9 on %s (ethereum 
       seenState = (await withDb((db) => db.chainCursor.findUniqueOrThrow({ where: { network: 'ethereum' } }))).state;
       await start();
     }
-    const held = kind === 'postgres' ? await holdTransferOf(env['DATABASE_URL']!, invoices.at(-1)!.id) : null;
+    const held = kind === 'postgres' ? await holdTransferOf(h.env['DATABASE_URL']!, invoices.at(-1)!.id) : null;
     await node.mine(CONFIRMATIONS - 1);
     if (held) await eventually(() => held.waiting(), (n) => n > 0, CHAIN_WAIT_MS);
     else await eventually(() => Promise.all(invoices.map((i) => readInvoice(i.id))), (list) => list.some((b) => b.status === 'done'), CHAIN_WAIT_MS);
@@ -250,11 +224,11 @@ describe.runIf(ANVIL).each(DATABASES)('live mode across kill -9 on %s (ethereum 
     paid.live = invoices.map((i) => i.id);
     paid.test = [testInvoice.id];
     for (const mode of ['live', 'test'] as const) {
-      await receivers[mode].waitFor((r) => paid[mode].every((id) => eventsDelivered(r, id).includes('done')), CHAIN_WAIT_MS);
-      for (const id of paid[mode]) expect(eventsDelivered(receivers[mode].received, id), id).toEqual(['created', 'done', 'pending', 'processing']);
+      await h.receiverOf(mode).waitFor((r) => paid[mode].every((id) => eventsDelivered(r, id).includes('done')), CHAIN_WAIT_MS);
+      for (const id of paid[mode]) expect(eventsDelivered(h.receiverOf(mode).received, id), id).toEqual(['created', 'done', 'pending', 'processing']);
     }
-    await receivers.live.waitFor((r) => eventsDelivered(r, depositTx).includes('done'), CHAIN_WAIT_MS);
-    expect(eventsDelivered(receivers.live.received, depositTx)).toEqual(['done', 'processing']);
+    await h.receiverOf('live').waitFor((r) => eventsDelivered(r, depositTx).includes('done'), CHAIN_WAIT_MS);
+    expect(eventsDelivered(h.receiverOf('live').received, depositTx)).toEqual(['done', 'processing']);
     expectOwnModeOnly('live', paid.test);
     expectOwnModeOnly('test', paid.live);
     expect((await api('live', 'GET', '/api/company/balances')).body.balances).toEqual([expect.objectContaining({ asset: 'eth', pending: '0' })]);
@@ -336,11 +310,11 @@ describe.runIf(ANVIL).each(DATABASES)('live mode across kill -9 on %s (ethereum 
     // Webhooks: each event delivered (a redelivery after the crash carries the same id and body), to its mode's URL only.
     const liveHooks = (uid: string, w: { txHash: string }) => ['done ' + w.txHash, 'processing ', 'processing ' + w.txHash].sort();
     const finalLive = await withdrawalsOf('live');
-    await receivers.live.waitFor((r) => finalLive.every((w) => eventsDelivered(r, w.uid).length === 3), CHAIN_WAIT_MS);
-    for (const w of finalLive) expect(eventsDelivered(receivers.live.received, w.uid), w.uid).toEqual(liveHooks(w.uid, w));
+    await h.receiverOf('live').waitFor((r) => finalLive.every((w) => eventsDelivered(r, w.uid).length === 3), CHAIN_WAIT_MS);
+    for (const w of finalLive) expect(eventsDelivered(h.receiverOf('live').received, w.uid), w.uid).toEqual(liveHooks(w.uid, w));
     const finalTest = await withdrawalsOf('test');
-    await receivers.test.waitFor((r) => finalTest.every((w) => eventsDelivered(r, w.uid).length === 2), CHAIN_WAIT_MS);
-    for (const w of finalTest) expect(eventsDelivered(receivers.test.received, w.uid), w.uid).toEqual(['processing ', `processing ${w.txHash}`]);
+    await h.receiverOf('test').waitFor((r) => finalTest.every((w) => eventsDelivered(r, w.uid).length === 2), CHAIN_WAIT_MS);
+    for (const w of finalTest) expect(eventsDelivered(h.receiverOf('test').received, w.uid), w.uid).toEqual(['processing ', `processing ${w.txHash}`]);
     expectOwnModeOnly('live', [...test, ...paid.test]);
     expectOwnModeOnly('test', [...live, ...paid.live]);
     expect((await api('live', 'GET', '/api/company/balances')).body.balances).toEqual([

@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAdminServer, type AdminServer } from '../../src/admin/server.ts';
+import { declared } from '../../src/features.ts';
 import { DATABASES } from '../support/databases.ts';
 import { eventually, fund } from '../support/funding.ts';
 import { parsePrometheus, sampleValue, seriesOf, type PromFamily } from '../support/prometheus.ts';
@@ -94,6 +95,9 @@ describe.each(DATABASES)('/metrics on %s', (kind) => {
     });
     expect(seriesOf(families, 'payrail_withdrawal_transitions_total')).toEqual({ 'status=processing': 0, 'status=done': 0, 'status=rejected': 0 });
     expect(seriesOf(families, 'payrail_deposit_transitions_total')).toEqual({ 'status=processing': 0, 'status=done': 0, 'status=failed': 0, 'status=frozen': 0 });
+    expect(seriesOf(families, 'payrail_autoswap_transitions_total')).toEqual({ 'status=done': 0, 'status=failed': 0 });
+    // Each subject a feature declares (Declarations.transitions) has its counter; ops/ lists none of them.
+    for (const subject of Object.keys(declared.transitions)) expect(families.get(`payrail_${subject}_transitions_total`)?.type, subject).toBe('counter');
 
     expect(seriesOf(families, 'payrail_webhook_delivery_outcomes_total')).toEqual({
       'mode=test,outcome=delivered': 4, 'mode=test,outcome=retrying': 0, 'mode=test,outcome=given_up': 0, 'mode=test,outcome=no_url': 0,

@@ -3,55 +3,22 @@
 // after a restart every invoice settles exactly once: one transfer row, one credit, one fee, one final event.
 // Runs on PostgreSQL (DATABASE_URL) and on embedded PGlite (DATA_DIR), which recovers from SIGKILL by WAL replay.
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/db/client.ts';
-import { DATABASES, type TestDatabase } from '../support/databases.ts';
-import { databaseUrlOf, environment, startWithMerchant } from '../support/server-env.ts';
-import {
-  killServer,
-  runCli,
-  startServerProcess,
-  stopAllChildren,
-  type Credentials,
-  type ServerProcess,
-} from '../support/processes.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { crashHarness, type Prisma } from '../support/crash-harness.ts';
+import { DATABASES } from '../support/databases.ts';
+import { runCli } from '../support/processes.ts';
 
 const INVOICE = { invoiceCurrency: 'usd', items: [{ name: 'x', price: 100 }] };
 const FILL = { clientEmail: 'a@b.co', paymentCurrency: 'trc20usdt' };
 const DETAILS = { rate: '1', invoiceFee: '1', amount: '101' };
 
 const txHash = () => randomBytes(32).toString('hex');
-type Prisma = Awaited<ReturnType<typeof openDatabase>>['prisma'];
 
 describe.each(DATABASES)('kill -9 and restart on %s', { timeout: 300_000 }, (kind) => {
-  let env: Record<string, string>;
-  const databases: TestDatabase[] = [];
-  let dbUrl: string;
-  let server: ServerProcess | null = null;
-  let merchant: Credentials;
-
-  /** The database as this process sees it. PGlite allows one process per directory: only with no server up. */
-  async function withDb<T>(fn: (prisma: Prisma) => Promise<T>): Promise<T> {
-    // (The directory's lock also refuses a second process; this says which precondition the test broke.)
-    if (kind === 'pglite' && server) expect(server.proc.exit, 'no server holds the PGlite directory').not.toBeNull();
-    const db = await openDatabase({ url: dbUrl, migrate: false, poolSize: 1, role: 'test' });
-    try {
-      return await fn(db.prisma);
-    } finally {
-      await db.close();
-    }
-  }
-
-  const start = async () => {
-    server = await startServerProcess({ ...env, SWEEP_INTERVAL_MS: '200' });
-    return server;
-  };
-  const kill9 = async () => {
-    const exit = await killServer(server!);
-    expect(exit).toEqual({ code: null, signal: 'SIGKILL' });
-  };
-  const api = (method: string, p: string, json?: unknown, withToken = true) =>
-    server!.request(method, p, { json, token: withToken ? merchant.publicToken : undefined });
+  const h = crashHarness(kind, { merchant: 'Crash Test', env: { SWEEP_INTERVAL_MS: '200' } });
+  const { withDb, kill9 } = h;
+  const start = () => h.start();
+  const api = (method: string, p: string, json?: unknown, withToken = true) => h.api(method, p, json, withToken ? 'test' : null);
   const getInvoice = async (id: string) => {
     const res = await api('GET', `/api/invoices/v1/regular/${id}`, undefined, false);
     expect(res.status, res.text).toBe(200);
@@ -68,7 +35,7 @@ describe.each(DATABASES)('kill -9 and restart on %s', { timeout: 300_000 }, (kin
   };
   const report = (invoiceId: string, hash: string, confirmations = 0) =>
     api('POST', '/api/sandbox/transfers', { invoiceId, amount: '101', confirmations, txHash: hash });
-  const ledgerVerify = () => runCli('src/bin/ledger-verify.ts', [], env);
+  const ledgerVerify = () => runCli('src/bin/ledger-verify.ts', [], h.env);
   const eventsOf = async (prisma: Prisma, invoiceId: string) =>
     (await prisma.event.findMany({ where: { subjectId: invoiceId, type: { not: 'invoice.confirmations' } }, orderBy: { seq: 'asc' } })).map((e) => e.type);
   /** A paid invoice, settled exactly once: one confirmed transfer, its one credit of 101, one fee journal, nothing else. */
@@ -92,17 +59,7 @@ describe.each(DATABASES)('kill -9 and restart on %s', { timeout: 300_000 }, (kin
     expect(entries).toHaveLength(4);
   }
 
-  beforeAll(async () => {
-    env = await environment(kind, databases);
-    dbUrl = databaseUrlOf(env);
-    merchant = await startWithMerchant(kind, env, start, 'Crash Test');
-    expect(merchant.publicToken).toMatch(/^pk_/);
-  });
-
-  afterAll(async () => {
-    await stopAllChildren();
-    await Promise.all(databases.map((d) => d.drop()));
-  });
+  beforeAll(() => expect(h.merchant.publicToken).toMatch(/^pk_/));
 
   it('a transfer seen before the crash is confirmed once after it; a pending invoice closes once', async () => {
     const paidId = await filledInvoice();
@@ -261,7 +218,7 @@ describe.each(DATABASES)('kill -9 and restart on %s', { timeout: 300_000 }, (kin
       await settledOnce(prisma, id);
       // The balance is the sum of its shards, as the API answered it.
       const shards = await prisma.balance.aggregate({
-        where: { companyId: merchant.companyId, asset: 'trc20usdt', account: 'merchant_available' },
+        where: { companyId: h.merchant.companyId, asset: 'trc20usdt', account: 'merchant_available' },
         _sum: { amount: true },
       });
       expect(shards._sum.amount?.toFixed()).toBe(available);

@@ -169,6 +169,20 @@ describe.each(DATABASES)('ledger:verify CLI on %s', { timeout: 180_000 }, (kind)
     );
   });
 
+  it('a negative balance of an account a feature declares as held money (autoswap\'s swap_hold): negative-balance too', async () => {
+    await tampered(
+      (db) => db.$executeRawUnsafe(`INSERT INTO "Balance" ("companyId", "asset", "account", "shard", "amount", "updatedAt") VALUES ('${merchant.companyId}', 'trc20usdt', 'swap_hold', 0, -5, now())`),
+      (db) => db.$executeRawUnsafe(`DELETE FROM "Balance" WHERE "account" = 'swap_hold' AND "companyId" = '${merchant.companyId}'`),
+      async () => {
+        const k = `${merchant.companyId}/trc20usdt/swap_hold`;
+        expect((await verifyHere()).problems).toEqual([
+          { check: 'running-balance', mode: 'test', key: k, expected: '0', actual: '-5' },
+          { check: 'negative-balance', mode: 'test', key: k, expected: '>= 0', actual: '-5' },
+        ]);
+      },
+    );
+  });
+
   it('a journal missing one of its entries: journal-balance, exit 1', async () => {
     await tampered(
       async (db) => {

@@ -1,36 +1,26 @@
 // Crash recovery of withdrawals: the real server as a child process, killed with SIGKILL and restarted on the same
 // database. Withdrawals are sent with their uid as the transfer id, the intent recorded before the broadcast, so
 // after any crash each one has exactly one transaction on the (simulated) chain and every webhook goes out once.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/db/client.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Money } from '../../src/domain/money.ts';
 import { verifyLedger } from '../../src/features.ts';
-import { DATABASES, type TestDatabase } from '../support/databases.ts';
-import { startReceiver, type Receiver } from '../support/receiver.ts';
-import { databaseUrlOf, environment, startWithMerchant } from '../support/server-env.ts';
-import { killServer, sleep, startServerProcess, stopAllChildren, type Credentials, type ServerProcess } from '../support/processes.ts';
+import { crashHarness } from '../support/crash-harness.ts';
+import { DATABASES } from '../support/databases.ts';
+import { sleep } from '../support/processes.ts';
 
 const TRON = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
 const ITEMS = 100;
 
 describe.each(DATABASES)('withdrawals across kill -9 on %s', { timeout: 300_000 }, (kind) => {
-  let env: Record<string, string>;
-  const databases: TestDatabase[] = [];
-  let server: ServerProcess | null = null;
-  let merchant: Credentials;
-  let receiver: Receiver;
-
-  async function withDb<T>(fn: (prisma: Awaited<ReturnType<typeof openDatabase>>['prisma']) => Promise<T>): Promise<T> {
-    const db = await openDatabase({ url: databaseUrlOf(env), migrate: false, poolSize: 1, role: 'test' });
-    try {
-      return await fn(db.prisma);
-    } finally {
-      await db.close();
-    }
-  }
-  const start = async (extra: Record<string, string> = {}) => (server = await startServerProcess({ ...env, ...extra }));
-  const kill9 = async () => expect(await killServer(server!)).toEqual({ code: null, signal: 'SIGKILL' });
-  const api = (method: string, p: string, json?: unknown) => server!.request(method, p, { json, token: merchant.publicToken });
+  // A short lease: a send interrupted by the kill is taken over soon after the restart.
+  // Webhook claims cut short by the kill come back soon too.
+  const h = crashHarness(kind, {
+    merchant: 'Crash Payouts',
+    webhooks: true,
+    env: { WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_POLL_MS: '100', WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_LEASE_MS: '2000', WITHDRAWAL_SEND_LEASE_MS: '500', WITHDRAWAL_SEND_INTERVAL_MS: '200' },
+  });
+  const { start, kill9, withDb } = h;
+  const api = (method: string, p: string, json?: unknown) => h.api(method, p, json);
 
   async function fund(amount: string) {
     const created = await api('POST', '/api/invoices/v1/regular', { invoiceCurrency: 'usd', items: [{ name: 'x', price: 1 }] });
@@ -46,22 +36,7 @@ describe.each(DATABASES)('withdrawals across kill -9 on %s', { timeout: 300_000 
     return res.body.map((r: { uid: string }) => r.uid) as string[];
   };
 
-  beforeAll(async () => {
-    env = await environment(kind, databases);
-    receiver = await startReceiver(() => merchant.secretKey);
-    // A short lease: a send interrupted by the kill is taken over soon after the restart.
-    // Webhook claims cut short by the kill come back soon too.
-    env = { ...env, WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_POLL_MS: '100', WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_LEASE_MS: '2000', WITHDRAWAL_SEND_LEASE_MS: '500', WITHDRAWAL_SEND_INTERVAL_MS: '200' };
-    merchant = await startWithMerchant(kind, env, start, 'Crash Payouts');
-    expect((await api('PUT', '/api/company/settings/webhook-url', { webHookUrl: receiver.url })).status).toBe(200);
-    await fund('2000');
-  });
-
-  afterAll(async () => {
-    await stopAllChildren();
-    await receiver?.close();
-    await Promise.all(databases.map((d) => d.drop()));
-  });
+  beforeAll(() => fund('2000'));
 
   it('a kill between the hold and the broadcast, and one during the broadcasts: none sent twice, none lost, every webhook once', async () => {
     // Held but never handed to the chain: the node refuses every send until the kill.
@@ -102,12 +77,10 @@ describe.each(DATABASES)('withdrawals across kill -9 on %s', { timeout: 300_000 
     }
     const allSent = Date.now();
     // Every event delivered once: 2 processing webhooks per withdrawal.
-    const withdrawalIds = (r: typeof receiver.received) => new Set(r.filter((x) => x.json['type'] === 'withdrawal').map((x) => x.headers['webhook-id']));
-    await receiver.waitFor((r) => withdrawalIds(r).size >= all.length * 2, 60_000);
+    const withdrawalIds = (r: typeof h.receiver.received) => new Set(r.filter((x) => x.json['type'] === 'withdrawal').map((x) => x.headers['webhook-id']));
+    await h.receiver.waitFor((r) => withdrawalIds(r).size >= all.length * 2, 60_000);
     console.info(`[withdrawal crash ${kind}] all sent ${allSent - restarted} ms after the restart began; webhooks drained ${Date.now() - allSent} ms later`);
-    const stopped = await killServer(server!);
-    expect(stopped.signal).toBe('SIGKILL');
-    server = null;
+    await kill9();
 
     await withDb(async (db) => {
       const ws = await db.withdrawal.findMany({ where: { uid: { in: all } } });
@@ -128,14 +101,14 @@ describe.each(DATABASES)('withdrawals across kill -9 on %s', { timeout: 300_000 
       expect(events).toHaveLength(all.length);
       expect((await verifyLedger(db)).problems).toEqual([]);
     });
-    const receipts = receiver.received.filter((r) => r.json['type'] === 'withdrawal');
+    const receipts = h.receiver.received.filter((r) => r.json['type'] === 'withdrawal');
     const perWithdrawal = new Map<string, string[]>();
     for (const r of receipts) perWithdrawal.set(String(r.json['uid']), [...(perWithdrawal.get(String(r.json['uid'])) ?? []), String(r.json['txHash'])]);
     for (const uid of all) {
       const hashes = [...new Set(perWithdrawal.get(uid))];
       expect(hashes, uid).toHaveLength(2);
       expect(hashes).toContain('');
-      expect(hashes.find((h) => h !== '')).toMatch(/^[0-9a-f]{64}$/);
+      expect(hashes.find((hash) => hash !== '')).toMatch(/^[0-9a-f]{64}$/);
     }
     expect(receipts.every((r) => r.specSignatureValid && r.standardSignatureValid)).toBe(true);
   });
