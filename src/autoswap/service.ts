@@ -7,6 +7,7 @@ import { recordAudit } from '../core/audit.ts';
 import type { Company } from '../core/auth.ts';
 import type { Credit, CreditHook, CreditHooks } from '../core/credits.ts';
 import { commitWithEvents, recordEvent, type EventDeps, type NewEvent } from '../core/events.ts';
+import { RowClaims, type Claim } from '../core/lease.ts';
 import type { Actor } from '../core/scopes.ts';
 import type { Db } from '../db/client.ts';
 import { isPaymentCurrency, PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO, type InvoiceCurrency, type PaymentCurrency } from '../domain/assets.ts';
@@ -167,7 +168,18 @@ export const autoswapOnCredit: CreditHook = async (tx: Tx, credit: Credit) => {
 
 // ─── The driver ─────────────────────────────────────────────────────────────────────────────────────────────────
 
-type Claimed = AutoSwap & { mode: Mode };
+/**
+ * The driver's claims (core/lease.ts): a claim sets `leaseUntil` and bumps `claimGeneration`, which fences every write
+ * the driver makes under it, so a process that lost its claim (paused past the lease, taken over) changes nothing.
+ * Rolling deploys: a process of the previous release claims by setting `claim` (not the generation) and writes only
+ * where `claim` is still its own; so a claim here clears `claim` (the old holder's writes then miss) and the writes
+ * here also need it NULL (an old process's later claim fences this holder out).
+ */
+const DRIVER_CLAIMS = { table: 'AutoSwap', key: 'id', keyType: 'uuid', until: 'leaseUntil', generation: 'claimGeneration' } as const;
+const NO_OLD_CLAIM = Prisma.sql`t."claim" IS NULL`;
+const UNFINISHED = Prisma.sql`t."status" IN ('queued', 'submitted')`;
+
+type Claimed = Claim<AutoSwap & { mode: Mode }>;
 
 const orderOf = (s: AutoSwap, mode: Mode): SwapOrder => ({
   swapId: s.id,
@@ -180,35 +192,33 @@ const orderOf = (s: AutoSwap, mode: Mode): SwapOrder => ({
 });
 
 /**
- * Takes the swaps that are due (queued or submitted, their next attempt reached, no other process's lease on them)
+ * Takes the swaps that are due (queued or submitted, their next attempt reached, no other process's claim on them)
  * and moves each on one step. Answers how many it took.
  */
 export async function driveAutoswaps(deps: AutoswapDeps, limit = 50): Promise<number> {
-  const claim = randomUUID();
-  // The claim is a lease: a process that dies holding swaps leaves them to another after leaseMs. Every write of
-  // the driver names its claim, so a process that lost its lease changes nothing; the final writes lock the row and
-  // check its status, so a swap finishes once whoever gets there.
-  const claimed = await deps.db.$queryRaw<Claimed[]>`
-    WITH due AS (
-      SELECT "id" FROM "AutoSwap"
-      WHERE "status" IN ('queued', 'submitted') AND "nextAttemptAt" <= now() AND ("leaseUntil" IS NULL OR "leaseUntil" < now())
-      ORDER BY "nextAttemptAt" LIMIT ${limit} FOR UPDATE SKIP LOCKED
-    )
-    UPDATE "AutoSwap" s SET "leaseUntil" = now() + ${deps.settings.leaseMs} * interval '1 millisecond', "claim" = ${claim}::uuid, "updatedAt" = now()
-    FROM due WHERE s."id" = due."id"
-    RETURNING s.*, (SELECT c."mode"::text FROM "Company" c WHERE c."id" = s."companyId") AS "mode"`;
-  for (const s of claimed) {
+  // A process that dies holding swaps leaves them to another after leaseMs; the final writes lock the row and check
+  // its status, so a swap finishes once whoever gets there.
+  const claims = new RowClaims(DRIVER_CLAIMS, deps.settings.leaseMs);
+  const claimed = await claims.claim<AutoSwap & { mode: Mode }>(deps.db, {
+    where: Prisma.sql`${UNFINISHED} AND t."nextAttemptAt" <= now()`,
+    orderBy: Prisma.sql`t."nextAttemptAt"`,
+    limit,
+    set: Prisma.sql`"claim" = NULL, "updatedAt" = now()`,
+    returning: Prisma.sql`t.*, (SELECT c."mode"::text FROM "Company" c WHERE c."id" = t."companyId") AS "mode"`,
+  });
+  for (const c of claimed) {
     try {
-      await driveOne(deps, s, claim);
+      await driveOne(deps, claims, c);
     } catch (e) {
-      deps.logger.error({ err: e, autoswap: s.id }, 'autoswap step failed; retried on a later run');
-      await deps.db.autoSwap.updateMany({ where: { id: s.id, claim }, data: { leaseUntil: null, lastError: String((e as Error).message).slice(0, 500) } });
+      deps.logger.error({ err: e, autoswap: c.key }, 'autoswap step failed; retried on a later run');
+      await claims.release(deps.db, [c], Prisma.sql`"lastError" = ${String((e as Error).message).slice(0, 500)}`, NO_OLD_CLAIM);
     }
   }
   return claimed.length;
 }
 
-async function driveOne(deps: AutoswapDeps, s: Claimed, claim: string): Promise<void> {
+async function driveOne(deps: AutoswapDeps, claims: RowClaims, c: Claimed): Promise<void> {
+  const s = c.row;
   const from = s.fromCurrency as PaymentCurrency;
   const to = s.toCurrency as PaymentCurrency;
   let venue: SwapVenue | null;
@@ -217,29 +227,29 @@ async function driveOne(deps: AutoswapDeps, s: Claimed, claim: string): Promise<
   if (s.status === 'submitted') {
     venue = s.venue ? deps.venues.byName(s.venue) : null;
     // Its venue left the configuration: the order may still fill there, so it is never given up here.
-    if (!venue) return retry(deps, s, claim, `Venue ${s.venue} is not configured any more`, { mayFail: false });
+    if (!venue) return retry(deps, claims, c, `Venue ${s.venue} is not configured any more`, { mayFail: false });
     order = orderOf(s, s.mode);
     try {
       state = await venue.status(order, s.ref);
     } catch (e) {
-      return retry(deps, s, claim, `Venue ${venue.name} did not answer: ${(e as Error).message}`, { mayFail: false });
+      return retry(deps, claims, c, `Venue ${venue.name} did not answer: ${(e as Error).message}`, { mayFail: false });
     }
   } else {
     venue = deps.venues.route(s.mode, from, to);
-    if (!venue) return retry(deps, s, claim, `No venue swaps ${from} to ${to} in ${s.mode} mode`);
+    if (!venue) return retry(deps, claims, c, `No venue swaps ${from} to ${to} in ${s.mode} mode`);
     const minimum = venue.minimum(from, to);
-    if (minimum && toMoney(s.amount).lt(minimum)) return retry(deps, s, claim, `${formatPlain(s.amount)} ${from} is below venue ${venue.name}'s minimum of ${minimum.toFixed()} ${from}`);
+    if (minimum && toMoney(s.amount).lt(minimum)) return retry(deps, claims, c, `${formatPlain(s.amount)} ${from} is below venue ${venue.name}'s minimum of ${minimum.toFixed()} ${from}`);
     const quote = deps.rates.quote(s.mode, PAYMENT_CURRENCY_INFO[from].asset as InvoiceCurrency, to);
-    if (!quote.ok) return retry(deps, s, claim, `No rate from ${from} to ${to}: ${quote.reason}`);
+    if (!quote.ok) return retry(deps, claims, c, `No rate from ${from} to ${to}: ${quote.reason}`);
     // The least output is fixed from the rate now and the rule's cap, and persisted before the venue hears of it.
     const minOut = minimumOutput(toMoney(s.amount), quote.quote.rate, toMoney(s.maxSlippagePercent), to);
-    if (!minOut.gt(0)) return retry(deps, s, claim, `${formatPlain(s.amount)} ${from} buys less than the smallest unit of ${to}`);
+    if (!minOut.gt(0)) return retry(deps, claims, c, `${formatPlain(s.amount)} ${from} buys less than the smallest unit of ${to}`);
     const deadline = new Date(Date.now() + deps.settings.deadlineMs);
-    const fixed = await deps.db.autoSwap.updateMany({
-      where: { id: s.id, claim, status: 'queued' },
-      data: { venue: venue.name, minOut: minOut.toFixed(), quotedRate: quote.quote.rate.toFixed(), deadline, updatedAt: new Date() },
-    });
-    if (fixed.count === 0) return;
+    const fixed = await deps.db.$executeRaw`
+      UPDATE "AutoSwap" t SET "venue" = ${venue.name}, "minOut" = ${minOut.toFixed()}::numeric, "quotedRate" = ${quote.quote.rate.toFixed()}::numeric,
+        "deadline" = ${deadline}, "updatedAt" = now()
+      WHERE ${claims.fence(c)} AND ${NO_OLD_CLAIM} AND t."status" = 'queued'`;
+    if (fixed === 0) return;
     order = { ...orderOf(s, s.mode), minOut, deadline };
     try {
       // The swap id is the venue's idempotency id: after a crash this call answers the order made before it.
@@ -247,19 +257,16 @@ async function driveOne(deps: AutoswapDeps, s: Claimed, claim: string): Promise<
     } catch (e) {
       // An error is an unknown outcome (the venue may have taken the order): the same submission is repeated until it
       // answers, never given up. A venue that knows it took nothing answers `failed, retryable` instead.
-      return retry(deps, s, claim, `Venue ${venue.name} did not answer the order: ${(e as Error).message}`, { mayFail: false });
+      return retry(deps, claims, c, `Venue ${venue.name} did not answer the order: ${(e as Error).message}`, { mayFail: false });
     }
   }
   if (state.state === 'pending') {
-    await deps.db.autoSwap.updateMany({
-      where: { id: s.id, claim, status: { in: ['queued', 'submitted'] } },
-      data: { status: 'submitted', ref: state.ref, leaseUntil: null, nextAttemptAt: new Date(), updatedAt: new Date() },
-    });
+    await claims.release(deps.db, [c], Prisma.sql`"status" = 'submitted', "ref" = ${state.ref}, "nextAttemptAt" = now(), "updatedAt" = now()`, Prisma.sql`${NO_OLD_CLAIM} AND ${UNFINISHED}`);
   } else if (state.state === 'filled') {
     await finishDone(deps, s.id, state);
   } else if (state.retryable) {
     // The venue has no order for it (or forgot a failed one): submitted again later, with a new minimum output.
-    await retry(deps, s, claim, state.reason, { requeue: true });
+    await retry(deps, claims, c, state.reason, { requeue: true });
   } else {
     await finishFailed(deps, s.id, state.reason, state.ref);
   }
@@ -269,27 +276,24 @@ async function driveOne(deps: AutoswapDeps, s: Claimed, claim: string): Promise<
  * Another attempt later (the delay doubling), or, once the attempts ran out, failed and released. A swap a venue may
  * still fill is never failed here (`mayFail: false`: a submitted order, or a submission whose outcome is unknown).
  */
-async function retry(deps: AutoswapDeps, s: Claimed, claim: string, reason: string, options: { mayFail?: boolean; requeue?: boolean } = {}): Promise<void> {
+async function retry(deps: AutoswapDeps, claims: RowClaims, c: Claimed, reason: string, options: { mayFail?: boolean; requeue?: boolean } = {}): Promise<void> {
+  const s = c.row;
   const attempts = s.attempts + 1;
   const { retryMs, maxAttempts } = deps.settings;
   let delay = retryDelayMs(attempts, retryMs, maxAttempts);
   if (delay === null && options.mayFail !== false) {
-    await finishFailed(deps, s.id, `${reason} (gave up after ${attempts} attempts)`, null, claim);
+    await finishFailed(deps, s.id, `${reason} (gave up after ${attempts} attempts)`, null, c.generation);
     return;
   }
   delay ??= retryDelayMs(maxAttempts - 1, retryMs, maxAttempts)!;
   deps.logger.warn({ autoswap: s.id, attempts, reason }, 'autoswap retried later');
-  await deps.db.autoSwap.updateMany({
-    where: { id: s.id, claim, status: { in: ['queued', 'submitted'] } },
-    data: {
-      attempts,
-      lastError: reason.slice(0, 500),
-      nextAttemptAt: new Date(Date.now() + delay),
-      leaseUntil: null,
-      ...(options.requeue ? { status: 'queued', ref: null } : {}),
-      updatedAt: new Date(),
-    },
-  });
+  await claims.release(
+    deps.db,
+    [c],
+    Prisma.sql`"attempts" = ${attempts}, "lastError" = ${reason.slice(0, 500)}, "nextAttemptAt" = ${new Date(Date.now() + delay)},
+      ${options.requeue ? Prisma.sql`"status" = 'queued', "ref" = NULL, ` : Prisma.empty}"updatedAt" = now()`,
+    Prisma.sql`${NO_OLD_CLAIM} AND ${UNFINISHED}`,
+  );
 }
 
 async function lockSwap(tx: Tx, id: string): Promise<AutoSwap | null> {
@@ -379,11 +383,18 @@ export async function finishDone(deps: AutoswapDeps, id: string, fill: Extract<S
 }
 
 /** Not filled and never will be: the hold goes back to merchant_available in the source currency, with the reason. */
-export async function finishFailed(deps: Pick<AutoswapDeps, 'db' | 'events'>, id: string, reason: string, ref: string | null, claim?: string): Promise<AutoSwap | null> {
+export async function finishFailed(
+  deps: Pick<AutoswapDeps, 'db' | 'events'>,
+  id: string,
+  reason: string,
+  ref: string | null,
+  /** The driver's claim giving up (its fence, read under the row lock); none for a venue's verdict. */
+  claimGeneration?: number,
+): Promise<AutoSwap | null> {
   return commitWithEvents(deps, async (tx) => {
     const s = await lockSwap(tx, id);
     if (!s || s.status === 'done' || s.status === 'failed') return s;
-    if (claim && s.claim !== claim) return s;
+    if (claimGeneration !== undefined && (s.claimGeneration !== claimGeneration || s.claim !== null)) return s;
     await postJournal(tx, {
       companyId: s.companyId,
       asset: s.fromCurrency,

@@ -292,12 +292,15 @@ export class RowClaims {
     return rows.map((r) => r.key);
   }
 
-  /** Hands claims back at once (setting `set` too, e.g. the stage they wait in); answers the keys handed back. */
-  async release(db: LeaseDb, claims: Claim<unknown>[], set?: Prisma.Sql): Promise<string[]> {
+  /**
+   * Hands claims back at once (setting `set` too, e.g. the stage they wait in, where `and` on alias `t` holds too);
+   * answers the keys handed back.
+   */
+  async release(db: LeaseDb, claims: Claim<unknown>[], set?: Prisma.Sql, and: Prisma.Sql = Prisma.sql`TRUE`): Promise<string[]> {
     if (claims.length === 0) return [];
     const { table, until } = this.t;
     const rows = await db.$queryRaw<{ key: string }[]>`
-      UPDATE ${table} t SET ${until} = NULL ${set ? Prisma.sql`, ${set}` : Prisma.empty} WHERE ${this.fenceAll(claims)}
+      UPDATE ${table} t SET ${until} = NULL ${set ? Prisma.sql`, ${set}` : Prisma.empty} WHERE ${this.fenceAll(claims)} AND (${and})
       RETURNING t.${this.t.key}::text AS "key"`;
     return rows.map((r) => r.key);
   }

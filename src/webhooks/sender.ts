@@ -78,11 +78,20 @@ export class WebhookSender {
           ...standardWebhookHeaders(req.secretKey, req.eventId, req.timestampSeconds, req.body),
         },
       });
-      // One deadline for the whole exchange: connect, send, status and body.
-      const timer = setTimeout(() => {
-        request.destroy();
-        finish({ statusCode: null, error: `timed out after ${this.timeoutMs} ms`, responseBody: null });
-      }, this.timeoutMs);
+      // One deadline for the whole exchange: connect, send, status and body. A process starved past it (a long
+      // synchronous step: an embedded database's query, a loaded machine) wakes with the timer due and the answer
+      // possibly already in its socket: timers run before I/O in a loop turn, so the timeout is decided after this
+      // turn's I/O (setImmediate), and an answer that had arrived wins (otherwise a failed attempt, retried, and a
+      // duplicate for the receiver).
+      const timer = setTimeout(
+        () =>
+          setImmediate(() => {
+            if (settled) return;
+            request.destroy();
+            finish({ statusCode: null, error: `timed out after ${this.timeoutMs} ms`, responseBody: null });
+          }),
+        this.timeoutMs,
+      );
       request.on('error', (e) => finish({ statusCode: null, error: e.message, responseBody: null }));
       request.on('response', (res) => {
         const chunks: Buffer[] = [];
