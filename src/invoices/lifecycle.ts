@@ -16,7 +16,7 @@ import { PAYMENT_CURRENCY_INFO, isInvoiceCurrency, isPaymentCurrency, type Payme
 import { requireOffered } from '../chains/offered.ts';
 import { MAX_AMOUNT, MAX_BALANCE, Money, toMoney } from '../domain/money.ts';
 import { AppError, ConflictError, LimitExceededError, NotFoundError, RateUnavailableError, ValidationError } from '../errors/app-error.ts';
-import { ACCOUNTS, postJournal } from '../ledger/ledger.ts';
+import { ACCOUNTS, postJournal, type Journal } from '../ledger/ledger.ts';
 import type { FeeTable } from '../pricing/fees.ts';
 import type { RateBook } from '../pricing/rates.ts';
 import type { Logger } from '../logger.ts';
@@ -53,30 +53,53 @@ export async function lockInvoice(tx: Tx, invoiceId: string): Promise<Invoice> {
   return invoice;
 }
 
-interface Facts {
+export interface Facts {
   confirmedTotal: Decimal;
   unconfirmedCount: number;
   expected: Decimal;
   tolerance: Decimal;
 }
 
-async function gatherFacts(tx: Tx, invoice: Invoice): Promise<Facts> {
-  const expected = invoice.paymentAmount === null ? new Money(0) : toMoney(invoice.paymentAmount);
-  // Nothing can have been paid before the invoice has an address.
-  if (invoice.status === 'created') return { confirmedTotal: new Money(0), unconfirmedCount: 0, expected, tolerance: new Money(0) };
+/** What gatherFacts reads in one row: the transfer totals and the merchant's underpayment limit. */
+export interface FactsRow {
+  confirmed: Prisma.Decimal;
+  unconfirmed: number;
+  fixed: Prisma.Decimal | null;
+  percent: Prisma.Decimal | null;
+  limited: boolean;
+}
+
+/** An invoice's transfer totals (`confirmed`, `unconfirmed`) as a query, for a statement that checks them. */
+export const transferTotalsSql = (invoiceId: string): Prisma.Sql => Prisma.sql`
+  SELECT COALESCE(SUM("amount") FILTER (WHERE "state" = 'confirmed'), 0) AS confirmed,
+    COUNT(*) FILTER (WHERE "state" = 'seen' AND "role" = 'payment')::int AS unconfirmed
+  FROM "ChainTransfer" WHERE "invoiceId" = ${invoiceId} AND "role" IN ('payment', 'late') AND "state" IN ('seen', 'confirmed')`;
+
+/** The query of a FactsRow. */
+export function factsRowSql(invoice: Pick<Invoice, 'id' | 'companyId' | 'paymentCurrency'>): Prisma.Sql {
   const currency = invoice.paymentCurrency ?? '';
-  // The transfer totals and the merchant's underpayment limit in one round trip.
-  const [row] = await tx.$queryRaw<{ confirmed: Prisma.Decimal; unconfirmed: number; fixed: Prisma.Decimal | null; percent: Prisma.Decimal | null; limited: boolean }[]>`
-    WITH t AS (
-      SELECT COALESCE(SUM("amount") FILTER (WHERE "state" = 'confirmed'), 0) AS confirmed,
-        COUNT(*) FILTER (WHERE "state" = 'seen' AND "role" = 'payment')::int AS unconfirmed
-      FROM "ChainTransfer" WHERE "invoiceId" = ${invoice.id} AND "role" IN ('payment', 'late') AND "state" IN ('seen', 'confirmed')
-    )
+  return Prisma.sql`
+    WITH t AS (${transferTotalsSql(invoice.id)})
     SELECT t.confirmed, t.unconfirmed, l."fixed", l."percent", l."asset" IS NOT NULL AS limited
     FROM t LEFT JOIN "UnderpaymentLimit" l
       ON l."companyId" = ${invoice.companyId}::uuid AND l."asset" = ${isPaymentCurrency(currency) ? PAYMENT_CURRENCY_INFO[currency].asset : null}::text`;
-  const tolerance = isPaymentCurrency(currency) ? toleranceFrom(row!.limited ? { fixed: row!.fixed, percent: row!.percent } : null, expected) : new Money(0);
-  return { confirmedTotal: toMoney(row!.confirmed), unconfirmedCount: Number(row!.unconfirmed), expected, tolerance };
+}
+
+/** The facts of `invoice` from its FactsRow (none needed before the invoice has an address). */
+export function factsFrom(invoice: Invoice, row: FactsRow | null): Facts {
+  const expected = invoice.paymentAmount === null ? new Money(0) : toMoney(invoice.paymentAmount);
+  // Nothing can have been paid before the invoice has an address.
+  if (invoice.status === 'created' || !row) return { confirmedTotal: new Money(0), unconfirmedCount: 0, expected, tolerance: new Money(0) };
+  const currency = invoice.paymentCurrency ?? '';
+  const tolerance = isPaymentCurrency(currency) ? toleranceFrom(row.limited ? { fixed: row.fixed, percent: row.percent } : null, expected) : new Money(0);
+  return { confirmedTotal: toMoney(row.confirmed), unconfirmedCount: Number(row.unconfirmed), expected, tolerance };
+}
+
+async function gatherFacts(tx: Tx, invoice: Invoice): Promise<Facts> {
+  if (invoice.status === 'created') return factsFrom(invoice, null);
+  // The transfer totals and the merchant's underpayment limit in one round trip.
+  const [row] = await tx.$queryRaw<FactsRow[]>(factsRowSql(invoice));
+  return factsFrom(invoice, row!);
 }
 
 /** The columns a lifecycle move writes, with their SQL types. */
@@ -101,25 +124,38 @@ const CHANGE_COLUMNS = {
 
 export type InvoiceChange = Partial<Record<keyof typeof CHANGE_COLUMNS, string | Date | null>>;
 
-/** The invoice's new state and, when it moved, its event: one statement. */
-async function writeChange(tx: Tx, invoiceId: string, change: InvoiceChange, event: NewEvent | null): Promise<Invoice> {
+/** The SET list of a change (with "updatedAt"). */
+export function changeSets(change: InvoiceChange): Prisma.Sql {
   const sets = Object.entries(change).map(
     ([column, value]) => Prisma.sql`${Prisma.raw(`"${column}"`)} = ${value}::${Prisma.raw(CHANGE_COLUMNS[column as keyof typeof CHANGE_COLUMNS])}`,
   );
+  return Prisma.join([...sets, Prisma.sql`"updatedAt" = now()`]);
+}
+
+/** The invoice's new state and, when it moved, its event: one statement. */
+async function writeChange(tx: Tx, invoiceId: string, change: InvoiceChange, event: NewEvent | null): Promise<Invoice> {
   const [updated] = await tx.$queryRaw<Invoice[]>`
-    WITH changed AS (UPDATE "Invoice" SET ${Prisma.join([...sets, Prisma.sql`"updatedAt" = now()`])} WHERE "id" = ${invoiceId} RETURNING *)
+    WITH changed AS (UPDATE "Invoice" SET ${changeSets(change)} WHERE "id" = ${invoiceId} RETURNING *)
     ${event ? Prisma.sql`, ${eventCtes(event)}` : Prisma.empty}
     SELECT * FROM changed`;
   if (event) noteEvents(tx, [event.type]);
   return updated!;
 }
 
+/** What a lifecycle move writes: the invoice's columns, its status event when it moved, the fee journal on `done`. */
+export interface Move {
+  change: InvoiceChange;
+  /** The status after the move (the same when it stayed). */
+  status: InvoiceStatus;
+  event: NewEvent | null;
+  fee: Journal | null;
+}
+
 /**
- * Recomputes the payment totals and applies the state machine's decision for `trigger`: status, events and, on
- * `done`, the fee. `fill` is written with the move (proceed's quote). Throws a conflict when the machine rejects.
+ * The state machine's decision for `trigger` on these facts, as what to write (pure). Throws a conflict when the
+ * machine rejects, and LimitExceededError when the payments would total more than the limit.
  */
-export async function reevaluate(tx: Tx, invoice: Invoice, trigger: Trigger, now: Date, fill: InvoiceChange = {}): Promise<Invoice> {
-  const facts = await gatherFacts(tx, invoice);
+export function planMove(invoice: Invoice, facts: Facts, trigger: Trigger, now: Date, fill: InvoiceChange = {}): Move {
   const decision = decide({ status: invoice.status as InvoiceStatus, ...facts }, trigger);
   if (decision.kind === 'reject') {
     throw new ConflictError(trigger === 'proceed' ? 'INVOICE_NOT_PROCEEDABLE' : 'CONFLICT', `Invoice ${invoice.id}: ${decision.reason}`);
@@ -130,6 +166,7 @@ export async function reevaluate(tx: Tx, invoice: Invoice, trigger: Trigger, now
   }
   const overpaid = Money.max(facts.confirmedTotal.minus(facts.expected), 0);
   const data: InvoiceChange = { ...fill, paidAmount: facts.confirmedTotal.toFixed(), overpaidAmount: overpaid.toFixed() };
+  let fee: Journal | null = null;
   if (decision.kind === 'move') {
     data.status = decision.to;
     if (decision.to === 'done') {
@@ -138,26 +175,41 @@ export async function reevaluate(tx: Tx, invoice: Invoice, trigger: Trigger, now
         data.settlement = invoice.status === 'wrong' ? 'accepted_short' : 'accepted_late';
       }
       // The fee was quoted at proceed; a short payment the merchant accepted pays at most what arrived.
-      const fee = Money.min(toMoney(invoice.invoiceFee ?? 0), facts.confirmedTotal);
-      data.feeCharged = fee.toFixed();
+      const charged = Money.min(toMoney(invoice.invoiceFee ?? 0), facts.confirmedTotal);
+      data.feeCharged = charged.toFixed();
       data.settledAt = now;
       // The soak's planted bug (docs/soak.md): a fee journal left out now and then, for ledger:verify to find.
-      if (!skipThisJournal()) await postJournal(tx, {
+      if (!skipThisJournal()) fee = {
         companyId: invoice.companyId,
         asset: invoice.paymentCurrency!,
         kind: 'fee',
         postings: [
-          { account: ACCOUNTS.merchantAvailable, amount: fee.neg() },
-          { account: ACCOUNTS.platformFees, amount: fee },
+          { account: ACCOUNTS.merchantAvailable, amount: charged.neg() },
+          { account: ACCOUNTS.platformFees, amount: charged },
         ],
         invoiceId: invoice.id,
-      });
+      };
     }
     if (decision.to === 'wrong' || decision.to === 'closed' || decision.to === 'refunded') data.settledAt = now;
     if (decision.to === 'refunded') data.settlement = 'refunded';
   }
   const extras = { orderId: invoice.orderId, metadata: invoice.metadata, settlement: (data.settlement ?? invoice.settlement) as Settlement | null };
-  return writeChange(tx, invoice.id, data, decision.kind === 'move' ? invoiceStatusEvent(invoice.companyId, invoice.id, decision.to, extras) : null);
+  return {
+    change: data,
+    status: decision.kind === 'move' ? decision.to : (invoice.status as InvoiceStatus),
+    event: decision.kind === 'move' ? invoiceStatusEvent(invoice.companyId, invoice.id, decision.to, extras) : null,
+    fee,
+  };
+}
+
+/**
+ * Recomputes the payment totals and applies the state machine's decision for `trigger`: status, events and, on
+ * `done`, the fee. `fill` is written with the move (proceed's quote). Throws a conflict when the machine rejects.
+ */
+export async function reevaluate(tx: Tx, invoice: Invoice, trigger: Trigger, now: Date, fill: InvoiceChange = {}): Promise<Invoice> {
+  const move = planMove(invoice, await gatherFacts(tx, invoice), trigger, now, fill);
+  if (move.fee) await postJournal(tx, move.fee);
+  return writeChange(tx, invoice.id, move.change, move.event);
 }
 
 /** A report that comes after the payment window closed: close first (the sweeper may not have run yet). */
