@@ -70,23 +70,22 @@ export interface FactsRow {
 }
 
 /** An invoice's transfer totals (`confirmed`, `unconfirmed`) as a query, for a statement that checks them. */
-export const transferTotalsSql = (invoiceId: string): Prisma.Sql => Prisma.sql`
+export const transferTotalsSql = (invoiceId: Prisma.Sql): Prisma.Sql => Prisma.sql`
   SELECT COALESCE(SUM("amount") FILTER (WHERE "state" = 'confirmed'), 0) AS confirmed,
     COUNT(*) FILTER (WHERE "state" = 'seen' AND "role" = 'payment')::int AS unconfirmed
   FROM "ChainTransfer" WHERE "invoiceId" = ${invoiceId} AND "role" IN ('payment', 'late') AND "state" IN ('seen', 'confirmed')`;
 
-/** The query of a FactsRow. */
-export function factsRowSql(invoice: Pick<Invoice, 'id' | 'companyId' | 'paymentCurrency'>): Prisma.Sql {
-  const currency = invoice.paymentCurrency ?? '';
+/** The query of a FactsRow, over SQL expressions of the invoice's id and company (a join may name its columns). */
+export function factsRowSql(invoiceId: Prisma.Sql, companyId: Prisma.Sql, paymentCurrency: string | null): Prisma.Sql {
+  const currency = paymentCurrency ?? '';
   return Prisma.sql`
-    WITH t AS (${transferTotalsSql(invoice.id)})
     SELECT t.confirmed, t.unconfirmed, l."fixed", l."percent", l."asset" IS NOT NULL AS limited
-    FROM t LEFT JOIN "UnderpaymentLimit" l
-      ON l."companyId" = ${invoice.companyId}::uuid AND l."asset" = ${isPaymentCurrency(currency) ? PAYMENT_CURRENCY_INFO[currency].asset : null}::text`;
+    FROM (${transferTotalsSql(invoiceId)}) t LEFT JOIN "UnderpaymentLimit" l
+      ON l."companyId" = ${companyId} AND l."asset" = ${isPaymentCurrency(currency) ? PAYMENT_CURRENCY_INFO[currency].asset : null}::text`;
 }
 
 /** The facts of `invoice` from its FactsRow (none needed before the invoice has an address). */
-export function factsFrom(invoice: Invoice, row: FactsRow | null): Facts {
+export function factsFrom(invoice: Pick<Invoice, 'status' | 'paymentAmount' | 'paymentCurrency'>, row: FactsRow | null): Facts {
   const expected = invoice.paymentAmount === null ? new Money(0) : toMoney(invoice.paymentAmount);
   // Nothing can have been paid before the invoice has an address.
   if (invoice.status === 'created' || !row) return { confirmedTotal: new Money(0), unconfirmedCount: 0, expected, tolerance: new Money(0) };
@@ -98,7 +97,7 @@ export function factsFrom(invoice: Invoice, row: FactsRow | null): Facts {
 async function gatherFacts(tx: Tx, invoice: Invoice): Promise<Facts> {
   if (invoice.status === 'created') return factsFrom(invoice, null);
   // The transfer totals and the merchant's underpayment limit in one round trip.
-  const [row] = await tx.$queryRaw<FactsRow[]>(factsRowSql(invoice));
+  const [row] = await tx.$queryRaw<FactsRow[]>(factsRowSql(Prisma.sql`${invoice.id}`, Prisma.sql`${invoice.companyId}::uuid`, invoice.paymentCurrency));
   return factsFrom(invoice, row!);
 }
 
@@ -142,6 +141,9 @@ async function writeChange(tx: Tx, invoiceId: string, change: InvoiceChange, eve
   return updated!;
 }
 
+/** What planMove reads of the invoice. */
+export type MoveSubject = Pick<Invoice, 'id' | 'companyId' | 'status' | 'invoiceFee' | 'paymentCurrency' | 'orderId' | 'metadata' | 'settlement'>;
+
 /** What a lifecycle move writes: the invoice's columns, its status event when it moved, the fee journal on `done`. */
 export interface Move {
   change: InvoiceChange;
@@ -155,7 +157,7 @@ export interface Move {
  * The state machine's decision for `trigger` on these facts, as what to write (pure). Throws a conflict when the
  * machine rejects, and LimitExceededError when the payments would total more than the limit.
  */
-export function planMove(invoice: Invoice, facts: Facts, trigger: Trigger, now: Date, fill: InvoiceChange = {}): Move {
+export function planMove(invoice: MoveSubject, facts: Facts, trigger: Trigger, now: Date, fill: InvoiceChange = {}): Move {
   const decision = decide({ status: invoice.status as InvoiceStatus, ...facts }, trigger);
   if (decision.kind === 'reject') {
     throw new ConflictError(trigger === 'proceed' ? 'INVOICE_NOT_PROCEEDABLE' : 'CONFLICT', `Invoice ${invoice.id}: ${decision.reason}`);

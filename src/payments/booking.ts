@@ -8,7 +8,7 @@ import { eventsCtes, type NewEvent } from '../core/events.ts';
 import type { Mode } from '../domain/modes.ts';
 import { toMoney } from '../domain/money.ts';
 import { LimitExceededError } from '../errors/app-error.ts';
-import { factsFrom, factsRowSql, planMove, changeSets, transferTotalsSql, type Facts, type FactsRow, type LifecycleDeps } from '../invoices/lifecycle.ts';
+import { changeSets, factsFrom, factsRowSql, planMove, transferTotalsSql, type Facts, type FactsRow, type LifecycleDeps, type MoveSubject } from '../invoices/lifecycle.ts';
 import { ACCOUNTS, journalsInStatement, type Journal } from '../ledger/ledger.ts';
 import { INVOICE_CONFIRMATIONS } from './declarations.ts';
 
@@ -106,36 +106,91 @@ export function reportEvents(args: {
   return events;
 }
 
-type Snapshot = Invoice & FactsRow & { version: string; hooked: boolean };
+/** What the one-statement way needs of the invoice, read with its address (snapshotJoin). */
+export interface InvoiceSnapshot {
+  invoice: MoveSubject & Pick<Invoice, 'paymentAmount' | 'expiredAt'>;
+  facts: FactsRow;
+  /** The row version read (xmin): every change to an invoice's payments rewrites its row. */
+  version: string;
+  /** Some credit hook may act on a credit of the report's asset (an autoswap or auto-withdrawal rule). */
+  hooked: boolean;
+}
+
+/** A join for the address query (alias `a`): the invoice of the address as InvoiceSnapshot's columns (`s_*`), if any. */
+export function snapshotJoin(deps: Pick<LifecycleDeps, 'credits'>, report: TransferReport): Prisma.Sql {
+  return Prisma.sql`LEFT JOIN LATERAL (
+      SELECT i."status" AS s_status, i."paymentAmount" AS "s_paymentAmount", i."invoiceFee" AS "s_invoiceFee", i."paymentCurrency" AS "s_paymentCurrency",
+        i."orderId" AS "s_orderId", i."metadata" AS s_metadata, i."settlement" AS s_settlement, i."expiredAt" AS "s_expiredAt", i.xmin::text AS s_version,
+        f.confirmed AS s_confirmed, f.unconfirmed AS s_unconfirmed, f."fixed" AS s_fixed, f."percent" AS s_percent, f.limited AS s_limited,
+        ${deps.credits.mayAct(Prisma.sql`i."companyId"`, Prisma.sql`${report.asset}::text`)} AS s_hooked
+      FROM "Invoice" i CROSS JOIN LATERAL (${factsRowSql(Prisma.sql`i."id"`, Prisma.sql`i."companyId"`, report.asset)}) f
+      WHERE i."id" = a."invoiceId" AND i."companyId" = a."companyId"
+    ) s ON TRUE`;
+}
+
+/** The columns snapshotJoin adds (all null without an invoice). */
+export interface SnapshotColumns {
+  s_status: Invoice['status'] | null;
+  s_paymentAmount: Invoice['paymentAmount'];
+  s_invoiceFee: Invoice['invoiceFee'];
+  s_paymentCurrency: Invoice['paymentCurrency'];
+  s_orderId: Invoice['orderId'];
+  s_metadata: Invoice['metadata'];
+  s_settlement: Invoice['settlement'];
+  s_expiredAt: Invoice['expiredAt'];
+  s_version: string;
+  s_confirmed: FactsRow['confirmed'];
+  s_unconfirmed: number;
+  s_fixed: FactsRow['fixed'];
+  s_percent: FactsRow['percent'];
+  s_limited: boolean;
+  s_hooked: boolean;
+}
+
+/** The snapshot in a row of the address query (null without an invoice). */
+export function snapshotOf(row: PaymentAddress & SnapshotColumns): InvoiceSnapshot | null {
+  if (!row.invoiceId || row.s_status === null) return null;
+  return {
+    invoice: {
+      id: row.invoiceId, companyId: row.companyId, status: row.s_status, paymentAmount: row.s_paymentAmount, invoiceFee: row.s_invoiceFee,
+      paymentCurrency: row.s_paymentCurrency, orderId: row.s_orderId, metadata: row.s_metadata, settlement: row.s_settlement, expiredAt: row.s_expiredAt,
+    },
+    facts: { confirmed: row.s_confirmed, unconfirmed: row.s_unconfirmed, fixed: row.s_fixed, percent: row.s_percent, limited: row.s_limited },
+    version: row.s_version,
+    hooked: row.s_hooked,
+  };
+}
 
 /**
  * The common case in one statement, outside an interactive transaction: a new transfer in the invoice's asset to an
  * invoice that is not past its window, where no credit hook may act (no autoswap or auto-withdrawal rule). The
- * invoice and its facts are read first (no lock); the statement then locks the invoice only if it is still that
- * row version (xmin: every change to an invoice's payments rewrites its row), re-checks the transfer totals and
- * the hooks, and writes the transfer, the credit and fee journals, the invoice's move and the events, each only if
- * all of that holds and every balance stays within its limit. Null when it wrote nothing: the caller books the
- * report the general way (which also answers duplicates and limits), in a transaction.
+ * invoice and its facts were read with the address (no lock); the statement locks the invoice only if it is still
+ * that row version, re-checks the transfer totals and the hooks, and writes the transfer, the credit and fee
+ * journals, the invoice's move and the events, each only if all of that holds and every balance stays within its
+ * limit. Null when it wrote nothing: the caller books the report the general way (which also answers duplicates
+ * and limits), in a transaction.
  */
-export async function bookInOneStatement(deps: LifecycleDeps, report: TransferReport, mode: Mode, address: PaymentAddress, now: Date): Promise<ChainTransfer | null> {
-  if (report.dropped || report.asset !== address.asset || !address.invoiceId) return null;
+export async function bookInOneStatement(
+  deps: LifecycleDeps,
+  report: TransferReport,
+  mode: Mode,
+  address: PaymentAddress,
+  snapshot: InvoiceSnapshot | null,
+  now: Date,
+): Promise<ChainTransfer | null> {
+  if (!snapshot || report.dropped || report.asset !== address.asset || !address.invoiceId) return null;
+  const { invoice, version } = snapshot;
   const invoiceId = address.invoiceId;
-  const asset = Prisma.sql`${report.asset}::text`;
-  const hooked = deps.credits.mayAct(Prisma.sql`${address.companyId}::uuid`, asset);
-  const [invoice] = await deps.db.$queryRaw<Snapshot[]>`
-    SELECT i.*, i.xmin::text AS "version", f.*, ${hooked} AS "hooked"
-    FROM "Invoice" i CROSS JOIN (${factsRowSql({ id: invoiceId, companyId: address.companyId, paymentCurrency: address.asset })}) f
-    WHERE i."id" = ${invoiceId}`;
-  if (!invoice || invoice.companyId !== address.companyId || invoice.status === 'created') return null;
+  if (invoice.status === 'created') return null;
   // Past its window: the general way closes it first.
   const open = invoice.status === 'pending' || invoice.status === 'processing';
   if (open && invoice.expiredAt && invoice.expiredAt <= now) return null;
 
   const required = deps.chains.requiredConfirmations(report.asset, mode);
   const confirmed = report.confirmations >= required;
-  if (confirmed && invoice.hooked) return null;
+  if (confirmed && snapshot.hooked) return null;
   const role = roleOf(report, address, invoice.status);
-  const before = factsFrom(invoice, invoice);
+  const before = factsFrom(invoice, snapshot.facts);
   const facts: Facts = {
     ...before,
     confirmedTotal: confirmed ? before.confirmedTotal.plus(report.amount) : before.confirmedTotal,
@@ -162,12 +217,12 @@ export async function bookInOneStatement(deps: LifecycleDeps, report: TransferRe
     ...reportEvents({ transfer, invoiceId, statusBefore: invoice.status, statusAfter: move.status, becameConfirmed: confirmed, requiredConfirmations: required }),
   ];
   const unchanged = Prisma.sql`(SELECT count(*) FROM locked) = 1
-    AND t."confirmed" = ${toMoney(invoice.confirmed).toFixed()}::numeric AND t."unconfirmed" = ${before.unconfirmedCount}::int
-    AND NOT ${confirmed ? hooked : Prisma.sql`FALSE`}`;
+    AND t."confirmed" = ${toMoney(snapshot.facts.confirmed).toFixed()}::numeric AND t."unconfirmed" = ${before.unconfirmedCount}::int
+    AND NOT ${confirmed ? deps.credits.mayAct(Prisma.sql`${invoice.companyId}::uuid`, Prisma.sql`${report.asset}::text`) : Prisma.sql`FALSE`}`;
   // RECURSIVE only lets the expressions name later ones (new_transfer, journal_fits); none refers to itself.
   const [row] = await deps.db.$queryRaw<ChainTransfer[]>`
-    WITH RECURSIVE locked AS (SELECT "id" FROM "Invoice" WHERE "id" = ${invoiceId} AND xmin = ${invoice.version}::xid FOR UPDATE),
-    checked AS (SELECT ${unchanged} AS "ok" FROM (${transferTotalsSql(invoiceId)}) t),
+    WITH RECURSIVE locked AS (SELECT "id" FROM "Invoice" WHERE "id" = ${invoiceId} AND xmin = ${version}::xid FOR UPDATE),
+    checked AS (SELECT ${unchanged} AS "ok" FROM (${transferTotalsSql(Prisma.sql`${invoiceId}`)}) t),
     ${journals.ctes}
     new_transfer AS (${insertTransferSql({ report, mode, role, confirmed, companyId: invoice.companyId, invoiceId, addressId: address.id, now }, Prisma.sql`(SELECT "ok" FROM checked) AND ${journals.fits}`, transferId)}),
     changed AS (UPDATE "Invoice" SET ${changeSets(move.change)} WHERE "id" = ${invoiceId} AND ${inserted} RETURNING "id")

@@ -10,7 +10,7 @@ import { fitsColumn, toMoney } from '../domain/money.ts';
 import { ConflictError, LimitExceededError, NotFoundError } from '../errors/app-error.ts';
 import { closeIfExpired, lockInvoice, reevaluate, type LifecycleDeps } from '../invoices/lifecycle.ts';
 import { postJournal } from '../ledger/ledger.ts';
-import { bookInOneStatement, creditJournal, insertTransferSql, reportEvents, roleOf } from './booking.ts';
+import { bookInOneStatement, creditJournal, insertTransferSql, reportEvents, roleOf, snapshotJoin, snapshotOf, type SnapshotColumns } from './booking.ts';
 import { applyDepositReport, freezeOverLimit } from '../deposits/processor.ts';
 import type { DepositDeps } from '../deposits/service.ts';
 
@@ -32,9 +32,11 @@ export async function applyTransferReport(deps: PaymentDeps, report: TransferRep
   // The address and its company's time in one round trip; the assets of the network let it use the
   // (asset, address, tag) index.
   const assets = PAYMENT_CURRENCIES.filter((c) => PAYMENT_CURRENCY_INFO[c].network === report.network);
-  const [address] = assets.length === 0 ? [] : await deps.db.$queryRaw<(PaymentAddress & { now: Date })[]>`
-    SELECT a.*, ${deps.clock.companyNowSql('a."companyId"')} AS "now" FROM "PaymentAddress" a
+  // With an invoice's address, the invoice as the one-statement way needs it (booking.ts).
+  const [address] = assets.length === 0 ? [] : await deps.db.$queryRaw<(PaymentAddress & SnapshotColumns & { now: Date })[]>`
+    SELECT a.*, ${deps.clock.companyNowSql('a."companyId"')} AS "now", s.* FROM "PaymentAddress" a
     JOIN "Company" c ON c."id" = a."companyId" AND c."mode" = ${mode}::"Mode"
+    ${snapshotJoin(deps, report)}
     WHERE a."asset" IN (${Prisma.join(assets)}) AND a."address" = ${report.to}
       AND ${report.tag === null ? Prisma.sql`a."tag" IS NULL` : Prisma.sql`a."tag" = ${report.tag}`}
     LIMIT 1`;
@@ -46,7 +48,7 @@ export async function applyTransferReport(deps: PaymentDeps, report: TransferRep
   const invoiceId = address.invoiceId;
   const now = address.now;
   try {
-    return (await bookInOneStatement(deps, report, mode, address, now)) ?? (await bookTransferReport(deps, report, mode, address, invoiceId, now));
+    return (await bookInOneStatement(deps, report, mode, address, snapshotOf(address), now)) ?? (await bookTransferReport(deps, report, mode, address, invoiceId, now));
   } catch (e) {
     if (!(e instanceof LimitExceededError)) throw e;
     const invoice = await deps.db.invoice.findUniqueOrThrow({ where: { id: invoiceId }, select: { status: true } });
