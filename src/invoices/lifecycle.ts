@@ -12,7 +12,7 @@ import type { ChainRegistry } from '../chains/adapter.ts';
 import type { Clock } from '../clock.ts';
 import type { Company } from '../core/auth.ts';
 import { commitWithEvents, eventCtes, noteEvents, type EventDeps, type NewEvent } from '../core/events.ts';
-import { PAYMENT_CURRENCY_INFO, isInvoiceCurrency, isPaymentCurrency, type PaymentCurrency } from '../domain/assets.ts';
+import { PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO, isInvoiceCurrency, isPaymentCurrency, type PaymentCurrency } from '../domain/assets.ts';
 import { requireOffered } from '../chains/offered.ts';
 import { MAX_AMOUNT, MAX_BALANCE, Money, toMoney } from '../domain/money.ts';
 import { AppError, ConflictError, LimitExceededError, NotFoundError, RateUnavailableError, ValidationError } from '../errors/app-error.ts';
@@ -76,13 +76,21 @@ export const transferTotalsSql = (invoiceId: Prisma.Sql): Prisma.Sql => Prisma.s
   FROM "ChainTransfer" WHERE "invoiceId" = ${invoiceId} AND "role" IN ('payment', 'late') AND "state" IN ('seen', 'confirmed')`;
 
 /** The query of a FactsRow, over SQL expressions of the invoice's id and company (a join may name its columns). */
-export function factsRowSql(invoiceId: Prisma.Sql, companyId: Prisma.Sql, paymentCurrency: string | null): Prisma.Sql {
+export function factsRowSql(invoiceId: Prisma.Sql, companyId: Prisma.Sql, paymentCurrency: string | null | Prisma.Sql): Prisma.Sql {
   const currency = paymentCurrency ?? '';
+  const asset =
+    typeof currency !== 'string'
+      ? assetOfCurrencySql(currency)
+      : Prisma.sql`${isPaymentCurrency(currency) ? PAYMENT_CURRENCY_INFO[currency].asset : null}::text`;
   return Prisma.sql`
     SELECT t.confirmed, t.unconfirmed, l."fixed", l."percent", l."asset" IS NOT NULL AS limited
     FROM (${transferTotalsSql(invoiceId)}) t LEFT JOIN "UnderpaymentLimit" l
-      ON l."companyId" = ${companyId} AND l."asset" = ${isPaymentCurrency(currency) ? PAYMENT_CURRENCY_INFO[currency].asset : null}::text`;
+      ON l."companyId" = ${companyId} AND l."asset" = ${asset}`;
 }
+
+/** The asset of a payment currency given as an SQL expression (the currencies are the code's own names). */
+const assetOfCurrencySql = (currency: Prisma.Sql): Prisma.Sql =>
+  Prisma.sql`(CASE ${currency} ${Prisma.raw(PAYMENT_CURRENCIES.map((c) => `WHEN '${c}' THEN '${PAYMENT_CURRENCY_INFO[c].asset}'`).join(' '))} END)`;
 
 /** The facts of `invoice` from its FactsRow (none needed before the invoice has an address). */
 export function factsFrom(invoice: Pick<Invoice, 'status' | 'paymentAmount' | 'paymentCurrency'>, row: FactsRow | null): Facts {

@@ -116,14 +116,17 @@ export interface InvoiceSnapshot {
   hooked: boolean;
 }
 
-/** A join for the address query (alias `a`): the invoice of the address as InvoiceSnapshot's columns (`s_*`), if any. */
-export function snapshotJoin(deps: Pick<LifecycleDeps, 'credits'>, report: TransferReport): Prisma.Sql {
+/**
+ * A join for the address lookup (alias `a`): the invoice of the address as InvoiceSnapshot's columns (`s_*`), if any.
+ * Its totals and hook rules are those of the address's asset: the one-statement way books nothing else.
+ */
+export function snapshotJoin(deps: Pick<LifecycleDeps, 'credits'>): Prisma.Sql {
   return Prisma.sql`LEFT JOIN LATERAL (
       SELECT i."status" AS s_status, i."paymentAmount" AS "s_paymentAmount", i."invoiceFee" AS "s_invoiceFee", i."paymentCurrency" AS "s_paymentCurrency",
         i."orderId" AS "s_orderId", i."metadata" AS s_metadata, i."settlement" AS s_settlement, i."expiredAt" AS "s_expiredAt", i.xmin::text AS s_version,
         f.confirmed AS s_confirmed, f.unconfirmed AS s_unconfirmed, f."fixed" AS s_fixed, f."percent" AS s_percent, f.limited AS s_limited,
-        ${deps.credits.mayAct(Prisma.sql`i."companyId"`, Prisma.sql`${report.asset}::text`)} AS s_hooked
-      FROM "Invoice" i CROSS JOIN LATERAL (${factsRowSql(Prisma.sql`i."id"`, Prisma.sql`i."companyId"`, report.asset)}) f
+        ${deps.credits.mayAct(Prisma.sql`i."companyId"`, Prisma.sql`a."asset"`)} AS s_hooked
+      FROM "Invoice" i CROSS JOIN LATERAL (${factsRowSql(Prisma.sql`i."id"`, Prisma.sql`i."companyId"`, Prisma.sql`a."asset"`)}) f
       WHERE i."id" = a."invoiceId" AND i."companyId" = a."companyId"
     ) s ON TRUE`;
 }

@@ -1,16 +1,16 @@
 // Applies what chains report to invoices: each report is one transaction that locks the invoice, records the
 // transfer, books the ledger and lets the invoice lifecycle move the status and write the events; the common case
 // is one statement (booking.ts, docs/payments.md "One statement"). Replaying a report changes nothing.
-import { Prisma, type ChainTransfer, type PaymentAddress } from '../../generated/prisma/client.ts';
+import type { ChainTransfer, PaymentAddress } from '../../generated/prisma/client.ts';
 import type { TransferReport } from '../chains/adapter.ts';
 import { commitWithEvents, recordEvent } from '../core/events.ts';
-import { PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO, isPaymentCurrency } from '../domain/assets.ts';
 import type { Mode } from '../domain/modes.ts';
 import { fitsColumn, toMoney } from '../domain/money.ts';
 import { ConflictError, LimitExceededError, NotFoundError } from '../errors/app-error.ts';
 import { closeIfExpired, lockInvoice, reevaluate, type LifecycleDeps } from '../invoices/lifecycle.ts';
 import { postJournal } from '../ledger/ledger.ts';
-import { bookInOneStatement, creditJournal, insertTransferSql, reportEvents, roleOf, snapshotJoin, snapshotOf, type SnapshotColumns } from './booking.ts';
+import { bookInOneStatement, creditJournal, insertTransferSql, reportEvents, roleOf, snapshotOf } from './booking.ts';
+import { findPayees, type Payee } from './payees.ts';
 import { applyDepositReport, freezeOverLimit } from '../deposits/processor.ts';
 import type { DepositDeps } from '../deposits/service.ts';
 
@@ -21,25 +21,17 @@ export interface PaymentDeps extends LifecycleDeps {
 
 /**
  * `mode`: the chain the report comes from (the sandbox chain: test; a real node: live). Only addresses of that mode's
- * merchants are looked at, so simulated money never reaches a live invoice, nor real money a test one.
+ * merchants are looked at, so simulated money never reaches a live invoice, nor real money a test one. `payee`: what
+ * findPayees found for the report's address in that mode, when the caller already looked it up (the sandbox); else it
+ * is looked up here. A payee read before a change to its invoice is safe: the one-statement way writes nothing then.
  */
-export async function applyTransferReport(deps: PaymentDeps, report: TransferReport, mode: Mode): Promise<ChainTransfer> {
+export async function applyTransferReport(deps: PaymentDeps, report: TransferReport, mode: Mode, payee?: Payee | null): Promise<ChainTransfer> {
   // Not even recordable (no chain we watch moves that much of an asset): logged, and refused, which a watcher passes over.
   if (!fitsColumn(report.amount)) {
     deps.logger?.error({ network: report.network, txHash: report.txHash, outputIndex: report.outputIndex, amount: report.amount.toFixed() }, 'a transfer too large to record was passed over');
     throw new LimitExceededError(`A transfer of ${report.amount.toFixed()} does not fit an amount column (docs/money.md, "Limits")`);
   }
-  // The address and its company's time in one round trip; the assets of the network let it use the
-  // (asset, address, tag) index.
-  const assets = PAYMENT_CURRENCIES.filter((c) => PAYMENT_CURRENCY_INFO[c].network === report.network);
-  // With an invoice's address, the invoice as the one-statement way needs it (booking.ts).
-  const [address] = assets.length === 0 ? [] : await deps.db.$queryRaw<(PaymentAddress & SnapshotColumns & { now: Date })[]>`
-    SELECT a.*, ${deps.clock.companyNowSql('a."companyId"')} AS "now", s.* FROM "PaymentAddress" a
-    JOIN "Company" c ON c."id" = a."companyId" AND c."mode" = ${mode}::"Mode"
-    ${snapshotJoin(deps, report)}
-    WHERE a."asset" IN (${Prisma.join(assets)}) AND a."address" = ${report.to}
-      AND ${report.tag === null ? Prisma.sql`a."tag" IS NULL` : Prisma.sql`a."tag" = ${report.tag}`}
-    LIMIT 1`;
+  const address = payee === undefined ? (await findPayees(deps, mode, [{ network: report.network, to: report.to, tag: report.tag }]))[0] : payee;
   if (address && !address.invoiceId) {
     const staticAddress = await deps.db.staticAddress.findUnique({ where: { id: address.id } });
     if (staticAddress) return applyDepositReport(deps.deposits, report, { ...address, staticAddress }, mode);

@@ -3,32 +3,37 @@
 // must write the same: transfer rows, journals (kinds, accounts, amounts, order), invoice fields and events
 // (types, payloads, order), for a full, a partial then topped-up, an over- and a late payment, a seen transfer
 // confirmed later and a duplicate report.
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import type { TransferReport } from '../../src/chains/adapter.ts';
+import { Money } from '../../src/domain/money.ts';
 import { verifyLedger } from '../../src/features.ts';
 import { DATABASES } from '../support/databases.ts';
 import { useServer, type TestMerchant, type TestServer } from '../support/server.ts';
 
 const TRON_ADDRESS = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
 
-/** Counts the reports booked in one statement meanwhile (that statement answers the transfer it wrote). */
-async function countOneStatement<T>(server: TestServer, fn: () => Promise<T>): Promise<{ result: T; booked: number }> {
+/** Counts the one statements tried and the reports they booked meanwhile (that statement answers the transfer it wrote). */
+async function countOneStatement<T>(server: TestServer, fn: () => Promise<T>): Promise<{ result: T; booked: number; tried: number }> {
   const prisma = server.app.db.prisma as unknown as { $queryRaw: (...args: unknown[]) => Promise<unknown[]> };
   const original = prisma.$queryRaw;
   let booked = 0;
+  let tried = 0;
   prisma.$queryRaw = function (this: unknown, ...args: unknown[]) {
     const oneStatement = Array.isArray(args[0]) && (args[0] as string[]).join('').includes('WITH RECURSIVE locked AS');
+    if (oneStatement) tried++;
     const rows = original.apply(this, args);
     return oneStatement ? Promise.resolve(rows).then((r) => ((booked += r.length ? 1 : 0), r)) : rows;
   };
   try {
-    return { result: await fn(), booked };
+    return { result: await fn(), booked, tried };
   } finally {
     prisma.$queryRaw = original;
   }
 }
 
-async function filledInvoice(server: TestServer, m: TestMerchant): Promise<string> {
-  const created = await server.request('POST', '/api/invoices/v1/regular', { token: m.publicToken, json: { invoiceCurrency: 'usd', items: [{ name: 'Order', price: 100 }], orderId: 'o-1', metadata: { k: 'v' } } });
+async function filledInvoice(server: TestServer, m: TestMerchant, orderId = 'o-1'): Promise<string> {
+  const created = await server.request('POST', '/api/invoices/v1/regular', { token: m.publicToken, json: { invoiceCurrency: 'usd', items: [{ name: 'Order', price: 100 }], orderId, metadata: { k: 'v' } } });
   expect(created.status, created.text).toBe(201);
   const filled = await server.request('POST', `/api/invoices/v1/regular/${created.body.id}/proceed`, { json: { clientEmail: 'client@example.com', paymentCurrency: 'trc20usdt' } });
   expect(filled.status, filled.text).toBe(200);
@@ -56,9 +61,15 @@ async function scenario(server: TestServer, m: TestMerchant, steps: Step[]) {
     booked += n;
     if (!transfers.includes(res.body.id)) transfers.push(res.body.id);
   }
+  return { booked, written: await written(server, id, transfers) };
+}
+
+/** What the reports to invoice `id` wrote, with ids made positional (`transfers`: in the order they were reported). */
+async function written(server: TestServer, id: string, transfers: string[]) {
   const db = server.app.db.prisma;
   const name = (s: string) => (s === id ? 'INVOICE' : transfers.includes(s) ? `T${transfers.indexOf(s)}` : s);
-  const rows = await db.chainTransfer.findMany({ where: { invoiceId: id }, orderBy: { seenAt: 'asc' } });
+  // In the order they were written (a payee looked up earlier carries the lookup's time as seenAt).
+  const rows = await db.chainTransfer.findMany({ where: { invoiceId: id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
   const hashes = rows.map((r) => r.txHash);
   const anon = (v: unknown): unknown => (typeof v === 'string' ? (hashes.includes(v) ? `H${hashes.indexOf(v)}` : name(v)) : v);
   const invoice = await db.invoice.findUniqueOrThrow({ where: { id } });
@@ -66,22 +77,19 @@ async function scenario(server: TestServer, m: TestMerchant, steps: Step[]) {
   const events = await db.event.findMany({ where: { subjectId: id }, orderBy: { seq: 'asc' } });
   const deliveries = await db.webhookDelivery.count({ where: { event: { subjectId: id } } });
   return {
-    booked,
-    written: {
-      transfers: rows.map((r) => ({ id: name(r.id), state: r.state, role: r.role, amount: r.amount.toFixed(), confirmations: r.confirmations })),
-      invoice: {
-        status: invoice.status,
-        paidAmount: invoice.paidAmount.toFixed(),
-        overpaidAmount: invoice.overpaidAmount.toFixed(),
-        feeCharged: invoice.feeCharged?.toFixed() ?? null,
-        settled: invoice.settledAt !== null,
-      },
-      entries: entries.map((e) => ({ kind: e.kind, account: e.account, amount: e.amount.toFixed(), transfer: e.transferId ? name(e.transferId) : null })),
-      // Journals in the order they were written: a credit before its fee.
-      journals: [...new Set(entries.map((e) => e.journalId))].length,
-      events: events.map((e) => ({ type: e.type, payload: Object.fromEntries(Object.entries(e.payload as Record<string, unknown>).map(([k, v]) => [k, anon(v)])) })),
-      deliveries,
+    transfers: rows.map((r) => ({ id: name(r.id), state: r.state, role: r.role, amount: r.amount.toFixed(), confirmations: r.confirmations })),
+    invoice: {
+      status: invoice.status,
+      paidAmount: invoice.paidAmount.toFixed(),
+      overpaidAmount: invoice.overpaidAmount.toFixed(),
+      feeCharged: invoice.feeCharged?.toFixed() ?? null,
+      settled: invoice.settledAt !== null,
     },
+    entries: entries.map((e) => ({ kind: e.kind, account: e.account, amount: e.amount.toFixed(), transfer: e.transferId ? name(e.transferId) : null })),
+    // Journals in the order they were written: a credit before its fee.
+    journals: [...new Set(entries.map((e) => e.journalId))].length,
+    events: events.map((e) => ({ type: e.type, payload: Object.fromEntries(Object.entries(e.payload as Record<string, unknown>).map(([k, v]) => [k, anon(v)])) })),
+    deliveries,
   };
 }
 
@@ -115,5 +123,46 @@ describe.each(DATABASES)('one-statement payments on %s', { timeout: 120_000 }, (
     expect(fast.written, label).toEqual(general.written);
     expect([fast.booked, general.booked]).toEqual(booked);
     expect((await verifyLedger(server.app.db.prisma)).problems).toEqual([]);
+  });
+
+  it('a payee looked up before its invoice changed is booked the general way, as if looked up afterwards', async () => {
+    const { payments } = server.app.services;
+    // The reference: 50, then 51, each looked up when it is reported.
+    const fresh = await scenario(server, await server.merchant(), SCENARIOS['partial, then topped up']!.steps);
+    expect(fresh.booked).toBe(2);
+
+    const m = await server.merchant();
+    const id = await filledInvoice(server, m);
+    const [payee] = await payments.findPayees('test', [{ invoiceId: id }]);
+    expect(payee).toMatchObject({ invoiceId: id, s_status: 'pending' });
+    // Meanwhile a transfer pays 50: the invoice's row and its totals change after the lookup.
+    const first = await server.request('POST', '/api/sandbox/transfers', { token: m.publicToken, json: { invoiceId: id, amount: '50', confirmations: 19 } });
+    expect(first.status, first.text).toBe(201);
+    const report: TransferReport = {
+      network: 'tron', asset: 'trc20usdt', txHash: `stale${randomUUID().replaceAll('-', '')}`, outputIndex: 0, from: null, to: payee!.address, tag: payee!.tag,
+      amount: new Money('51'), confirmations: 19, blockNumber: null, dropped: false,
+    };
+    const { result: second, tried, booked } = await countOneStatement(server, () => payments.report(report, 'test', payee));
+    // The statement saw another row version and wrote nothing; the transaction booked it on what holds now.
+    expect([tried, booked]).toEqual([1, 0]);
+    expect(await written(server, id, [first.body.id, second.id])).toEqual(fresh.written);
+    expect((await verifyLedger(server.app.db.prisma)).problems).toEqual([]);
+  });
+
+  it('one lookup finds the payees of several addresses and invoices, each only in its mode', async () => {
+    const { payments } = server.app.services;
+    const m = await server.merchant();
+    const [a, b] = [await filledInvoice(server, m, 'o-a'), await filledInvoice(server, m, 'o-b')];
+    const addressOf = async (invoiceId: string) => server.app.db.prisma.paymentAddress.findUniqueOrThrow({ where: { invoiceId } });
+    const [addressA, addressB] = [await addressOf(a), await addressOf(b)];
+    const found = await payments.findPayees('test', [
+      { network: 'tron', to: addressA.address, tag: addressA.tag },
+      { invoiceId: b },
+      { network: 'ethereum', to: addressA.address, tag: null },
+      { companyId: m.companyId, to: addressB.address, tag: addressB.tag },
+    ]);
+    expect(found.map((p) => p?.invoiceId ?? null)).toEqual([a, b, null, b]);
+    expect(found[0]).toMatchObject({ s_status: 'pending', s_unconfirmed: 0, s_hooked: false });
+    expect(await payments.findPayees('live', [{ invoiceId: a }])).toEqual([null]);
   });
 });
