@@ -13,7 +13,7 @@ export type Payee = PaymentAddress & SnapshotColumns & { now: Date };
 
 /** How a transfer's payee is known: a chain names the address; the sandbox also by invoice, or by the merchant's address. */
 export type PayeeKey =
-  | { network: Network; to: string; tag: string | null }
+  | { network: Network; to: string; tag: string | null; /** The asset sent: an address of it is preferred. */ asset?: string }
   | { invoiceId: string }
   | { companyId: string; to: string; tag: string | null };
 
@@ -49,5 +49,8 @@ export async function findPayees(deps: Pick<LifecycleDeps, 'db' | 'clock' | 'cre
     JOIN "Company" c ON c."id" = a."companyId" AND c."mode" = ${mode}::"Mode"
     ${snapshotJoin(deps)}
     WHERE ${Prisma.join(conditions, ' OR ')}`;
-  return keys.map((key) => rows.find((row) => matches(key, row)) ?? null);
+  return keys.map((key) => {
+    const found = rows.filter((row) => matches(key, row));
+    return ('asset' in key && found.find((row) => row.asset === key.asset)) || found[0] || null;
+  });
 }

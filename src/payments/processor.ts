@@ -31,7 +31,7 @@ export async function applyTransferReport(deps: PaymentDeps, report: TransferRep
     deps.logger?.error({ network: report.network, txHash: report.txHash, outputIndex: report.outputIndex, amount: report.amount.toFixed() }, 'a transfer too large to record was passed over');
     throw new LimitExceededError(`A transfer of ${report.amount.toFixed()} does not fit an amount column (docs/money.md, "Limits")`);
   }
-  const address = payee === undefined ? (await findPayees(deps, mode, [{ network: report.network, to: report.to, tag: report.tag }]))[0] : payee;
+  const address = payee === undefined ? (await findPayees(deps, mode, [{ network: report.network, to: report.to, tag: report.tag, asset: report.asset }]))[0] : payee;
   if (address && !address.invoiceId) {
     const staticAddress = await deps.db.staticAddress.findUnique({ where: { id: address.id } });
     if (staticAddress) return applyDepositReport(deps.deposits, report, { ...address, staticAddress }, mode);

@@ -164,5 +164,12 @@ describe.each(DATABASES)('one-statement payments on %s', { timeout: 120_000 }, (
     expect(found.map((p) => p?.invoiceId ?? null)).toEqual([a, b, null, b]);
     expect(found[0]).toMatchObject({ s_status: 'pending', s_unconfirmed: 0, s_hooked: false });
     expect(await payments.findPayees('live', [{ invoiceId: a }])).toEqual([null]);
+    // Two addresses of one network in the same form: the one of the asset sent.
+    const trx = await server.app.db.prisma.paymentAddress.create({ data: { id: randomUUID(), companyId: m.companyId, asset: 'trx', address: addressA.address, tag: null } });
+    const byAsset = await payments.findPayees('test', [
+      { network: 'tron', to: addressA.address, tag: null, asset: 'trx' },
+      { network: 'tron', to: addressA.address, tag: null, asset: 'trc20usdt' },
+    ]);
+    expect(byAsset.map((p) => p?.id)).toEqual([trx.id, addressA.id]);
   });
 });
