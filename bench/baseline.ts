@@ -88,19 +88,20 @@ function parseCreate(raw: string): CreateBody | null {
 const LIMIT_1 = '1';
 const OFFSET_0 = '0';
 
-/** selectInvoice, then the relations at once, as Prisma resolves `include` (GraphQL asks company and items only). */
-async function readInvoice(db: SqlBackend, id: string, restShape: boolean) {
-  const [invoice] = await db.query(SQL.selectInvoice, [id, LIMIT_1, OFFSET_0]);
+/** The invoice, then its relations at once, as Prisma resolves `include` (GraphQL asks company and items only, batched). */
+async function readInvoice(db: SqlBackend, id: string, restShape: boolean, companyId: string) {
+  const [invoice] = restShape ? await db.query(SQL.selectInvoice, [id, LIMIT_1, OFFSET_0]) : await db.query(SQL.selectInvoiceOfCompany, [id, companyId, LIMIT_1, OFFSET_0]);
   if (!invoice) return null;
   const none = Promise.resolve([]);
-  const [company, items, address, transfers, refund] = await Promise.all([
-    db.query(SQL.selectCompany, [invoice[1], OFFSET_0]),
-    db.query(SQL.selectItems, [id, OFFSET_0]),
+  const [company, items, address, transfers, autoswaps, refund] = await Promise.all([
+    db.query(restShape ? SQL.selectCompany : SQL.selectCompanyIn, [invoice[1], OFFSET_0]),
+    db.query(restShape ? SQL.selectItems : SQL.selectItemsIn, [id, OFFSET_0]),
     restShape ? db.query(SQL.selectAddress, [id, OFFSET_0]) : none,
     restShape ? db.query(SQL.selectTransfers, [id, OFFSET_0]) : none,
+    restShape ? db.query(SQL.selectAutoswaps, [id, OFFSET_0]) : none,
     restShape ? db.query(SQL.selectRefund, [id, OFFSET_0]) : none,
   ]);
-  return { id: invoice[0], status: invoice[2], invoice, company: company[0] ?? null, items, address: address[0] ?? null, transfers, refund: refund[0] ?? null };
+  return { id: invoice[0], status: invoice[2], invoice, company: company[0] ?? null, items, address: address[0] ?? null, transfers, autoswaps, refund: refund[0] ?? null };
 }
 
 async function createInvoice(db: SqlBackend, companyId: string, body: CreateBody) {
@@ -108,7 +109,7 @@ async function createInvoice(db: SqlBackend, companyId: string, body: CreateBody
   const total = body.items.reduce((sum, i) => sum + i.price, 0).toFixed(2);
   const payload = JSON.stringify({ invoiceId: id, status: 'created', message: 'Invoice created' });
   const [invoice] = await db.query(SQL.createInvoice, [
-    id, companyId, body.invoiceCurrency, null, false, null, null, total, new Date(), companyId, id,
+    id, companyId, body.invoiceCurrency, null, false, null, null, total, null, null, null, null, new Date(), companyId, id,
     body.items.map((_, position) => position), body.items.map((i) => i.name), body.items.map((i) => String(i.price)),
     randomUUID(), companyId, 'invoice.created', 'invoice', id, payload,
   ]);
@@ -157,7 +158,7 @@ export async function startBaseline(db: SqlBackend, companyId: string): Promise<
     }
     const read = /^\/(read|read-gql)\/([^/?]+)$/.exec(url);
     if (req.method === 'GET' && read) {
-      const found = await readInvoice(db, decodeURIComponent(read[2]!), read[1] === 'read');
+      const found = await readInvoice(db, decodeURIComponent(read[2]!), read[1] === 'read', companyId);
       return found ? send(res, 200, found) : send(res, 404, { error: 'not found' });
     }
     send(res, 404, { error: 'no route' });

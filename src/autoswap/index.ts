@@ -9,7 +9,7 @@ import './graphql.ts';
 import { autoswapDeclarations } from './declarations.ts';
 import { autoswapWebhook } from './webhook-doc.ts';
 import { autoswapRoutes } from './rest.ts';
-import { autoswapOnCredit, driveAutoswaps, type AutoswapDeps } from './service.ts';
+import { autoswapOnCredit, autoswapScope, driveAutoswaps, type AutoswapDeps } from './service.ts';
 import { VenueRegistry } from './venues/registry.ts';
 import { sandboxVenue } from './venues/sandbox.ts';
 
@@ -41,7 +41,7 @@ export function autoswapFeature(config: ConfigOf<typeof autoswapConfig>): Featur
           feePercent: config.feePercent ?? new Money(0),
         },
       };
-      p.credits.add(autoswapOnCredit);
+      p.credits.add(autoswapOnCredit, autoswapScope);
       return { autoswap };
     },
     routes: autoswapRoutes,

@@ -5,7 +5,7 @@ import type { Decimal } from 'decimal.js';
 import { Prisma, type AutoSwap } from '../../generated/prisma/client.ts';
 import { recordAudit } from '../core/audit.ts';
 import type { Company } from '../core/auth.ts';
-import type { Credit, CreditHook, CreditHooks } from '../core/credits.ts';
+import type { Credit, CreditHook, CreditHookScope, CreditHooks } from '../core/credits.ts';
 import { commitWithEvents, recordEvent, type EventDeps, type NewEvent } from '../core/events.ts';
 import { RowClaims, type Claim } from '../core/lease.ts';
 import type { Actor } from '../core/scopes.ts';
@@ -165,6 +165,10 @@ export const autoswapOnCredit: CreditHook = async (tx: Tx, credit: Credit) => {
     subjectId: id,
   });
 };
+
+/** When autoswapOnCredit may act: the merchant has an enabled rule for the asset. */
+export const autoswapScope: CreditHookScope = (companyId, asset) =>
+  Prisma.sql`EXISTS (SELECT 1 FROM "AutoSwapRule" r WHERE r."companyId" = ${companyId} AND r."asset" = ${asset} AND r."isEnabled")`;
 
 // ─── The driver ─────────────────────────────────────────────────────────────────────────────────────────────────
 

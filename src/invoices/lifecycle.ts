@@ -13,11 +13,11 @@ import type { ChainRegistry } from '../chains/adapter.ts';
 import type { Clock } from '../clock.ts';
 import type { Company } from '../core/auth.ts';
 import { commitWithEvents, eventCtes, noteEvents, type EventDeps, type NewEvent } from '../core/events.ts';
-import { PAYMENT_CURRENCY_INFO, isInvoiceCurrency, isPaymentCurrency, type PaymentCurrency } from '../domain/assets.ts';
+import { PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO, isInvoiceCurrency, isPaymentCurrency, type PaymentCurrency } from '../domain/assets.ts';
 import { requireOffered } from '../chains/offered.ts';
 import { MAX_AMOUNT, MAX_BALANCE, Money, toMoney } from '../domain/money.ts';
 import { AppError, ConflictError, LimitExceededError, NotFoundError, RateUnavailableError, ValidationError } from '../errors/app-error.ts';
-import { ACCOUNTS, postJournal } from '../ledger/ledger.ts';
+import { ACCOUNTS, postJournal, type Journal } from '../ledger/ledger.ts';
 import type { FeeTable } from '../pricing/fees.ts';
 import type { RateBook } from '../pricing/rates.ts';
 import type { Logger } from '../logger.ts';
@@ -56,30 +56,60 @@ export async function lockInvoice(tx: Tx, invoiceId: string): Promise<Invoice> {
   return invoice;
 }
 
-interface Facts {
+export interface Facts {
   confirmedTotal: Decimal;
   unconfirmedCount: number;
   expected: Decimal;
   tolerance: Decimal;
 }
 
-async function gatherFacts(tx: Tx, invoice: Invoice): Promise<Facts> {
+/** What gatherFacts reads in one row: the transfer totals and the merchant's underpayment limit. */
+export interface FactsRow {
+  confirmed: Prisma.Decimal;
+  unconfirmed: number;
+  fixed: Prisma.Decimal | null;
+  percent: Prisma.Decimal | null;
+  limited: boolean;
+}
+
+/** An invoice's transfer totals (`confirmed`, `unconfirmed`) as a query, for a statement that checks them. */
+export const transferTotalsSql = (invoiceId: Prisma.Sql): Prisma.Sql => Prisma.sql`
+  SELECT COALESCE(SUM("amount") FILTER (WHERE "state" = 'confirmed'), 0) AS confirmed,
+    COUNT(*) FILTER (WHERE "state" = 'seen' AND "role" = 'payment')::int AS unconfirmed
+  FROM "ChainTransfer" WHERE "invoiceId" = ${invoiceId} AND "role" IN ('payment', 'late') AND "state" IN ('seen', 'confirmed')`;
+
+/** The query of a FactsRow, over SQL expressions of the invoice's id and company (a join may name its columns). */
+export function factsRowSql(invoiceId: Prisma.Sql, companyId: Prisma.Sql, paymentCurrency: string | null | Prisma.Sql): Prisma.Sql {
+  const currency = paymentCurrency ?? '';
+  const asset =
+    typeof currency !== 'string'
+      ? assetOfCurrencySql(currency)
+      : Prisma.sql`${isPaymentCurrency(currency) ? PAYMENT_CURRENCY_INFO[currency].asset : null}::text`;
+  return Prisma.sql`
+    SELECT t.confirmed, t.unconfirmed, l."fixed", l."percent", l."asset" IS NOT NULL AS limited
+    FROM (${transferTotalsSql(invoiceId)}) t LEFT JOIN "UnderpaymentLimit" l
+      ON l."companyId" = ${companyId} AND l."asset" = ${asset}`;
+}
+
+/** The asset of a payment currency given as an SQL expression (the currencies are the code's own names). */
+const assetOfCurrencySql = (currency: Prisma.Sql): Prisma.Sql =>
+  Prisma.sql`(CASE ${currency} ${Prisma.raw(PAYMENT_CURRENCIES.map((c) => `WHEN '${c}' THEN '${PAYMENT_CURRENCY_INFO[c].asset}'`).join(' '))} END)`;
+
+/** The facts of `invoice` from its FactsRow (none needed before the invoice has an address). */
+export function factsFrom(invoice: Pick<Invoice, 'status' | 'paymentAmount' | 'paymentCurrency'>, row: FactsRow | null): Facts {
   const expected = invoice.paymentAmount === null ? new Money(0) : toMoney(invoice.paymentAmount);
   // Nothing can have been paid before the invoice has an address.
-  if (invoice.status === 'created') return { confirmedTotal: new Money(0), unconfirmedCount: 0, expected, tolerance: new Money(0) };
+  if (invoice.status === 'created' || !row) return { confirmedTotal: new Money(0), unconfirmedCount: 0, expected, tolerance: new Money(0) };
   const currency = invoice.paymentCurrency ?? '';
+  const tolerance = isPaymentCurrency(currency) ? toleranceFrom(row.limited ? { fixed: row.fixed, percent: row.percent } : null, expected) : new Money(0);
+  return { confirmedTotal: toMoney(row.confirmed), unconfirmedCount: Number(row.unconfirmed), expected, tolerance };
+}
+
+async function gatherFacts(tx: Tx, invoice: Invoice): Promise<Facts> {
+  if (invoice.status === 'created') return factsFrom(invoice, null);
   // The transfer totals and the merchant's underpayment limit in one round trip.
-  const [row] = await tx.$queryRaw<{ confirmed: Prisma.Decimal; unconfirmed: number; fixed: Prisma.Decimal | null; percent: Prisma.Decimal | null; limited: boolean }[]>`
-    WITH t AS (
-      SELECT COALESCE(SUM("amount") FILTER (WHERE "state" = 'confirmed'), 0) AS confirmed,
-        COUNT(*) FILTER (WHERE "state" = 'seen' AND "role" = 'payment')::int AS unconfirmed
-      FROM "ChainTransfer" WHERE "invoiceId" = ${invoice.id} AND "role" IN ('payment', 'late') AND "state" IN ('seen', 'confirmed')
-    )
-    SELECT t.confirmed, t.unconfirmed, l."fixed", l."percent", l."asset" IS NOT NULL AS limited
-    FROM t LEFT JOIN "UnderpaymentLimit" l
-      ON l."companyId" = ${invoice.companyId}::uuid AND l."asset" = ${isPaymentCurrency(currency) ? PAYMENT_CURRENCY_INFO[currency].asset : null}::text`;
-  const tolerance = isPaymentCurrency(currency) ? toleranceFrom(row!.limited ? { fixed: row!.fixed, percent: row!.percent } : null, expected) : new Money(0);
-  return { confirmedTotal: toMoney(row!.confirmed), unconfirmedCount: Number(row!.unconfirmed), expected, tolerance };
+  const [row] = await tx.$queryRaw<FactsRow[]>(factsRowSql(Prisma.sql`${invoice.id}`, Prisma.sql`${invoice.companyId}::uuid`, invoice.paymentCurrency));
+  return factsFrom(invoice, row!);
 }
 
 /** The columns a lifecycle move writes, with their SQL types. */
@@ -104,25 +134,41 @@ const CHANGE_COLUMNS = {
 
 export type InvoiceChange = Partial<Record<keyof typeof CHANGE_COLUMNS, string | Date | null>>;
 
-/** The invoice's new state and, when it moved, its event: one statement. */
-async function writeChange(tx: Tx, invoiceId: string, change: InvoiceChange, event: NewEvent | null): Promise<Invoice> {
+/** The SET list of a change (with "updatedAt"). */
+export function changeSets(change: InvoiceChange): Prisma.Sql {
   const sets = Object.entries(change).map(
     ([column, value]) => Prisma.sql`${Prisma.raw(`"${column}"`)} = ${value}::${Prisma.raw(CHANGE_COLUMNS[column as keyof typeof CHANGE_COLUMNS])}`,
   );
+  return Prisma.join([...sets, Prisma.sql`"updatedAt" = now()`]);
+}
+
+/** The invoice's new state and, when it moved, its event: one statement. */
+async function writeChange(tx: Tx, invoiceId: string, change: InvoiceChange, event: NewEvent | null): Promise<Invoice> {
   const [updated] = await tx.$queryRaw<Invoice[]>`
-    WITH changed AS (UPDATE "Invoice" SET ${Prisma.join([...sets, Prisma.sql`"updatedAt" = now()`])} WHERE "id" = ${invoiceId} RETURNING *)
+    WITH changed AS (UPDATE "Invoice" SET ${changeSets(change)} WHERE "id" = ${invoiceId} RETURNING *)
     ${event ? Prisma.sql`, ${eventCtes(event)}` : Prisma.empty}
     SELECT * FROM changed`;
   if (event) noteEvents(tx, [event.type]);
   return updated!;
 }
 
+/** What planMove reads of the invoice. */
+export type MoveSubject = Pick<Invoice, 'id' | 'companyId' | 'status' | 'invoiceFee' | 'paymentCurrency' | 'orderId' | 'metadata' | 'settlement'>;
+
+/** What a lifecycle move writes: the invoice's columns, its status event when it moved, the fee journal on `done`. */
+export interface Move {
+  change: InvoiceChange;
+  /** The status after the move (the same when it stayed). */
+  status: InvoiceStatus;
+  event: NewEvent | null;
+  fee: Journal | null;
+}
+
 /**
- * Recomputes the payment totals and applies the state machine's decision for `trigger`: status, events and, on
- * `done`, the fee. `fill` is written with the move (proceed's quote). Throws a conflict when the machine rejects.
+ * The state machine's decision for `trigger` on these facts, as what to write (pure). Throws a conflict when the
+ * machine rejects, and LimitExceededError when the payments would total more than the limit.
  */
-export async function reevaluate(tx: Tx, invoice: Invoice, trigger: Trigger, now: Date, fill: InvoiceChange = {}): Promise<Invoice> {
-  const facts = await gatherFacts(tx, invoice);
+export function planMove(invoice: MoveSubject, facts: Facts, trigger: Trigger, now: Date, fill: InvoiceChange = {}): Move {
   const decision = decide({ status: invoice.status as InvoiceStatus, ...facts }, trigger);
   if (decision.kind === 'reject') {
     throw new ConflictError(trigger === 'proceed' ? 'INVOICE_NOT_PROCEEDABLE' : 'CONFLICT', `Invoice ${invoice.id}: ${decision.reason}`);
@@ -133,6 +179,7 @@ export async function reevaluate(tx: Tx, invoice: Invoice, trigger: Trigger, now
   }
   const overpaid = Money.max(facts.confirmedTotal.minus(facts.expected), 0);
   const data: InvoiceChange = { ...fill, paidAmount: facts.confirmedTotal.toFixed(), overpaidAmount: overpaid.toFixed() };
+  let fee: Journal | null = null;
   if (decision.kind === 'move') {
     data.status = decision.to;
     if (decision.to === 'done') {
@@ -141,26 +188,41 @@ export async function reevaluate(tx: Tx, invoice: Invoice, trigger: Trigger, now
         data.settlement = invoice.status === 'wrong' ? 'accepted_short' : 'accepted_late';
       }
       // The fee was quoted at proceed; a short payment the merchant accepted pays at most what arrived.
-      const fee = Money.min(toMoney(invoice.invoiceFee ?? 0), facts.confirmedTotal);
-      data.feeCharged = fee.toFixed();
+      const charged = Money.min(toMoney(invoice.invoiceFee ?? 0), facts.confirmedTotal);
+      data.feeCharged = charged.toFixed();
       data.settledAt = now;
       // The soak's planted bug (docs/soak.md): a fee journal left out now and then, for ledger:verify to find.
-      if (!skipThisJournal()) await postJournal(tx, {
+      if (!skipThisJournal()) fee = {
         companyId: invoice.companyId,
         asset: invoice.paymentCurrency!,
         kind: 'fee',
         postings: [
-          { account: ACCOUNTS.merchantAvailable, amount: fee.neg() },
-          { account: ACCOUNTS.platformFees, amount: fee },
+          { account: ACCOUNTS.merchantAvailable, amount: charged.neg() },
+          { account: ACCOUNTS.platformFees, amount: charged },
         ],
         invoiceId: invoice.id,
-      });
+      };
     }
     if (decision.to === 'wrong' || decision.to === 'closed' || decision.to === 'refunded') data.settledAt = now;
     if (decision.to === 'refunded') data.settlement = 'refunded';
   }
   const extras = { orderId: invoice.orderId, metadata: invoice.metadata, settlement: (data.settlement ?? invoice.settlement) as Settlement | null };
-  return writeChange(tx, invoice.id, data, decision.kind === 'move' ? invoiceStatusEvent(invoice.companyId, invoice.id, decision.to, extras) : null);
+  return {
+    change: data,
+    status: decision.kind === 'move' ? decision.to : (invoice.status as InvoiceStatus),
+    event: decision.kind === 'move' ? invoiceStatusEvent(invoice.companyId, invoice.id, decision.to, extras) : null,
+    fee,
+  };
+}
+
+/**
+ * Recomputes the payment totals and applies the state machine's decision for `trigger`: status, events and, on
+ * `done`, the fee. `fill` is written with the move (proceed's quote). Throws a conflict when the machine rejects.
+ */
+export async function reevaluate(tx: Tx, invoice: Invoice, trigger: Trigger, now: Date, fill: InvoiceChange = {}): Promise<Invoice> {
+  const move = planMove(invoice, await gatherFacts(tx, invoice), trigger, now, fill);
+  if (move.fee) await postJournal(tx, move.fee);
+  return writeChange(tx, invoice.id, move.change, move.event);
 }
 
 /** A report that comes after the payment window closed: close first (the sweeper may not have run yet). */

@@ -131,29 +131,36 @@ function prepare(journal: Journal): { postings: Posting[]; moves: [string, Decim
   const sum = postings.reduce((s, p) => s.plus(p.amount), new Money(0));
   if (!sum.isZero()) throw new Error(`unbalanced journal ${journal.kind}: sums to ${sum.toFixed()}`);
   // Accounts in a fixed order, so transactions that fall back to waiting take them in the same order.
+  return { postings, moves: netMoves(postings) };
+}
+
+/** Postings summed per account, in the fixed account order. */
+function netMoves(postings: Posting[]): [string, Decimal][] {
   const byAccount = new Map<string, Decimal>();
   for (const p of postings) byAccount.set(p.account, (byAccount.get(p.account) ?? new Money(0)).plus(p.amount));
-  const moves = [...byAccount.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return { postings, moves };
+  return [...byAccount.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
 /**
- * The journal's entries and balance moves as common table expressions (`journal_*`), posted only where `when` holds
- * and every move stays within the balance limit (`journal_fits`, see limitCheck). The last one, `journal_moved`,
- * returns the account and shard each move went to.
+ * The journals' entries and balance moves (netted per account: one row move each, as a statement may change a row
+ * once) as common table expressions (`journal_*`), posted only where `when` holds and every move stays within the
+ * balance limit (`journal_fits`, see limitCheck). The last one, `journal_moved`, returns the account and shard each
+ * move went to. All journals are of one company and asset.
  */
-function journalCtes(journal: Journal, prepared: ReturnType<typeof prepare>, held: Map<string, Held> | null, when: Prisma.Sql): Prisma.Sql {
-  const { companyId, asset } = journal;
-  const journalId = randomUUID();
+function journalCtes(journals: Journal[], postings: Posting[][], moves: [string, Decimal][], held: Map<string, Held> | null, when: Prisma.Sql): Prisma.Sql {
+  const { companyId, asset } = journals[0]!;
   // Entry ids in the order the entries are written (uuidv7, monotonic in this process, which writes every entry of
   // a transaction): exports and checks read (createdAt, id), and every entry of one transaction has the same
   // createdAt, so this order is the order the balances really moved in (a credit before its fee; docs/exports.md).
-  const entries = prepared.postings.map(
-    (p) => Prisma.sql`(${uuidv7()}::uuid, ${journalId}::uuid, ${companyId}::uuid, ${asset}::text, ${p.account}::text, ${p.amount.toFixed()}::numeric,
+  const entries = journals.flatMap((journal, j) => {
+    const journalId = randomUUID();
+    return postings[j]!.map(
+      (p) => Prisma.sql`(${uuidv7()}::uuid, ${journalId}::uuid, ${companyId}::uuid, ${asset}::text, ${p.account}::text, ${p.amount.toFixed()}::numeric,
       ${journal.kind}::text, ${journal.invoiceId ?? null}::text, ${journal.transferId ?? null}::uuid, ${journal.refundId ?? null}::uuid,
       ${p.withdrawalId ?? journal.withdrawalId ?? null}::uuid, ${journal.subjectId ?? null}::uuid)`,
-  );
-  const values = prepared.moves.map(
+    );
+  });
+  const values = moves.map(
     ([account, amount]) => Prisma.sql`(${account}::text, ${amount.toFixed()}::numeric, ${held?.get(balanceKey(companyId, asset, account))?.shard ?? null}::int)`,
   );
   const posted = Prisma.sql`${when} AND (SELECT "fits" FROM journal_fits)`;
@@ -242,10 +249,29 @@ export async function postJournal(tx: Tx, journal: Journal): Promise<void> {
   }
 
   const rows = await tx.$queryRaw<{ fits: boolean; account: string | null; shard: number | null }[]>`
-    WITH ${journalCtes(journal, prepared, held, Prisma.sql`TRUE`)}
+    WITH ${journalCtes([journal], [prepared.postings], prepared.moves, held, Prisma.sql`TRUE`)}
     SELECT f."fits", m."account", m."shard" FROM journal_fits f LEFT JOIN journal_moved m ON TRUE`;
   if (!rows[0]!.fits) throw limitExceeded(journal);
   remember(held, journal, prepared.moves, rows as { account: string; shard: number }[]);
+}
+
+/**
+ * Journals of one company and asset as table expressions (`journal_*`) for a statement that also makes the state
+ * change they book, outside an interactive transaction (one statement is atomic): posted where `when` holds and
+ * `fits` (an SQL boolean: every balance stays within its limit) is true, which the caller's own changes must require
+ * as well. Null when they debit a guarded account beyond their own credits: that needs postJournal's exact check.
+ */
+export function journalsInStatement(journals: Journal[], when: Prisma.Sql): { ctes: Prisma.Sql; fits: Prisma.Sql } | null {
+  const kept = journals.map((journal) => ({ journal, postings: prepare(journal).postings })).filter((k) => k.postings.length > 0);
+  if (kept.length === 0) return { ctes: Prisma.empty, fits: Prisma.sql`TRUE` };
+  const [{ journal: first }] = kept as [(typeof kept)[number]];
+  if (kept.some(({ journal }) => journal.companyId !== first.companyId || journal.asset !== first.asset)) throw new Error('journalsInStatement: journals of one company and asset only');
+  const moves = netMoves(kept.flatMap((k) => k.postings));
+  if (moves.some(([account, amount]) => GUARDED.has(account) && amount.isNegative())) return null;
+  return {
+    ctes: Prisma.sql`${journalCtes(kept.map((k) => k.journal), kept.map((k) => k.postings), moves, null, when)},`,
+    fits: Prisma.sql`(SELECT "fits" FROM journal_fits)`,
+  };
 }
 
 /**
@@ -270,7 +296,7 @@ export async function postDebitIfCovered(
       SELECT t."available", t."available" >= ${debit.neg().toFixed()}::numeric AS "covered"
       FROM (SELECT payrail_withdrawable(${journal.companyId}::uuid, ${journal.asset}::text) AS "available") t
     ),
-    ${journalCtes(journal, prepared, held, covered)},
+    ${journalCtes([journal], [prepared.postings], prepared.moves, held, covered)},
     ${dependent(Prisma.sql`(${covered} AND (SELECT "fits" FROM journal_fits))`)}
     SELECT g."available"::text AS "available", g."covered", f."fits", m."account", m."shard"
     FROM journal_guard g CROSS JOIN journal_fits f LEFT JOIN journal_moved m ON TRUE`;

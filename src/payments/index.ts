@@ -1,7 +1,15 @@
 // Payments: what the chain adapters report, applied to invoices and the ledger.
 import type { Feature } from '../core/feature.ts';
 import { paymentDeclarations } from './declarations.ts';
+import { findPayees } from './payees.ts';
 import { applyTransferReport } from './processor.ts';
+import type { PaymentsService } from './service.ts';
+
+declare module '../core/feature.ts' {
+  interface Services {
+    payments: PaymentsService;
+  }
+}
 
 export function paymentsFeature(): Feature {
   return {
@@ -9,8 +17,12 @@ export function paymentsFeature(): Feature {
     declares: paymentDeclarations,
     services: (p, s) => {
       // Read when a report arrives: the deposits feature is listed after this one.
-      p.chains.onTransfer((report, mode) => applyTransferReport({ ...s.invoices, deposits: s.deposits }, report, mode));
-      return {};
+      const payments: PaymentsService = {
+        findPayees: (mode, keys) => findPayees(s.invoices, mode, keys),
+        report: (report, mode, payee) => applyTransferReport({ ...s.invoices, deposits: s.deposits }, report, mode, payee),
+      };
+      p.chains.onTransfer((report, mode) => payments.report(report, mode));
+      return { payments };
     },
   };
 }

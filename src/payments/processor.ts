@@ -1,21 +1,18 @@
 // Applies what chains report to invoices: each report is one transaction that locks the invoice, records the
-// transfer, books the ledger and lets the invoice lifecycle move the status and write the events. Replaying a
-// report changes nothing.
-import { INVOICE_CONFIRMATIONS } from './declarations.ts';
-import { randomUUID } from 'node:crypto';
-import { Prisma, type ChainTransfer, type PaymentAddress, type TransferRole } from '../../generated/prisma/client.ts';
+// transfer, books the ledger and lets the invoice lifecycle move the status and write the events; the common case
+// is one statement (booking.ts, docs/payments.md "One statement"). Replaying a report changes nothing.
+import type { ChainTransfer, PaymentAddress } from '../../generated/prisma/client.ts';
 import type { TransferReport } from '../chains/adapter.ts';
 import { commitWithEvents, recordEvent } from '../core/events.ts';
-import { PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO, isPaymentCurrency } from '../domain/assets.ts';
 import type { Mode } from '../domain/modes.ts';
 import { fitsColumn, toMoney } from '../domain/money.ts';
 import { ConflictError, LimitExceededError, NotFoundError } from '../errors/app-error.ts';
 import { closeIfExpired, lockInvoice, reevaluate, type LifecycleDeps } from '../invoices/lifecycle.ts';
-import { ACCOUNTS, postJournal } from '../ledger/ledger.ts';
+import { postJournal } from '../ledger/ledger.ts';
+import { bookInOneStatement, creditJournal, insertTransferSql, reportEvents, roleOf, snapshotOf } from './booking.ts';
+import { findPayees, type Payee } from './payees.ts';
 import { applyDepositReport, freezeOverLimit } from '../deposits/processor.ts';
 import type { DepositDeps } from '../deposits/service.ts';
-
-type Tx = Prisma.TransactionClient;
 
 export interface PaymentDeps extends LifecycleDeps {
   /** Reports for static addresses go to the deposits feature. */
@@ -24,23 +21,17 @@ export interface PaymentDeps extends LifecycleDeps {
 
 /**
  * `mode`: the chain the report comes from (the sandbox chain: test; a real node: live). Only addresses of that mode's
- * merchants are looked at, so simulated money never reaches a live invoice, nor real money a test one.
+ * merchants are looked at, so simulated money never reaches a live invoice, nor real money a test one. `payee`: what
+ * findPayees found for the report's address in that mode, when the caller already looked it up (the sandbox); else it
+ * is looked up here. A payee read before a change to its invoice is safe: the one-statement way writes nothing then.
  */
-export async function applyTransferReport(deps: PaymentDeps, report: TransferReport, mode: Mode): Promise<ChainTransfer> {
+export async function applyTransferReport(deps: PaymentDeps, report: TransferReport, mode: Mode, payee?: Payee | null): Promise<ChainTransfer> {
   // Not even recordable (no chain we watch moves that much of an asset): logged, and refused, which a watcher passes over.
   if (!fitsColumn(report.amount)) {
     deps.logger?.error({ network: report.network, txHash: report.txHash, outputIndex: report.outputIndex, amount: report.amount.toFixed() }, 'a transfer too large to record was passed over');
     throw new LimitExceededError(`A transfer of ${report.amount.toFixed()} does not fit an amount column (docs/money.md, "Limits")`);
   }
-  // The address and its company's time in one round trip; the assets of the network let it use the
-  // (asset, address, tag) index.
-  const assets = PAYMENT_CURRENCIES.filter((c) => PAYMENT_CURRENCY_INFO[c].network === report.network);
-  const [address] = assets.length === 0 ? [] : await deps.db.$queryRaw<(PaymentAddress & { now: Date })[]>`
-    SELECT a.*, ${deps.clock.companyNowSql('a."companyId"')} AS "now" FROM "PaymentAddress" a
-    JOIN "Company" c ON c."id" = a."companyId" AND c."mode" = ${mode}::"Mode"
-    WHERE a."asset" IN (${Prisma.join(assets)}) AND a."address" = ${report.to}
-      AND ${report.tag === null ? Prisma.sql`a."tag" IS NULL` : Prisma.sql`a."tag" = ${report.tag}`}
-    LIMIT 1`;
+  const address = payee === undefined ? (await findPayees(deps, mode, [{ network: report.network, to: report.to, tag: report.tag, asset: report.asset }]))[0] : payee;
   if (address && !address.invoiceId) {
     const staticAddress = await deps.db.staticAddress.findUnique({ where: { id: address.id } });
     if (staticAddress) return applyDepositReport(deps.deposits, report, { ...address, staticAddress }, mode);
@@ -49,7 +40,7 @@ export async function applyTransferReport(deps: PaymentDeps, report: TransferRep
   const invoiceId = address.invoiceId;
   const now = address.now;
   try {
-    return await bookTransferReport(deps, report, mode, address, invoiceId, now);
+    return (await bookInOneStatement(deps, report, mode, address, snapshotOf(address), now)) ?? (await bookTransferReport(deps, report, mode, address, invoiceId, now));
   } catch (e) {
     if (!(e instanceof LimitExceededError)) throw e;
     const invoice = await deps.db.invoice.findUniqueOrThrow({ where: { id: invoiceId }, select: { status: true } });
@@ -57,10 +48,6 @@ export async function applyTransferReport(deps: PaymentDeps, report: TransferRep
     throw e;
   }
 }
-
-/** What a transfer to an invoice's address is: the payment, a late one, or one in an asset the invoice does not expect. */
-const roleOf = (report: TransferReport, address: PaymentAddress, status: string): TransferRole =>
-  report.asset !== address.asset ? 'wrong_asset' : status === 'closed' || status === 'refunded' ? 'late' : 'payment';
 
 /** applyTransferReport's transaction. */
 async function bookTransferReport(deps: PaymentDeps, report: TransferReport, mode: Mode, address: PaymentAddress, invoiceId: string, now: Date): Promise<ChainTransfer> {
@@ -75,15 +62,7 @@ async function bookTransferReport(deps: PaymentDeps, report: TransferReport, mod
     if (!report.dropped) {
       const confirmed = report.confirmations >= deps.chains.requiredConfirmations(report.asset, mode);
       const role = roleOf(report, address, invoice.status);
-      [transfer] = await tx.$queryRaw<ChainTransfer[]>`
-        INSERT INTO "ChainTransfer" ("id", "mode", "network", "asset", "txHash", "outputIndex", "fromAddress", "toAddress", "tag", "amount",
-          "confirmations", "blockNumber", "state", "role", "companyId", "invoiceId", "addressId", "seenAt", "confirmedAt")
-        VALUES (${randomUUID()}::uuid, ${mode}::"Mode", ${report.network}, ${report.asset}, ${report.txHash}, ${report.outputIndex}::int, ${report.from}::text,
-          ${report.to}, ${report.tag}::text, ${report.amount.toFixed()}::numeric, ${report.confirmations}::int, ${report.blockNumber}::bigint,
-          ${confirmed ? 'confirmed' : 'seen'}::"TransferState", ${role}::"TransferRole", ${invoice.companyId}::uuid, ${invoiceId}, ${address.id},
-          ${now}::timestamptz, ${confirmed ? now : null}::timestamptz)
-        ON CONFLICT ("mode", "network", "txHash", "outputIndex") DO NOTHING
-        RETURNING *`;
+      [transfer] = await tx.$queryRaw<ChainTransfer[]>(insertTransferSql({ report, mode, role, confirmed, companyId: invoice.companyId, invoiceId, addressId: address.id, now }));
       becameConfirmed = transfer !== undefined && confirmed;
     }
     const existing = transfer ? null : await tx.chainTransfer.findUnique({ where });
@@ -115,42 +94,12 @@ async function bookTransferReport(deps: PaymentDeps, report: TransferReport, mod
       throw new NotFoundError(`No transfer ${report.txHash}:${report.outputIndex} to drop`);
     }
 
-    if (becameConfirmed) await creditTransfer(tx, transfer);
+    if (becameConfirmed) await postJournal(tx, creditJournal(transfer));
     const statusBefore = invoice.status;
     if (transfer.role !== 'wrong_asset') invoice = await reevaluate(tx, invoice, 'payment', now);
-    // Seen or more confirmed, the status unchanged: live subscriptions show the new count (docs/live.md).
-    if (transfer.role !== 'wrong_asset' && transfer.state !== 'dropped' && invoice.status === statusBefore) {
-      await recordEvent(tx, {
-        type: INVOICE_CONFIRMATIONS,
-        companyId: invoice.companyId,
-        subject: { type: 'invoice', id: invoiceId },
-        payload: {
-          invoiceId,
-          status: invoice.status,
-          transferId: transfer.id,
-          confirmations: transfer.confirmations,
-          requiredConfirmations: deps.chains.requiredConfirmations(transfer.asset, mode),
-        },
-        deliver: false,
-      });
-    }
-    const notice = !becameConfirmed
-      ? null
-      : transfer.role === 'wrong_asset'
-        ? (['invoice.unexpected_asset', 'Payment received in an asset or network this invoice does not expect'] as const)
-        : invoice.status === 'closed' || invoice.status === 'refunded'
-          ? (['invoice.late_payment', 'Payment received after the invoice closed'] as const)
-          : null;
-    if (notice) {
-      const [type, message] = notice;
-      // Outside the spec's webhook table: recorded for the events feed and the bus, not pushed.
-      await recordEvent(tx, {
-        type,
-        companyId: invoice.companyId,
-        subject: { type: 'invoice', id: invoiceId },
-        payload: { invoiceId, status: invoice.status, message, asset: transfer.asset, amount: toMoney(transfer.amount).toFixed(), txHash: transfer.txHash },
-        deliver: false,
-      });
+    const required = deps.chains.requiredConfirmations(transfer.asset, mode);
+    for (const event of reportEvents({ transfer, invoiceId, statusBefore, statusAfter: invoice.status, becameConfirmed, requiredConfirmations: required })) {
+      await recordEvent(tx, event);
     }
     // After the fee a done invoice takes: hooks see what the merchant really has.
     if (becameConfirmed && transfer.role !== 'wrong_asset') {
@@ -164,22 +113,5 @@ async function bookTransferReport(deps: PaymentDeps, report: TransferReport, mod
       });
     }
     return transfer;
-  });
-}
-
-/** Books a transfer that just became final: the merchant's money (or suspense for an unexpected asset). */
-async function creditTransfer(tx: Tx, transfer: ChainTransfer): Promise<void> {
-  const amount = toMoney(transfer.amount);
-  const expected = transfer.role !== 'wrong_asset';
-  await postJournal(tx, {
-    companyId: transfer.companyId,
-    asset: transfer.asset,
-    kind: !expected ? 'unexpected_asset' : transfer.role === 'late' ? 'late_payment' : 'payment',
-    postings: [
-      { account: ACCOUNTS.chainExternal, amount: amount.neg() },
-      { account: expected ? ACCOUNTS.merchantAvailable : ACCOUNTS.merchantSuspense, amount },
-    ],
-    invoiceId: transfer.invoiceId,
-    transferId: transfer.id,
   });
 }

@@ -14,7 +14,7 @@ declare module '../core/feature.ts' {
 export function sandboxFeature(): Feature {
   return {
     name: 'sandbox',
-    services: (p, s) => ({ sandbox: { ...s.invoices, sandbox: p.config.sandbox ? (p.chains as SandboxRegistry) : null } }),
+    services: (p, s) => ({ sandbox: { ...s.invoices, sandbox: p.config.sandbox ? (p.chains as SandboxRegistry) : null, payments: s.payments } }),
     routes: sandboxRoutes,
   };
 }

@@ -1,5 +1,6 @@
 // Simulated chain activity for the sandbox: transfers to invoice addresses, confirmations, drops, and the
-// test clock. Each call goes through the same report path a real chain watcher uses.
+// test clock. Each call goes through the same report path a real chain watcher uses (the payee lookup and the
+// report entry of src/payments).
 import { z } from 'zod';
 import type { ChainTransfer } from '../../generated/prisma/client.ts';
 import { sandboxTxHash, type SandboxRegistry } from '../chains/sandbox.ts';
@@ -12,10 +13,13 @@ import { decimal, quantity, tag } from '../core/validation.ts';
 import { decimalString, isoInstant } from '../http/schemas.ts';
 import { INVOICE_ID_PATTERN } from '../invoices/ids.ts';
 import { sweepExpired, type LifecycleDeps } from '../invoices/lifecycle.ts';
+import type { PaymentsService } from '../payments/service.ts';
 
 export interface SandboxDeps extends LifecycleDeps {
   /** null when sandbox mode is off: every sandbox operation then answers 404. */
   sandbox: SandboxRegistry | null;
+  /** Where simulated transfers are reported: the entry a chain watcher's reports take. */
+  payments: PaymentsService;
 }
 
 const MAX_CONFIRMATIONS = 1_000_000;
@@ -105,40 +109,39 @@ export const presentSandboxTransfer = (t: ChainTransfer): SandboxTransferView =>
 });
 
 export async function createSandboxTransfer(deps: SandboxDeps, company: Company, input: z.output<typeof sandboxTransferSchema>): Promise<ChainTransfer> {
-  const sandbox = requireSandbox(deps, company);
-  const address = input.invoiceId
-    ? INVOICE_ID_PATTERN.test(input.invoiceId)
-      ? await deps.db.paymentAddress.findUnique({ where: { invoiceId: input.invoiceId } })
-      : null
-    : await deps.db.paymentAddress.findFirst({ where: { address: input.address!, tag: input.tag ?? null, companyId: company.id } });
-  if (!address || address.companyId !== company.id) {
+  requireSandbox(deps, company);
+  // The lookup a chain's report takes, by the invoice or the merchant's address; its payee goes to the same entry.
+  const key = input.invoiceId ? { invoiceId: input.invoiceId } : { companyId: company.id, to: input.address!, tag: input.tag ?? null };
+  const [payee] = input.invoiceId && !INVOICE_ID_PATTERN.test(input.invoiceId) ? [null] : await deps.payments.findPayees('test', [key]);
+  if (!payee || payee.companyId !== company.id) {
     if (input.invoiceId) {
       const invoice = await deps.db.invoice.findUnique({ where: { id: input.invoiceId }, select: { companyId: true } });
       if (invoice?.companyId === company.id) throw new ConflictError('CONFLICT', `Invoice ${input.invoiceId} has no payment address yet; proceed it first`);
     }
     throw new NotFoundError(input.invoiceId ? `No invoice with id ${input.invoiceId}` : `No payment address ${input.address} of this merchant`);
   }
-  const expected = address.asset as PaymentCurrency;
+  const expected = payee.asset as PaymentCurrency;
   const asset = input.asset ?? expected;
   const decimals = PAYMENT_CURRENCY_INFO[asset].decimals;
   if (input.amount.decimalPlaces() > decimals) {
     throw new ValidationError([{ path: 'amount', message: `${asset} has ${decimals} decimal places` }]);
   }
   const network = PAYMENT_CURRENCY_INFO[expected].network;
-  return (await sandbox.report({
+  const report = {
     // A payment in another asset still lands on this address's network (e.g. a token sent to an ETH address).
     network,
     asset,
     txHash: input.txHash ?? sandboxTxHash(network),
     outputIndex: input.outputIndex ?? 0,
     from: input.from ?? null,
-    to: address.address,
-    tag: address.tag,
+    to: payee.address,
+    tag: payee.tag,
     amount: input.amount,
     confirmations: input.confirmations ?? 0,
     blockNumber: null,
     dropped: false,
-  })) as ChainTransfer;
+  };
+  return deps.payments.report(report, 'test', payee);
 }
 
 async function ownTransfer(deps: SandboxDeps, company: Company, id: string): Promise<ChainTransfer> {
@@ -153,18 +156,18 @@ export async function confirmSandboxTransfer(
   id: string,
   input: z.output<typeof confirmSandboxSchema>,
 ): Promise<ChainTransfer> {
-  const sandbox = requireSandbox(deps, company);
+  requireSandbox(deps, company);
   const transfer = await ownTransfer(deps, company, id);
   if (transfer.state === 'dropped') throw new ConflictError('CONFLICT', `Transfer ${id} was dropped from the chain`);
   const required = isPaymentCurrency(transfer.asset) ? PAYMENT_CURRENCY_INFO[transfer.asset].confirmations : 1;
   const confirmations = input?.confirmations ?? Math.max(required, transfer.confirmations + 1);
-  return (await sandbox.report(reportOf(transfer, { confirmations }))) as ChainTransfer;
+  return deps.payments.report(reportOf(transfer, { confirmations }), 'test');
 }
 
 export async function dropSandboxTransfer(deps: SandboxDeps, company: Company, id: string): Promise<ChainTransfer> {
-  const sandbox = requireSandbox(deps, company);
+  requireSandbox(deps, company);
   const transfer = await ownTransfer(deps, company, id);
-  return (await sandbox.report(reportOf(transfer, { dropped: true }))) as ChainTransfer;
+  return deps.payments.report(reportOf(transfer, { dropped: true }), 'test');
 }
 
 function reportOf(t: ChainTransfer, change: { confirmations?: number; dropped?: boolean }) {

@@ -5,7 +5,7 @@ import { recordAudit } from '../core/audit.ts';
 import type { Actor } from '../core/scopes.ts';
 import { z } from 'zod';
 import { Prisma, type AutoWithdrawal } from '../../generated/prisma/client.ts';
-import type { Credit } from '../core/credits.ts';
+import type { Credit, CreditHookScope } from '../core/credits.ts';
 import type { Company } from '../core/auth.ts';
 import { noteEvents } from '../core/events.ts';
 import { jsonNumber } from '../core/json.ts';
@@ -149,6 +149,10 @@ export async function updateAutoWithdrawals(
   });
   return listAutoWithdrawals(deps.db, companyId);
 }
+
+/** When autoWithdrawOnCredit may act: the merchant has an enabled rule for the asset. */
+export const autoWithdrawScope: CreditHookScope = (companyId, asset) =>
+  Prisma.sql`EXISTS (SELECT 1 FROM "AutoWithdrawal" r WHERE r."companyId" = ${companyId} AND r."asset" = ${asset} AND r."isEnabled")`;
 
 /**
  * The credit hook. The rule's row lock serialises credits of one merchant and asset, and the exact available

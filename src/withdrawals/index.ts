@@ -5,7 +5,7 @@ import type { ConfigOf } from '../core/config-section.ts';
 import type { Feature } from '../core/feature.ts';
 import { chainJob, intervalJob, wakingOn } from '../core/jobs.ts';
 import { denyList } from '../core/risk.ts';
-import { autoWithdrawOnCredit } from './auto.ts';
+import { autoWithdrawOnCredit, autoWithdrawScope } from './auto.ts';
 import type { withdrawalConfig } from './config.ts';
 import { withdrawalDeclarations } from './declarations.ts';
 import { withdrawalQueueGauge } from './metrics.ts';
@@ -41,7 +41,7 @@ export function withdrawalsFeature(config: ConfigOf<typeof withdrawalConfig>): F
         sandbox: p.config.sandbox ? (p.chains as SandboxRegistry) : null,
       };
       p.chains.onOutgoing('withdrawal', (report, mode) => applyOutgoingReport(withdrawals, report, mode));
-      p.credits.add(autoWithdrawOnCredit);
+      p.credits.add(autoWithdrawOnCredit, autoWithdrawScope);
       withdrawalQueueGauge(p.metrics, p.db);
       return { withdrawals };
     },
