@@ -189,7 +189,8 @@ describe.runIf(CHROMIUM)('the dashboard tasks in Chromium', () => {
       await page.locator(`a[data-view-link="${view}"]`).focus();
       await page.keyboard.press('Enter');
       await expect.poll(() => page.locator(`#view-${view}`).isVisible()).toBe(true);
-      expect(await page.evaluate(() => document.activeElement?.tagName)).toBe('H2');
+      // The fragment navigation blurs the link first, then hashchange gives the heading the focus: wait for the latter.
+      await expect.poll(() => page.evaluate(() => document.activeElement?.tagName), { message: view }).toBe('H2');
       await page.waitForLoadState('networkidle');
       expect(await unlabelledControls(page), view).toEqual([]);
       expect(await seriousViolations(page), view).toEqual([]);
