@@ -21,6 +21,11 @@ function ident(name: string): Prisma.Sql {
   return Prisma.raw(`"${name}"`);
 }
 
+/** The casts of a key column's values, one and an array of them. */
+function keyCasts(keyType: 'text' | 'uuid'): { keyCast: Prisma.Sql; keysCast: Prisma.Sql } {
+  return { keyCast: Prisma.raw(keyType === 'uuid' ? '::uuid' : '::text'), keysCast: Prisma.raw(keyType === 'uuid' ? '::uuid[]' : '::text[]') };
+}
+
 /** Where deadlines are read: the database's clock (default; processes need no shared clock) or the caller's. */
 export type LeaseClock = 'database' | (() => Date);
 
@@ -83,8 +88,7 @@ export class Leases {
       owner: ident(spec.owner),
       until: ident(spec.until),
       generation: ident(spec.generation),
-      keyCast: Prisma.raw(spec.keyType === 'uuid' ? '::uuid' : '::text'),
-      keysCast: Prisma.raw(spec.keyType === 'uuid' ? '::uuid[]' : '::text[]'),
+      ...keyCasts(spec.keyType),
       ownerCast: Prisma.raw(spec.ownerType === 'uuid' ? '::uuid' : '::text'),
     };
   }
@@ -248,8 +252,7 @@ export class RowClaims {
       key: ident(spec.key),
       until: ident(spec.until),
       generation: ident(spec.generation),
-      keyCast: Prisma.raw(spec.keyType === 'uuid' ? '::uuid' : '::text'),
-      keysCast: Prisma.raw(spec.keyType === 'uuid' ? '::uuid[]' : '::text[]'),
+      ...keyCasts(spec.keyType),
     };
   }
 
