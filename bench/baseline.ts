@@ -5,6 +5,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import { statementNamer } from '../src/db/prepared.ts';
 import { newInvoiceId } from '../src/invoices/ids.ts';
 import { SQL, sqlTimestamp } from './sql.ts';
 
@@ -24,10 +25,12 @@ export function pgBackend(url: string, poolSize: number): SqlBackend {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   // An idle client killed by the server must not crash the benchmark.
   pool.on('error', () => {});
+  // Named where the service names it (the adapter's generator): the same SQL, prepared the same way.
+  const name = statementNamer();
   const on =
     (c: pg.Pool | pg.PoolClient): Query =>
     async (text, values) =>
-      (await c.query<Row>({ text, values, rowMode: 'array' })).rows;
+      (await c.query<Row>({ text, values, rowMode: 'array', name: name({ sql: text }) })).rows;
   return {
     query: on(pool),
     async transaction(fn) {

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { App } from '../src/app.ts';
 import { verifyLedger } from '../src/features.ts';
 import type { LedgerProblem } from '../src/ledger/verify.ts';
-import { log } from './common.ts';
+import { log, postJson } from './common.ts';
 import { run, toMeasurement, type Measurement } from './load.ts';
 
 const INVOICE_BODY = JSON.stringify({ invoiceCurrency: 'usd', items: [{ name: 'Bench payment', price: 100 }] });
@@ -42,9 +42,8 @@ export interface PaymentResult {
 }
 
 async function post(url: string, headers: Record<string, string>, body: string, expected: number): Promise<Record<string, unknown>> {
-  const res = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(10_000) });
-  const json = (await res.json()) as Record<string, unknown>;
-  if (res.status !== expected) throw new Error(`POST ${url}: ${res.status} ${JSON.stringify(json).slice(0, 300)}`);
+  const { status, json } = await postJson(url, headers, body);
+  if (status !== expected) throw new Error(`POST ${url}: ${status} ${JSON.stringify(json).slice(0, 300)}`);
   return json;
 }
 

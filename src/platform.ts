@@ -40,6 +40,7 @@ export async function openPlatform(config: CoreConfig, logger: Logger, options: 
     url: config.databaseUrl,
     poolSize: options.poolSize ?? config.dbPoolSize,
     role: options.role,
+    preparedStatements: config.dbPreparedStatements,
     onPoolError: (e) => logger.warn({ err: e }, 'database connection lost; the pool reconnects'),
   });
   const db = database.prisma;

@@ -22,6 +22,8 @@ export const coreConfig = configSection(
     PAY_URL: url.optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+    /** 0: no named statements (a pooler in transaction mode that does not track them; docs/operations.md). */
+    DB_PREPARED_STATEMENTS: flag('1'),
     /** Largest accepted request body, in bytes. */
     BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(10_000_000).default(262_144),
     GRAPHIQL: flag('1'),

@@ -4,6 +4,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
+import { statementNamer } from './prepared.ts';
 import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory, Transaction } from '@prisma/driver-adapter-utils';
 import { acquireLock, type LockOwner } from './pglite-lock.ts';
 import { seedFromTemplate } from './pglite-template.ts';
@@ -204,6 +205,9 @@ export function postgresPool(url: string, max: number): pg.Pool {
   return new pg.Pool({ connectionString: url, max });
 }
 
-export function postgresAdapter(pool: pg.Pool): PrismaPg {
-  return new PrismaPg(pool, { disposeExternalPool: false });
+/** `preparedStatements`: statements marked `prepared` (prepared.ts) run as named statements. */
+export function postgresAdapter(pool: pg.Pool, preparedStatements: boolean): PrismaPg {
+  // adapter-pg types the generator as always naming; an undefined name is pg's unnamed statement.
+  const statementNameGenerator = preparedStatements ? (statementNamer() as (query: { sql: string }) => string) : undefined;
+  return new PrismaPg(pool, { disposeExternalPool: false, statementNameGenerator });
 }

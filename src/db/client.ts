@@ -92,17 +92,19 @@ export interface OpenDatabaseOptions {
    * if built (pglite-template.ts); null: always initdb and migrate.
    */
   pgliteTemplate?: string | null;
+  /** PostgreSQL: statements marked `prepared` run as named statements (db/prepared.ts). Default: true. */
+  preparedStatements?: boolean;
 }
 
 /** A Prisma client on a pg pool, configured as every PostgreSQL client of the service. */
-export const postgresClient = (pool: pg.Pool): PrismaClient =>
-  new PrismaClient({ adapter: postgresAdapter(pool), errorFormat: 'minimal', transactionOptions: TRANSACTION_OPTIONS });
+export const postgresClient = (pool: pg.Pool, preparedStatements: boolean): PrismaClient =>
+  new PrismaClient({ adapter: postgresAdapter(pool, preparedStatements), errorFormat: 'minimal', transactionOptions: TRANSACTION_OPTIONS });
 
 /**
  * postgresql://... -> PostgreSQL through a pg pool; pglite:<dir> -> embedded PGlite in <dir>
  * (pglite:memory:// keeps it in memory). Only one process may open a PGlite data directory.
  */
-export async function openDatabase({ url, migrate = true, poolSize = 10, onPoolError, role = 'payrail', pgliteTemplate }: OpenDatabaseOptions): Promise<Database> {
+export async function openDatabase({ url, migrate = true, poolSize = 10, onPoolError, role = 'payrail', pgliteTemplate, preparedStatements = true }: OpenDatabaseOptions): Promise<Database> {
   if (isPostgresUrl(url)) {
     const pool = postgresPool(url, poolSize);
     // Without a listener an idle client's error would crash the process; pg replaces the client itself.
@@ -116,7 +118,7 @@ export async function openDatabase({ url, migrate = true, poolSize = 10, onPoolE
           throw e;
         });
     }
-    const prisma = postgresClient(pool);
+    const prisma = postgresClient(pool, preparedStatements);
     const notifications = postgresNotifications(url, pool, (e) => onPoolError?.(e));
     return {
       prisma,

@@ -2,6 +2,7 @@
 import { Prisma, type Invoice } from '../../generated/prisma/client.ts';
 import type { Company } from '../core/auth.ts';
 import { eventCtes } from '../core/events.ts';
+import { columnsOf, prepared } from '../db/prepared.ts';
 import { fingerprint, idempotent } from '../core/idempotency.ts';
 import { ConflictError, ValidationError } from '../errors/app-error.ts';
 import { requireOffered } from '../chains/offered.ts';
@@ -101,7 +102,7 @@ async function insertInvoice(
       // The invoice, its items, its event and delivery: one statement (the hot path of the API).
       singleStatement: true,
       execute: async (tx) => {
-        const [created] = await tx.$queryRaw<Invoice[]>`
+        const [created] = await tx.$queryRaw<Invoice[]>(prepared(Prisma.sql`
           WITH new_invoice AS (
             INSERT INTO "Invoice" ("id", "companyId", "status", "invoiceCurrency", "fixedPaymentCurrency", "isMerchantPaysFee",
               "requestedRedirectUrl", "redirectUrl", "total", "paymentLinkId", "orderId", "metadata", "requestHash", "createdAt", "updatedAt")
@@ -109,7 +110,7 @@ async function insertInvoice(
               ${input.redirectURL}, ${input.redirectURL ?? company.redirectUrl}, ${input.total.toFixed()}::numeric, ${origin.paymentLinkId ?? null},
               ${input.orderId}, ${input.metadata ? JSON.stringify(input.metadata) : null}::json, ${requestHash},
               ${deps.clock.companyNowSql(Prisma.sql`${company.id}::uuid`)}, now())
-            RETURNING *
+            RETURNING ${columnsOf(Prisma.InvoiceScalarFieldEnum)}
           ),
           new_items AS (
             INSERT INTO "InvoiceItem" ("invoiceId", "position", "name", "price")
@@ -118,7 +119,7 @@ async function insertInvoice(
               AS t("position", "name", "price")
           ),
           ${eventCtes(invoiceStatusEvent(company.id, id, 'created', extras))}
-          SELECT * FROM new_invoice`;
+          SELECT * FROM new_invoice`));
         // Everything the response shows was just written or is at hand: no read-back.
         const invoice: InvoiceRecord = { ...created!, company, items, address: null, transfers: [], autoswaps: [], refund: null };
         return { result: invoice, stored: { invoiceId: id }, events: ['invoice.created'] };

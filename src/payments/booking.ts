@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { Prisma, type ChainTransfer, type Invoice, type PaymentAddress, type TransferRole } from '../../generated/prisma/client.ts';
 import type { TransferReport } from '../chains/adapter.ts';
+import { columnsOf, prepared } from '../db/prepared.ts';
 import { eventsCtes, type NewEvent } from '../core/events.ts';
 import type { Mode } from '../domain/modes.ts';
 import { toMoney } from '../domain/money.ts';
@@ -38,7 +39,7 @@ export function insertTransferSql(t: NewTransfer, when: Prisma.Sql = Prisma.sql`
       ${now}::timestamptz, ${t.confirmed ? now : null}::timestamptz
     WHERE ${when}
     ON CONFLICT ("mode", "network", "txHash", "outputIndex") DO NOTHING
-    RETURNING *`;
+    RETURNING ${columnsOf(Prisma.ChainTransferScalarFieldEnum)}`;
 }
 
 type TransferFacts = Pick<ChainTransfer, 'id' | 'companyId' | 'asset' | 'amount' | 'role' | 'invoiceId' | 'txHash' | 'confirmations'>;
@@ -223,14 +224,14 @@ export async function bookInOneStatement(
     AND t."confirmed" = ${toMoney(snapshot.facts.confirmed).toFixed()}::numeric AND t."unconfirmed" = ${before.unconfirmedCount}::int
     AND NOT ${confirmed ? deps.credits.mayAct(Prisma.sql`${invoice.companyId}::uuid`, Prisma.sql`${report.asset}::text`) : Prisma.sql`FALSE`}`;
   // RECURSIVE only lets the expressions name later ones (new_transfer, journal_fits); none refers to itself.
-  const [row] = await deps.db.$queryRaw<ChainTransfer[]>`
+  const [row] = await deps.db.$queryRaw<ChainTransfer[]>(prepared(Prisma.sql`
     WITH RECURSIVE locked AS (SELECT "id" FROM "Invoice" WHERE "id" = ${invoiceId} AND xmin = ${version}::xid FOR UPDATE),
     checked AS (SELECT ${unchanged} AS "ok" FROM (${transferTotalsSql(Prisma.sql`${invoiceId}`)}) t),
     ${journals.ctes}
     new_transfer AS (${insertTransferSql({ report, mode, role, confirmed, companyId: invoice.companyId, invoiceId, addressId: address.id, now }, Prisma.sql`(SELECT "ok" FROM checked) AND ${journals.fits}`, transferId)}),
     changed AS (UPDATE "Invoice" SET ${changeSets(move.change)} WHERE "id" = ${invoiceId} AND ${inserted} RETURNING "id")
     ${events.length ? Prisma.sql`, ${eventsCtes(events, inserted)}` : Prisma.empty}
-    SELECT * FROM new_transfer`;
+    SELECT * FROM new_transfer`));
   if (!row) return null;
   deps.events.committed(events.map((e) => e.type));
   return row;

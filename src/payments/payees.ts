@@ -4,6 +4,7 @@
 // report costs the lookup and the booking statement, nothing more.
 import { Prisma, type PaymentAddress } from '../../generated/prisma/client.ts';
 import { PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO, type Network } from '../domain/assets.ts';
+import { columnsOf, prepared } from '../db/prepared.ts';
 import type { Mode } from '../domain/modes.ts';
 import type { LifecycleDeps } from '../invoices/lifecycle.ts';
 import { snapshotJoin, type SnapshotColumns } from './booking.ts';
@@ -44,11 +45,13 @@ const matches = (key: PayeeKey, row: Payee): boolean =>
 export async function findPayees(deps: Pick<LifecycleDeps, 'db' | 'clock' | 'credits'>, mode: Mode, keys: readonly PayeeKey[]): Promise<(Payee | null)[]> {
   const conditions = keys.map(keySql).filter((c) => c !== null);
   if (conditions.length === 0) return keys.map(() => null);
-  const rows = await deps.db.$queryRaw<Payee[]>`
-    SELECT a.*, ${deps.clock.companyNowSql('a."companyId"')} AS "now", s.* FROM "PaymentAddress" a
+  // Named only for one key: the sandbox's (and a watcher's single report) is the hot one; batches vary in shape.
+  const query = Prisma.sql`
+    SELECT ${columnsOf(Prisma.PaymentAddressScalarFieldEnum, 'a')}, ${deps.clock.companyNowSql('a."companyId"')} AS "now", s.* FROM "PaymentAddress" a
     JOIN "Company" c ON c."id" = a."companyId" AND c."mode" = ${mode}::"Mode"
     ${snapshotJoin(deps)}
     WHERE ${Prisma.join(conditions, ' OR ')}`;
+  const rows = await deps.db.$queryRaw<Payee[]>(conditions.length === 1 ? prepared(query) : query);
   return keys.map((key) => {
     const found = rows.filter((row) => matches(key, row));
     return ('asset' in key && found.find((row) => row.asset === key.asset)) || found[0] || null;

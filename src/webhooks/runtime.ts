@@ -38,7 +38,7 @@ export function createWebhookRuntime(config: WebhookConfig, platform: RuntimePla
   // behind every request in flight, and under load it fell seconds behind the events it delivers.
   const own = runsWorker && !platform.config.embedded && config.dbPoolSize > 0 ? postgresPool(platform.config.databaseUrl, config.dbPoolSize) : null;
   own?.on('error', (e) => logger.warn({ err: e }, 'webhook worker: database connection lost; the pool reconnects'));
-  const workerDb = own ? postgresClient(own) : db;
+  const workerDb = own ? postgresClient(own, platform.config.dbPreparedStatements) : db;
   const worker = new WebhookWorker(
     { db: workerDb, clock, logger, sender, metrics: runsWorker ? webhookMetrics(platform.metrics) : undefined },
     {

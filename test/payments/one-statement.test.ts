@@ -20,7 +20,9 @@ async function countOneStatement<T>(server: TestServer, fn: () => Promise<T>): P
   let booked = 0;
   let tried = 0;
   prisma.$queryRaw = function (this: unknown, ...args: unknown[]) {
-    const oneStatement = Array.isArray(args[0]) && (args[0] as string[]).join('').includes('WITH RECURSIVE locked AS');
+    // A tagged template's strings, or a Prisma.Sql (the statement is `prepared`, db/prepared.ts).
+    const text = Array.isArray(args[0]) ? (args[0] as string[]).join('') : String((args[0] as { sql?: unknown } | undefined)?.sql ?? '');
+    const oneStatement = text.includes('WITH RECURSIVE locked AS');
     if (oneStatement) tried++;
     const rows = original.apply(this, args);
     return oneStatement ? Promise.resolve(rows).then((r) => ((booked += r.length ? 1 : 0), r)) : rows;
