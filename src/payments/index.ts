@@ -1,7 +1,7 @@
 // Payments: what the chain adapters report, applied to invoices and the ledger.
 import type { Feature } from '../core/feature.ts';
 import { paymentDeclarations } from './declarations.ts';
-import { findPayees } from './payees.ts';
+import { findPayees, payeeBatcher } from './payees.ts';
 import { applyTransferReport } from './processor.ts';
 import type { PaymentsService } from './service.ts';
 
@@ -17,8 +17,9 @@ export function paymentsFeature(): Feature {
     declares: paymentDeclarations,
     services: (p, s) => {
       // Read when a report arrives: the deposits feature is listed after this one.
+      const batched = payeeBatcher((mode, keys) => findPayees(s.invoices, mode, keys));
       const payments: PaymentsService = {
-        findPayees: (mode, keys) => findPayees(s.invoices, mode, keys),
+        findPayees: (mode, keys) => (keys.length === 1 ? batched(mode, keys[0]!).then((payee) => [payee]) : findPayees(s.invoices, mode, keys)),
         report: (report, mode, payee) => applyTransferReport({ ...s.invoices, deposits: s.deposits }, report, mode, payee),
       };
       p.chains.onTransfer((report, mode) => payments.report(report, mode));
