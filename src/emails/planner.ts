@@ -84,10 +84,12 @@ export class EmailPlanner {
       for (const row of rows) if (fresh.has(row.eventId)) n += await insertDelivery(tx, row, this.deps.caps);
       if (next !== after) {
         await tx.emailCursor.update({ where: { id: CURSOR_ID }, data: { txid: next.txid, seq: next.seq } });
-        // Marks at or below the cursor are no longer needed: the cursor covers those events.
+        // Marks at or below the cursor are no longer needed: the cursor covers those events. Driven by the marks (a
+        // few) with one Event lookup each: as a join PostgreSQL hashed the whole Event table (3 ms a step at 20,000
+        // events, growing with the table).
         await tx.$executeRaw`
-          DELETE FROM "EmailPlanned" p USING "Event" e
-          WHERE e."id" = p."eventId" AND (e."txid", e."seq") <= (${next.txid}, ${next.seq})`;
+          DELETE FROM "EmailPlanned" p
+          WHERE (SELECT (e."txid", e."seq") <= (${next.txid}, ${next.seq}) FROM "Event" e WHERE e."id" = p."eventId")`;
       }
       return n;
     });
