@@ -154,12 +154,14 @@ function journalCtes(journals: Journal[], postings: Posting[][], moves: [string,
   // createdAt, so this order is the order the balances really moved in (a credit before its fee; docs/exports.md).
   const entries = journals.flatMap((journal, j) => {
     const journalId = randomUUID();
-    return postings[j]!.map(
-      (p) => Prisma.sql`(${uuidv7()}::uuid, ${journalId}::uuid, ${companyId}::uuid, ${asset}::text, ${p.account}::text, ${p.amount.toFixed()}::numeric,
-      ${journal.kind}::text, ${journal.invoiceId ?? null}::text, ${journal.transferId ?? null}::uuid, ${journal.refundId ?? null}::uuid,
-      ${p.withdrawalId ?? journal.withdrawalId ?? null}::uuid, ${journal.subjectId ?? null}::uuid)`,
-    );
+    return postings[j]!.map((p) => ({
+      id: uuidv7(), journalId, account: p.account, amount: p.amount.toFixed(), kind: journal.kind, invoiceId: journal.invoiceId ?? null,
+      transferId: journal.transferId ?? null, refundId: journal.refundId ?? null, withdrawalId: p.withdrawalId ?? journal.withdrawalId ?? null,
+      subjectId: journal.subjectId ?? null,
+    }));
   });
+  // One array per column: the same statement text for any number of entries (a named statement's one shape).
+  const column = <K extends keyof (typeof entries)[number]>(k: K) => entries.map((e) => e[k]);
   const values = moves.map(
     ([account, amount]) => Prisma.sql`(${account}::text, ${amount.toFixed()}::numeric, ${held?.get(balanceKey(companyId, asset, account))?.shard ?? null}::int)`,
   );
@@ -172,16 +174,20 @@ function journalCtes(journals: Journal[], postings: Posting[][], moves: [string,
     ), journal_picked AS (
       SELECT v."account", v."amount", COALESCE(
         v."held",
-        (SELECT s FROM generate_series(0, ${BALANCE_SHARDS - 1}::int) s
+        (SELECT s FROM generate_series(0, ${Prisma.raw(String(BALANCE_SHARDS - 1))}) s
          WHERE pg_try_advisory_xact_lock(hashtext(${`${companyId}/${asset}/`} || v."account"), s) LIMIT 1),
-        floor(random() * ${BALANCE_SHARDS}::int)::int
+        floor(random() * ${Prisma.raw(String(BALANCE_SHARDS))})::int
       ) AS "shard"
       FROM journal_v v
     ), journal_fits AS (
       ${limitCheck(companyId, asset)}
     ), journal_entries AS (
       INSERT INTO "LedgerEntry" ("id", "journalId", "companyId", "asset", "account", "amount", "kind", "invoiceId", "transferId", "refundId", "withdrawalId", "subjectId")
-      SELECT * FROM (VALUES ${Prisma.join(entries)}) AS e WHERE ${posted}
+      SELECT e."id", e."journalId", ${companyId}::uuid, ${asset}::text, e."account", e."amount", e."kind", e."invoiceId", e."transferId", e."refundId", e."withdrawalId", e."subjectId"
+      FROM unnest(${column('id')}::uuid[], ${column('journalId')}::uuid[], ${column('account')}::text[], ${column('amount')}::numeric[], ${column('kind')}::text[],
+        ${column('invoiceId')}::text[], ${column('transferId')}::uuid[], ${column('refundId')}::uuid[], ${column('withdrawalId')}::uuid[], ${column('subjectId')}::uuid[])
+        AS e("id", "journalId", "account", "amount", "kind", "invoiceId", "transferId", "refundId", "withdrawalId", "subjectId")
+      WHERE ${posted}
     ), journal_moved AS (
       INSERT INTO "Balance" AS b ("companyId", "asset", "account", "shard", "amount", "updatedAt")
       SELECT ${companyId}::uuid, ${asset}, p."account", p."shard", p."amount", now() FROM journal_picked p WHERE ${posted}
@@ -196,9 +202,12 @@ function journalCtes(journals: Journal[], postings: Posting[][], moves: [string,
  * so credits committing meanwhile are not seen; each is at most MAX_AMOUNT, so what they can add beyond the limit is
  * bounded by the transactions in flight, far inside the column (docs/money.md, "Limits").
  */
+// Code constants as literals, not parameters: fewer values to send with every posting.
+const MAX_BALANCE_SQL = Prisma.raw(`${MAX_BALANCE.toFixed()}::numeric`);
+
 function limitCheck(companyId: string, asset: string): Prisma.Sql {
   const within = (before: Prisma.Sql) =>
-    Prisma.sql`(abs(${before} + p."amount") <= ${MAX_BALANCE.toFixed()}::numeric OR abs(${before} + p."amount") <= abs(${before}))`;
+    Prisma.sql`(abs(${before} + p."amount") <= ${MAX_BALANCE_SQL} OR abs(${before} + p."amount") <= abs(${before}))`;
   return Prisma.sql`SELECT COALESCE(bool_and(${within(Prisma.sql`t."total"`)} AND ${within(Prisma.sql`t."shard"`)}), TRUE) AS "fits"
       FROM journal_picked p CROSS JOIN LATERAL (
         SELECT COALESCE(SUM(b."amount"), 0) AS "total", COALESCE(SUM(b."amount") FILTER (WHERE b."shard" = p."shard"), 0) AS "shard"
