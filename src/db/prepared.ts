@@ -19,10 +19,18 @@ export const MAX_PREPARED_STATEMENTS = 64;
  */
 export const prepared = (sql: Prisma.Sql): Prisma.Sql => Prisma.sql`${Prisma.raw(MARK)}${sql}`;
 
+const columnLists = new Map<Record<string, string>, Map<string, Prisma.Sql>>();
+
 /** The columns of a model (its Prisma scalar field enum), quoted, optionally qualified by `alias`: `*` without the risk. */
-export function columnsOf(fields: Record<string, string>, alias?: string): Prisma.Sql {
-  const prefix = alias ? `${alias}.` : '';
-  return Prisma.raw(Object.values(fields).map((column) => `${prefix}"${column}"`).join(', '));
+export function columnsOf(fields: Record<string, string>, alias = ''): Prisma.Sql {
+  const lists = columnLists.get(fields) ?? columnLists.set(fields, new Map()).get(fields)!;
+  let list = lists.get(alias);
+  if (!list) {
+    const prefix = alias ? `${alias}.` : '';
+    list = Prisma.raw(Object.values(fields).map((column) => `${prefix}"${column}"`).join(', '));
+    lists.set(alias, list);
+  }
+  return list;
 }
 
 /** The pg adapter's statementNameGenerator: a name for each marked text (the first `limit` of them), none otherwise. */
