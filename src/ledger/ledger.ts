@@ -196,15 +196,15 @@ function journalCtes(journals: Journal[], postings: Posting[][], moves: [string,
     )`;
 }
 
+// Code constants as literals, not parameters: fewer values to send with every posting.
+const MAX_BALANCE_SQL = Prisma.raw(`${MAX_BALANCE.toFixed()}::numeric`);
+
 /**
  * Whether every move of `journal_picked` keeps its balance (the sum of its shards) and the shard it goes to within
  * MAX_BALANCE, or at least no further from zero than they are: one row, `fits`. Read under the statement's snapshot,
  * so credits committing meanwhile are not seen; each is at most MAX_AMOUNT, so what they can add beyond the limit is
  * bounded by the transactions in flight, far inside the column (docs/money.md, "Limits").
  */
-// Code constants as literals, not parameters: fewer values to send with every posting.
-const MAX_BALANCE_SQL = Prisma.raw(`${MAX_BALANCE.toFixed()}::numeric`);
-
 function limitCheck(companyId: string, asset: string): Prisma.Sql {
   const within = (before: Prisma.Sql) =>
     Prisma.sql`(abs(${before} + p."amount") <= ${MAX_BALANCE_SQL} OR abs(${before} + p."amount") <= abs(${before}))`;

@@ -63,6 +63,9 @@ export async function findPayees(deps: Pick<LifecycleDeps, 'db' | 'clock' | 'cre
   });
 }
 
+/** Lookups one statement answers at most. */
+const MAX_BATCH = 100;
+
 /**
  * Single lookups made at about the same moment (concurrent requests, one poll of the sockets) as one findPayees per
  * mode: one statement instead of one each. Nothing is cached: every lookup reads the database.
@@ -78,5 +81,3 @@ export function payeeBatcher(find: (mode: Mode, keys: readonly PayeeKey[]) => Pr
     return loader.load(key);
   };
 }
-
-const MAX_BATCH = 100;
