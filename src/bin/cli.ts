@@ -51,7 +51,7 @@ export async function withDatabase<T>(role: string, viaServer: (call: AdminCall)
     });
   }
   note(`database: ${database} (opened directly${server ? `; the server in this DATA_DIR, pid ${server.pid}, serves ${server.database}` : ''})`);
-  const db = await openDatabase({ url: config.databaseUrl, poolSize: 1, role }).catch((e: unknown) => {
+  const db = await openDatabase({ url: config.databaseUrl, poolSize: 1, role, preparedStatements: config.dbPreparedStatements }).catch((e: unknown) => {
     if (e instanceof DatabaseInUseError) fail(`${e.message}. Run this command with the DATA_DIR and DATABASE_URL of that server.`, 1);
     if (e instanceof DamagedDatabaseError) fail(e.message, 1);
     throw e;
