@@ -3,7 +3,7 @@
 // release (which claims with a claim id) took over during a rolling deploy.
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { driveAutoswaps, type AutoswapDeps } from '../../src/autoswap/service.ts';
 import type { SwapOrder, SwapState, SwapVenue } from '../../src/autoswap/venue.ts';
 import { VenueRegistry } from '../../src/autoswap/venues/registry.ts';
@@ -30,8 +30,10 @@ function gatedVenue(name: string) {
 }
 
 describe.each(DATABASES)('autoswap claims on %s', (kind) => {
-  // The server's own driver stays out of the way: it runs at most hourly, and nothing here wakes it.
+  // The server's own driver is stopped: a run of it (at start, or woken) between a test's steps would claim the
+  // test's swap and leave its drivers waiting for a venue call that never comes.
   const server = useServer(kind, { AUTOSWAP_INTERVAL_MS: '3600000' });
+  beforeAll(() => server.app.jobs.get('autoswap-driver').stop());
   const driver = (venue: SwapVenue, leaseMs: number): AutoswapDeps => {
     const deps = server.app.services.autoswap;
     return { ...deps, venues: new VenueRegistry([venue]), settings: { ...deps.settings, leaseMs } };
@@ -47,18 +49,26 @@ describe.each(DATABASES)('autoswap claims on %s', (kind) => {
     return id;
   };
   const swap = (id: string) => server.app.db.prisma.autoSwap.findUniqueOrThrow({ where: { id } });
+  /** Waits for `run` to call its venue; a run that ends first fails the test at once, with the swap as it is. */
+  const venueCalled = (gate: ReturnType<typeof gatedVenue>, run: Promise<number>, id: string) =>
+    Promise.race([
+      gate.firstCall,
+      run.then(async (claimed) => {
+        throw new Error(`the driver ended (${claimed} claimed) without calling its venue: ${JSON.stringify(await swap(id))}`);
+      }),
+    ]);
 
   it('a driver whose claim expired mid-submission and was taken over writes nothing of its late answer', async () => {
     const id = await queuedSwap();
     const stale = gatedVenue('stale');
     const staleRun = driveAutoswaps(driver(stale.venue, 200));
-    await stale.firstCall;
+    await venueCalled(stale, staleRun, id);
     expect(await swap(id)).toMatchObject({ venue: 'stale', claimGeneration: 1 });
     await sleep(400);
     // Its lease ran out: another driver takes the swap over, and its venue takes the order.
     const current = gatedVenue('current');
     const currentRun = driveAutoswaps(driver(current.venue, 60_000));
-    await current.firstCall;
+    await venueCalled(current, currentRun, id);
     current.calls[0]!.answer({ state: 'pending', ref: 'current-order' });
     expect(await currentRun).toBe(1);
     const taken = await swap(id);
@@ -73,7 +83,7 @@ describe.each(DATABASES)('autoswap claims on %s', (kind) => {
     const id = await queuedSwap();
     const stale = gatedVenue('stale');
     const staleRun = driveAutoswaps(driver(stale.venue, 200));
-    await stale.firstCall;
+    await venueCalled(stale, staleRun, id);
     await sleep(400);
     // What the previous release's claim statement does: a claim id and a deadline, the generation untouched.
     await server.app.db.prisma.$executeRaw`
