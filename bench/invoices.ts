@@ -35,6 +35,7 @@ const paymentSettings: PaymentSettings = {
   connections: settings.connections,
   durationSec: settings.durationSec,
   warmupInvoices: 250,
+  warmupSec: settings.warmupSec,
   maxInvoices: 5000,
   prepareConcurrency: 16,
 };

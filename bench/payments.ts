@@ -18,8 +18,13 @@ export interface PaymentSettings {
   connections: number;
   /** Intended length of the timed run; its invoice count is sized from the warm-up's rate to last about this long. */
   durationSec: number;
-  /** Invoices paid in the warm-up, and the most the timed run may use. */
+  /**
+   * Invoices paid first to learn the rate; then the warm-up goes on for about `warmupSec` of load at that rate, as the
+   * other runs' warm-ups do (250 payments alone left the timed run still warming up: half its rate).
+   */
   warmupInvoices: number;
+  warmupSec: number;
+  /** The most invoices one warm-up stage or the timed run may use. */
   maxInvoices: number;
   /** Concurrent create + proceed chains while preparing. */
   prepareConcurrency: number;
@@ -82,16 +87,24 @@ async function payAll(app: App, auth: Record<string, string>, bodies: string[], 
 
 export async function benchPayments(app: App, auth: Record<string, string>, s: PaymentSettings, label: string): Promise<PaymentResult> {
   const capSec = 4 * s.durationSec;
-  let t0 = Date.now();
-  const warmupBodies = await prepareTransfers(app, auth, s.warmupInvoices, s.prepareConcurrency);
-  let prepareSec = (Date.now() - t0) / 1000;
-  const warmup = await payAll(app, auth, warmupBodies, s.connections, capSec);
+  // Every run must end by count, not by time: a run cut by time abandons in-flight transfers that still commit, and
+  // the done-invoice check could not match. So each is sized from the rate of the one before.
+  const sized = (rate: number, sec: number) => Math.round(Math.min(s.maxInvoices, Math.max(4 * s.connections, rate * sec)));
+  let prepareSec = 0;
+  const prepareAndPay = async (count: number) => {
+    const t0 = Date.now();
+    const bodies = await prepareTransfers(app, auth, count, s.prepareConcurrency);
+    prepareSec += (Date.now() - t0) / 1000;
+    return payAll(app, auth, bodies, s.connections, capSec);
+  };
+  const first = await prepareAndPay(s.warmupInvoices);
+  const restCount = sized(first.m.reqPerSec, s.warmupSec);
+  const rest = await prepareAndPay(restCount);
+  const warmup = { confirmed: first.confirmed + rest.confirmed, complete: first.complete && rest.complete, prepared: s.warmupInvoices + restCount };
 
-  // The timed run must end by count, not by time: a run cut by time abandons in-flight transfers that still
-  // commit, and the done-invoice check could not match. So size it from the warm-up's rate.
-  const invoices = Math.round(Math.min(s.maxInvoices, Math.max(4 * s.connections, warmup.m.reqPerSec * s.durationSec)));
-  log(`${label}: warm-up ${Math.round(warmup.m.reqPerSec)} transfers/s; preparing ${invoices} proceeded invoices`);
-  t0 = Date.now();
+  const invoices = sized(rest.m.reqPerSec, s.durationSec);
+  log(`${label}: warm-up ${warmup.confirmed} payments (${Math.round(first.m.reqPerSec)}, then ${Math.round(rest.m.reqPerSec)} transfers/s); preparing ${invoices} proceeded invoices`);
+  const t0 = Date.now();
   const bodies = await prepareTransfers(app, auth, invoices, s.prepareConcurrency);
   prepareSec += (Date.now() - t0) / 1000;
 
@@ -103,7 +116,7 @@ export async function benchPayments(app: App, auth: Record<string, string>, s: P
   const ledger = await verifyLedger(app.db.prisma);
   log(`${label}: ${doneInvoices} invoices done, ${warmup.confirmed} + ${confirmed} transfers confirmed; ledger ${ledger.ok ? 'ok' : `${ledger.problems.length} problems`}`);
   return {
-    prepared: warmupBodies.length + bodies.length,
+    prepared: warmup.prepared + bodies.length,
     prepareSec,
     run: m,
     invoices,
