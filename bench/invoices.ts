@@ -36,6 +36,7 @@ const paymentSettings: PaymentSettings = {
   durationSec: settings.durationSec,
   warmupInvoices: 250,
   warmupSec: settings.warmupSec,
+  rounds: 3,
   maxInvoices: 5000,
   prepareConcurrency: 16,
 };
@@ -85,7 +86,7 @@ async function benchDatabase(section: Section, result: DbResult): Promise<void> 
       log(`${section.db}: ${key} ${Math.round(m.reqPerSec)} req/s, p50 ${m.p50} ms, p99 ${m.p99} ms${m.failures ? `, ${m.failures} FAILURES` : ''}`);
     }
     // Last: it leaves paid invoices and ledger rows behind.
-    result.payments = await benchPayments(app, auth, paymentSettings, section.db);
+    result.payments = await benchPayments(app, auth, paymentSettings, section.db, targets.find(([key]) => key === 'restCreate')![1]);
   } finally {
     // Close in reverse order; a failing close must not hide the others.
     await baseline?.stop().catch((e: unknown) => log(`baseline stop: ${String(e)}`));

@@ -6,7 +6,7 @@ import type { App } from '../src/app.ts';
 import { verifyLedger } from '../src/features.ts';
 import type { LedgerProblem } from '../src/ledger/verify.ts';
 import { log, postJson } from './common.ts';
-import { run, toMeasurement, type Measurement } from './load.ts';
+import { run, toMeasurement, type LoadTarget, type Measurement } from './load.ts';
 
 const INVOICE_BODY = JSON.stringify({ invoiceCurrency: 'usd', items: [{ name: 'Bench payment', price: 100 }] });
 const PROCEED_BODY = JSON.stringify({ clientEmail: 'bench@example.com', paymentCurrency: 'trc20usdt' });
@@ -16,8 +16,13 @@ const VERIFY_TRANSFER = fileURLToPath(new URL('./verify-transfer.cjs', import.me
 
 export interface PaymentSettings {
   connections: number;
-  /** Intended length of the timed run; its invoice count is sized from the warm-up's rate to last about this long. */
+  /** Intended length of each timed run; a payment run's invoice count is sized from the previous rate to last about this long. */
   durationSec: number;
+  /**
+   * Rounds of a REST create run right before a payment run: each round's ratio compares runs seconds apart, and the
+   * result is their median (the machine's speed drifts over the minute between the main create run and this one).
+   */
+  rounds: number;
   /**
    * Invoices paid first to learn the rate; then the warm-up goes on for about `warmupSec` of load at that rate, as the
    * other runs' warm-ups do (250 payments alone left the timed run still warming up: half its rate).
@@ -30,12 +35,22 @@ export interface PaymentSettings {
   prepareConcurrency: number;
 }
 
+/** One round: confirmed payments per second over the REST creates per second of the run right before. */
+export interface PaymentRound {
+  create: Measurement;
+  payments: Measurement;
+  ratio: number;
+}
+
 export interface PaymentResult {
-  /** Invoices created and proceeded (warm-up + timed run), and how long that took. */
+  /** Invoices created and proceeded (warm-up + timed runs), and how long that took. */
   prepared: number;
   prepareSec: number;
-  /** reqPerSec counts confirmed transfers only. */
+  rounds: PaymentRound[];
+  /** The median round's ratio, and that round's payment run (reqPerSec counts confirmed transfers only). */
+  ratio: number;
   run: Measurement;
+  /** Transfers of the timed runs, and those confirmed. */
   invoices: number;
   confirmed: number;
   warmupConfirmed: number;
@@ -85,45 +100,58 @@ async function payAll(app: App, auth: Record<string, string>, bodies: string[], 
   return { m, confirmed, complete: responses === bodies.length };
 }
 
-export async function benchPayments(app: App, auth: Record<string, string>, s: PaymentSettings, label: string): Promise<PaymentResult> {
+export async function benchPayments(app: App, auth: Record<string, string>, s: PaymentSettings, label: string, create: LoadTarget): Promise<PaymentResult> {
   const capSec = 4 * s.durationSec;
-  // Every run must end by count, not by time: a run cut by time abandons in-flight transfers that still commit, and
-  // the done-invoice check could not match. So each is sized from the rate of the one before.
+  // Every payment run must end by count, not by time: a run cut by time abandons in-flight transfers that still
+  // commit, and the done-invoice check could not match. So each is sized from the rate of the one before.
   const sized = (rate: number, sec: number) => Math.round(Math.min(s.maxInvoices, Math.max(4 * s.connections, rate * sec)));
   let prepareSec = 0;
-  const prepareAndPay = async (count: number) => {
+  let prepared = 0;
+  const prepare = async (count: number) => {
     const t0 = Date.now();
     const bodies = await prepareTransfers(app, auth, count, s.prepareConcurrency);
     prepareSec += (Date.now() - t0) / 1000;
-    return payAll(app, auth, bodies, s.connections, capSec);
+    prepared += bodies.length;
+    return bodies;
   };
-  const first = await prepareAndPay(s.warmupInvoices);
-  const restCount = sized(first.m.reqPerSec, s.warmupSec);
-  const rest = await prepareAndPay(restCount);
-  const warmup = { confirmed: first.confirmed + rest.confirmed, complete: first.complete && rest.complete, prepared: s.warmupInvoices + restCount };
+  const first = await payAll(app, auth, await prepare(s.warmupInvoices), s.connections, capSec);
+  const rest = await payAll(app, auth, await prepare(sized(first.m.reqPerSec, s.warmupSec)), s.connections, capSec);
+  const warmup = { confirmed: first.confirmed + rest.confirmed, complete: first.complete && rest.complete };
+  log(`${label}: warm-up ${warmup.confirmed} payments (${Math.round(first.m.reqPerSec)}, then ${Math.round(rest.m.reqPerSec)} transfers/s)`);
 
-  const invoices = sized(rest.m.reqPerSec, s.durationSec);
-  log(`${label}: warm-up ${warmup.confirmed} payments (${Math.round(first.m.reqPerSec)}, then ${Math.round(rest.m.reqPerSec)} transfers/s); preparing ${invoices} proceeded invoices`);
-  const t0 = Date.now();
-  const bodies = await prepareTransfers(app, auth, invoices, s.prepareConcurrency);
-  prepareSec += (Date.now() - t0) / 1000;
-
-  log(`${label}: payments`);
-  const { m, confirmed, complete } = await payAll(app, auth, bodies, s.connections, capSec);
-  log(`${label}: payments ${Math.round(m.reqPerSec)} transfers/s, p50 ${m.p50} ms, p99 ${m.p99} ms${m.failures ? `, ${m.failures} FAILURES` : ''}`);
+  const rounds: PaymentRound[] = [];
+  let rate = rest.m.reqPerSec;
+  let invoices = 0;
+  let confirmed = 0;
+  let complete = warmup.complete;
+  for (let round = 1; round <= s.rounds; round++) {
+    const bodies = await prepare(sized(rate, s.durationSec));
+    const creates = toMeasurement(await run(create, s.connections, s.durationSec));
+    const paid = await payAll(app, auth, bodies, s.connections, capSec);
+    const m = paid.m;
+    rounds.push({ create: creates, payments: m, ratio: creates.reqPerSec > 0 ? m.reqPerSec / creates.reqPerSec : 0 });
+    rate = m.reqPerSec;
+    invoices += bodies.length;
+    confirmed += paid.confirmed;
+    complete &&= paid.complete;
+    log(`${label}: round ${round}: ${Math.round(creates.reqPerSec)} creates/s, then ${Math.round(m.reqPerSec)} transfers/s (${Math.round((100 * m.reqPerSec) / creates.reqPerSec)}%), p50 ${m.p50} ms, p99 ${m.p99} ms${m.failures ? `, ${m.failures} FAILURES` : ''}`);
+  }
+  const median = [...rounds].sort((a, b) => a.ratio - b.ratio)[Math.floor(rounds.length / 2)]!;
 
   const doneInvoices = await app.db.prisma.invoice.count({ where: { status: 'done' } });
   const ledger = await verifyLedger(app.db.prisma);
   log(`${label}: ${doneInvoices} invoices done, ${warmup.confirmed} + ${confirmed} transfers confirmed; ledger ${ledger.ok ? 'ok' : `${ledger.problems.length} problems`}`);
   return {
-    prepared: warmup.prepared + bodies.length,
+    prepared,
     prepareSec,
-    run: m,
+    rounds,
+    ratio: median.ratio,
+    run: median.payments,
     invoices,
     confirmed,
     warmupConfirmed: warmup.confirmed,
     doneInvoices,
-    complete: warmup.complete && complete,
+    complete,
     ledger: { ok: ledger.ok, journals: ledger.journals, entries: ledger.entries, problems: ledger.problems.slice(0, 10) },
   };
 }

@@ -56,10 +56,9 @@ export function ratio(r: DbResult, key: RunKey): number | null {
   return a && b && b.reqPerSec > 0 ? a.reqPerSec / b.reqPerSec : null;
 }
 
-/** Confirmed transfers per second over REST creates per second, same run. */
+/** Confirmed transfers per second over REST creates per second: the median of rounds of a create run right before a payment run. */
 export function paymentRatio(r: DbResult): number | null {
-  const create = r.runs.restCreate;
-  return r.payments && create && create.reqPerSec > 0 ? r.payments.run.reqPerSec / create.reqPerSec : null;
+  return r.payments && r.payments.rounds.length ? r.payments.ratio : null;
 }
 
 export function verdicts(results: DbResult[]): Verdict[] {
@@ -109,7 +108,10 @@ export function problems(results: DbResult[]): string[] {
     }
     const p = r.payments;
     if (p) {
-      if (p.run.failures > 0) found.push(`ERRORS during ${r.db} payments: ${JSON.stringify(p.run.detail)}`);
+      for (const [i, round] of p.rounds.entries()) {
+        if (round.payments.failures > 0) found.push(`ERRORS during ${r.db} payments, round ${i + 1}: ${JSON.stringify(round.payments.detail)}`);
+        if (round.create.failures > 0) found.push(`ERRORS during ${r.db} creates, round ${i + 1}: ${JSON.stringify(round.create.detail)}`);
+      }
       if (p.complete && !paymentsConsistent(p)) found.push(`${r.db} payments: ${p.doneInvoices} invoices done, ${p.warmupConfirmed + p.confirmed} transfers confirmed`);
       for (const problem of p.ledger.problems) found.push(`${r.db} ledger ${problem.check} ${problem.key}: expected ${problem.expected}, found ${problem.actual}`);
       if (!p.ledger.ok && p.ledger.problems.length === 0) found.push(`${r.db} ledger: verification failed`);
@@ -148,7 +150,8 @@ export function renderReport(results: DbResult[], settings: { connections: numbe
   const paid = results.filter((r) => r.payments);
   if (paid.length) {
     out.push('');
-    out.push('Payments: confirmed sandbox transfers (POST /api/sandbox/transfers), each paying its own proceeded invoice');
+    out.push('Payments: confirmed sandbox transfers (POST /api/sandbox/transfers), each paying its own proceeded invoice;');
+    out.push('each round a REST create run right before a payment run, the median round shown');
     const prows = paid.map((r) => {
       const p = r.payments!;
       const q = paymentRatio(r);
@@ -158,7 +161,7 @@ export function renderReport(results: DbResult[], settings: { connections: numbe
         num(p.run.reqPerSec),
         num(p.run.p50),
         num(p.run.p99),
-        p.run.failures ? `${num(p.run.failures)} !!` : '0',
+        p.rounds.some((x) => x.payments.failures) ? `${num(p.rounds.reduce((n, x) => n + x.payments.failures, 0))} !!` : '0',
         q === null ? '' : pct(q),
         `${done} ${!p.complete ? 'n/a (cut by time)' : paymentsConsistent(p) ? 'ok' : 'MISMATCH'}`,
         p.ledger.ok ? `ok (${num(p.ledger.journals)} journals)` : `${p.ledger.problems.length} PROBLEMS`,
@@ -173,7 +176,9 @@ export function renderReport(results: DbResult[], settings: { connections: numbe
     );
     for (const r of paid) {
       const p = r.payments!;
-      out.push(`  ${r.db}: ${num(p.invoices)} transfers in the timed run; ${num(p.prepared)} invoices prepared in ${num(p.prepareSec, 1)} s`);
+      const rounds = p.rounds.map((x) => `${num(x.create.reqPerSec)} creates/s then ${num(x.payments.reqPerSec)} transfers/s (${pct(x.ratio)})`);
+      out.push(`  ${r.db}: rounds (median shown above): ${rounds.join('; ')}`);
+      out.push(`  ${r.db}: ${num(p.invoices)} transfers in the timed runs; ${num(p.prepared)} invoices prepared in ${num(p.prepareSec, 1)} s`);
       for (const problem of p.ledger.problems) out.push(`  !!! ${r.db} ledger ${problem.check} ${problem.key}: expected ${problem.expected}, found ${problem.actual}`);
     }
   }
