@@ -69,10 +69,11 @@ async function benchDatabase(section: Section, result: DbResult): Promise<void> 
     if (section.db === 'postgres') result.statementCheck = await checkStatements(app.url, auth, serviceIds[0]!);
 
     const json = { 'content-type': 'application/json' };
+    const restCreate: LoadTarget = { url: `${app.url}/api/invoices/v1/regular`, method: 'POST', headers: auth, body: CREATE_BODY };
     const targets: [RunKey, LoadTarget][] = [
       ['ceilingInsert', { url: `${baseline.url}/insert`, method: 'POST', headers: json, body: CREATE_BODY }],
       ['baselineCreate', { url: `${baseline.url}/create`, method: 'POST', headers: json, body: CREATE_BODY }],
-      ['restCreate', { url: `${app.url}/api/invoices/v1/regular`, method: 'POST', headers: auth, body: CREATE_BODY }],
+      ['restCreate', restCreate],
       ['graphqlCreate', { url: `${app.url}/graphql`, method: 'POST', headers: auth, body: GQL_CREATE }],
       ['baselineRead', { url: baseline.url, method: 'GET', rotate: baselineIds.map((id) => ({ path: `/read/${id}` })) }],
       ['restRead', { url: app.url, method: 'GET', rotate: serviceIds.map((id) => ({ path: `/api/invoices/v1/regular/${id}` })) }],
@@ -86,7 +87,7 @@ async function benchDatabase(section: Section, result: DbResult): Promise<void> 
       log(`${section.db}: ${key} ${Math.round(m.reqPerSec)} req/s, p50 ${m.p50} ms, p99 ${m.p99} ms${m.failures ? `, ${m.failures} FAILURES` : ''}`);
     }
     // Last: it leaves paid invoices and ledger rows behind.
-    result.payments = await benchPayments(app, auth, paymentSettings, section.db, targets.find(([key]) => key === 'restCreate')![1]);
+    result.payments = await benchPayments(app, auth, paymentSettings, section.db, restCreate);
   } finally {
     // Close in reverse order; a failing close must not hide the others.
     await baseline?.stop().catch((e: unknown) => log(`baseline stop: ${String(e)}`));
