@@ -59,6 +59,8 @@ describe.each(DATABASES)('statements per invoice page on %s', (kind) => {
     REFUND_RETRY_INTERVAL_MS: '3600000',
     WITHDRAWAL_SEND_INTERVAL_MS: '3600000',
     AUTOSWAP_INTERVAL_MS: '3600000',
+    // The e-mail planner and sender poll every 5 s by default: a planner step is 8 statements.
+    EMAIL_POLL_MS: '600000',
   });
   let receiver: Receiver;
   let token = '';
