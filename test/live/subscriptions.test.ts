@@ -184,10 +184,14 @@ describe.each(DATABASES)('live subscriptions on %s', (kind) => {
     const overWs = collect(client(), LiveInvoiceStatusDocument, { id });
     const overSse = sse(server, LiveInvoiceStatusDocument, { id });
     await until(() => overWs.values.length === 1 && overSse.values.length === 1);
-    // Seen (pending -> processing), 5 of 19, 12 of 19, then final (done).
+    // Seen (pending -> processing), 5 of 19, 12 of 19, then final (done). A message carries the invoice as it is when
+    // delivered, so each step waits for the previous one's message (else a slow delivery shows the later step's count).
+    const delivered = (n: number) => until(() => overWs.values.length === n && overSse.values.length === n);
     const seen = await server.request('POST', '/api/sandbox/transfers', { token: m.publicToken, json: { invoiceId: id, amount: '101' } });
-    for (const confirmations of [5, 12]) {
+    await delivered(2);
+    for (const [i, confirmations] of [5, 12].entries()) {
       await server.request('POST', `/api/sandbox/transfers/${seen.body.id}/confirm`, { token: m.publicToken, json: { confirmations } });
+      await delivered(3 + i);
     }
     await server.request('POST', `/api/sandbox/transfers/${seen.body.id}/confirm`, { token: m.publicToken, json: {} });
     const steps = [
