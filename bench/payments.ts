@@ -129,12 +129,13 @@ export async function benchPayments(app: App, auth: Record<string, string>, s: P
     const creates = toMeasurement(await run(create, s.connections, s.durationSec));
     const paid = await payAll(app, auth, bodies, s.connections, capSec);
     const m = paid.m;
-    rounds.push({ create: creates, payments: m, ratio: creates.reqPerSec > 0 ? m.reqPerSec / creates.reqPerSec : 0 });
+    const ratio = creates.reqPerSec > 0 ? m.reqPerSec / creates.reqPerSec : 0;
+    rounds.push({ create: creates, payments: m, ratio });
     rate = m.reqPerSec;
     invoices += bodies.length;
     confirmed += paid.confirmed;
     complete &&= paid.complete;
-    log(`${label}: round ${round}: ${Math.round(creates.reqPerSec)} creates/s, then ${Math.round(m.reqPerSec)} transfers/s (${Math.round((100 * m.reqPerSec) / creates.reqPerSec)}%), p50 ${m.p50} ms, p99 ${m.p99} ms${m.failures ? `, ${m.failures} FAILURES` : ''}`);
+    log(`${label}: round ${round}: ${Math.round(creates.reqPerSec)} creates/s, then ${Math.round(m.reqPerSec)} transfers/s (${Math.round(100 * ratio)}%), p50 ${m.p50} ms, p99 ${m.p99} ms${m.failures ? `, ${m.failures} FAILURES` : ''}`);
   }
   const median = [...rounds].sort((a, b) => a.ratio - b.ratio)[Math.floor(rounds.length / 2)]!;
 

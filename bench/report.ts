@@ -155,13 +155,14 @@ export function renderReport(results: DbResult[], settings: { connections: numbe
     const prows = paid.map((r) => {
       const p = r.payments!;
       const q = paymentRatio(r);
+      const failures = p.rounds.reduce((n, x) => n + x.payments.failures, 0);
       const done = `${num(p.doneInvoices)} = ${num(p.warmupConfirmed)} + ${num(p.confirmed)}`;
       return [
         r.db,
         num(p.run.reqPerSec),
         num(p.run.p50),
         num(p.run.p99),
-        p.rounds.some((x) => x.payments.failures) ? `${num(p.rounds.reduce((n, x) => n + x.payments.failures, 0))} !!` : '0',
+        failures ? `${num(failures)} !!` : '0',
         q === null ? '' : pct(q),
         `${done} ${!p.complete ? 'n/a (cut by time)' : paymentsConsistent(p) ? 'ok' : 'MISMATCH'}`,
         p.ledger.ok ? `ok (${num(p.ledger.journals)} journals)` : `${p.ledger.problems.length} PROBLEMS`,

@@ -183,10 +183,11 @@ describe.each(DATABASES)('live subscriptions on %s', (kind) => {
     await proceed(id);
     const overWs = collect(client(), LiveInvoiceStatusDocument, { id });
     const overSse = sse(server, LiveInvoiceStatusDocument, { id });
-    await until(() => overWs.values.length === 1 && overSse.values.length === 1);
-    // Seen (pending -> processing), 5 of 19, 12 of 19, then final (done). A message carries the invoice as it is when
-    // delivered, so each step waits for the previous one's message (else a slow delivery shows the later step's count).
+    // A message carries the invoice as it is when delivered, so each step below waits for the previous one's message
+    // (else a slow delivery shows the later step's count).
     const delivered = (n: number) => until(() => overWs.values.length === n && overSse.values.length === n);
+    await delivered(1);
+    // Seen (pending -> processing), 5 of 19, 12 of 19, then final (done).
     const seen = await server.request('POST', '/api/sandbox/transfers', { token: m.publicToken, json: { invoiceId: id, amount: '101' } });
     await delivered(2);
     for (const [i, confirmations] of [5, 12].entries()) {
