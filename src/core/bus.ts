@@ -1,3 +1,4 @@
+import { prepared } from '../db/prepared.ts';
 // The event bus: every committed event, once, as a typed message, to every subscriber of this process (the
 // webhook worker, live subscriptions). It is driven by the Event table, not by the code that wrote the event, so
 // a rolled-back change is never published and a committed one always is, whichever process committed it.
@@ -113,7 +114,7 @@ export async function readEvents(
   }
   // Only rows below the horizon come back; `waiting` says whether committed rows above it wait for an older
   // transaction to end (then the bus looks again shortly, without fetching them each time).
-  const rows = await db.$queryRaw<(Row & { waiting: boolean })[]>`
+  const rows = await db.$queryRaw<(Row & { waiting: boolean })[]>(prepared(Prisma.sql`
     WITH h AS (SELECT (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint AS "horizon")
     SELECT e."id", e."seq", e."txid", e."type", e."companyId"::text AS "companyId", e."subjectType", e."subjectId",
            e."payload", e."createdAt", false AS "waiting"
@@ -123,7 +124,7 @@ export async function readEvents(
     UNION ALL
     SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, true
     FROM h WHERE EXISTS (SELECT 1 FROM "Event" w WHERE w."txid" >= h."horizon")
-    ORDER BY "waiting", "txid", "seq"`;
+    ORDER BY "waiting", "txid", "seq"`));
   const messages = rows.filter((r) => !r.waiting).map(toMessage);
   return { messages, full: messages.length === limit, waiting: rows.some((r) => r.waiting) };
 }

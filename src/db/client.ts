@@ -10,6 +10,7 @@ import {
   postgresMigrationFactory,
   postgresPool,
 } from './adapters.ts';
+import { registerDirect } from './direct.ts';
 import { applyMigrations, migrationsUpToDate } from './migrate.ts';
 import type { LockOwner } from './pglite-lock.ts';
 import { inProcessNotifications, postgresNotifications, type Notifications } from './notifications.ts';
@@ -97,8 +98,11 @@ export interface OpenDatabaseOptions {
 }
 
 /** A Prisma client on a pg pool, configured as every PostgreSQL client of the service. */
-export const postgresClient = (pool: pg.Pool, preparedStatements: boolean): PrismaClient =>
-  new PrismaClient({ adapter: postgresAdapter(pool, preparedStatements), errorFormat: 'minimal', transactionOptions: TRANSACTION_OPTIONS });
+export function postgresClient(pool: pg.Pool, preparedStatements: boolean): PrismaClient {
+  const client = new PrismaClient({ adapter: postgresAdapter(pool, preparedStatements), errorFormat: 'minimal', transactionOptions: TRANSACTION_OPTIONS });
+  registerDirect(client, pool, preparedStatements);
+  return client;
+}
 
 /**
  * postgresql://... -> PostgreSQL through a pg pool; pglite:<dir> -> embedded PGlite in <dir>

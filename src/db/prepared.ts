@@ -33,14 +33,17 @@ export function columnsOf(fields: Record<string, string>, alias = ''): Prisma.Sq
   return list;
 }
 
-/** The pg adapter's statementNameGenerator: a name for each marked text (the first `limit` of them), none otherwise. */
-export function statementNamer(limit = MAX_PREPARED_STATEMENTS): (query: { sql: string }) => string | undefined {
+/**
+ * The pg adapter's statementNameGenerator: a name for each marked text (the first `limit` of them), none otherwise.
+ * `prefix` keeps the names of one user of a connection apart from another's (db/direct.ts).
+ */
+export function statementNamer(limit = MAX_PREPARED_STATEMENTS, prefix = 'payrail_'): (query: { sql: string }) => string | undefined {
   const names = new Map<string, string>();
   return ({ sql }) => {
     if (!sql.startsWith(MARK)) return undefined;
     let name = names.get(sql);
     if (name === undefined && names.size < limit) {
-      name = `payrail_${createHash('sha1').update(sql).digest('hex')}`;
+      name = `${prefix}${createHash('sha1').update(sql).digest('hex')}`;
       names.set(sql, name);
     }
     return name;

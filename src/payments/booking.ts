@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { Prisma, type ChainTransfer, type Invoice, type PaymentAddress, type TransferRole } from '../../generated/prisma/client.ts';
 import type { TransferReport } from '../chains/adapter.ts';
+import { queryDirect } from '../db/direct.ts';
 import { columnsOf, prepared } from '../db/prepared.ts';
 import { eventsCtes, type NewEvent } from '../core/events.ts';
 import type { Mode } from '../domain/modes.ts';
@@ -224,7 +225,7 @@ export async function bookInOneStatement(
     AND t."confirmed" = ${toMoney(snapshot.facts.confirmed).toFixed()}::numeric AND t."unconfirmed" = ${before.unconfirmedCount}::int
     AND NOT ${confirmed ? deps.credits.mayAct(Prisma.sql`${invoice.companyId}::uuid`, Prisma.sql`${report.asset}::text`) : Prisma.sql`FALSE`}`;
   // RECURSIVE only lets the expressions name later ones (new_transfer, journal_fits); none refers to itself.
-  const [row] = await deps.db.$queryRaw<ChainTransfer[]>(prepared(Prisma.sql`
+  const [row] = await queryDirect<ChainTransfer>(deps.db, prepared(Prisma.sql`
     WITH RECURSIVE locked AS (SELECT "id" FROM "Invoice" WHERE "id" = ${invoiceId} AND xmin = ${version}::xid FOR UPDATE),
     checked AS (SELECT ${unchanged} AS "ok" FROM (${transferTotalsSql(Prisma.sql`${invoiceId}`)}) t),
     ${journals.ctes}

@@ -5,6 +5,7 @@
 import DataLoader from 'dataloader';
 import { Prisma, type PaymentAddress } from '../../generated/prisma/client.ts';
 import { PAYMENT_CURRENCIES, PAYMENT_CURRENCY_INFO, type Network } from '../domain/assets.ts';
+import { queryDirect } from '../db/direct.ts';
 import { columnsOf, prepared } from '../db/prepared.ts';
 import type { Mode } from '../domain/modes.ts';
 import type { LifecycleDeps } from '../invoices/lifecycle.ts';
@@ -56,7 +57,7 @@ export async function findPayees(deps: Pick<LifecycleDeps, 'db' | 'clock' | 'cre
     JOIN "Company" c ON c."id" = a."companyId" AND c."mode" = ${mode}::"Mode"
     ${snapshotJoin(deps)}
     WHERE ${Prisma.join(conditions, ' OR ')}`;
-  const rows = await deps.db.$queryRaw<Payee[]>(conditions.length === 1 ? prepared(query) : query);
+  const rows = await queryDirect<Payee>(deps.db, conditions.length === 1 ? prepared(query) : query);
   return keys.map((key) => {
     const found = rows.filter((row) => matches(key, row));
     return ('asset' in key && found.find((row) => row.asset === key.asset)) || found[0] || null;

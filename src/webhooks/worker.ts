@@ -1,3 +1,4 @@
+import { prepared } from '../db/prepared.ts';
 // Delivers webhooks from the outbox. Claims due deliveries with a lease and hands them to one lane per company
 // endpoint. A lane is leased too (a named lease of core/lease.ts on WebhookLane, taken in the claim statement): one
 // worker, in any process, serves an endpoint at a time, so no delivery is taken twice and an endpoint's order holds
@@ -263,7 +264,7 @@ export class WebhookWorker {
     const freeClosed = freeing.length
       ? Prisma.sql`, freed AS (${this.laneLeases.releaseKeysSql(freeing, Prisma.sql`NOT EXISTS (SELECT 1 FROM due WHERE due."companyId" = l."companyId")`)})`
       : Prisma.empty;
-    const claimed = await this.deps.db.$queryRaw<Claimed[]>`
+    const claimed = await this.deps.db.$queryRaw<Claimed[]>(prepared(Prisma.sql`
       WITH due AS (
         SELECT d."id", d."companyId" FROM "WebhookDelivery" d
         WHERE ${claimable} AND d."nextAttemptAt" <= ${this.deps.clock.companyNowSql('d."companyId"')}
@@ -279,7 +280,7 @@ export class WebhookWorker {
         AND e."id" = d."eventId" AND c."id" = d."companyId"
       RETURNING d."id"::text AS "id", d."eventId", e."createdAt" AS "eventCreatedAt", d."companyId"::text AS "companyId", d."seq", d."attempts",
         e."payload"::text AS "payload", c."secretKey", c."mode", c."webhookUrl", ${this.deps.clock.offsetMsSql('d."companyId"')} AS "offsetMs",
-        leased."generation"`;
+        leased."generation"`));
     for (const key of freeing) this.closedLanes.delete(key);
     if (claimed.length === 0) return 0;
 

@@ -47,25 +47,43 @@ async function payOne(server: TestServer, m: TestMerchant): Promise<string> {
   return id;
 }
 
-/** The named statements of the server's connection (DB_POOL_SIZE=1: every query of the server runs on it). */
-async function namedStatements(server: TestServer): Promise<{ name: string; statement: string }[]> {
-  return server.app.db.prisma.$queryRawUnsafe(`SELECT name, statement FROM pg_prepared_statements WHERE name LIKE 'payrail\\_%' ORDER BY statement`);
-}
-
 const HOT = ['WITH new_invoice AS', 'FROM "PaymentAddress" a', 'WITH RECURSIVE locked AS'];
+/** Run on wake-ups after commits (the event bus's read, the webhook worker's claim): named, so not planned each time. */
+const BACKGROUND = ['WITH h AS (SELECT (pg_snapshot_xmin', 'WITH due AS ('];
+
+/**
+ * The named statements of the server's connection (DB_POOL_SIZE=1 and WEBHOOK_DB_POOL_SIZE=0: every query of the server runs on it) among
+ * `texts`: background jobs name theirs whenever they first run, so each check looks at the statements it is about.
+ */
+async function namedStatements(server: TestServer, texts = HOT): Promise<{ name: string; statement: string }[]> {
+  const rows = await server.app.db.prisma.$queryRawUnsafe<{ name: string; statement: string }[]>(
+    `SELECT name, statement FROM pg_prepared_statements WHERE name LIKE 'payrail\\_%' ORDER BY statement`,
+  );
+  return rows.filter((row) => texts.some((text) => row.statement.includes(text)));
+}
 
 describe.runIf(DATABASES.includes('postgres'))('named statements on PostgreSQL', () => {
   describe('by default', () => {
-    const server = useServer('postgres', { DB_POOL_SIZE: '1' });
+    const server = useServer('postgres', { DB_POOL_SIZE: '1', WEBHOOK_DB_POOL_SIZE: '0' });
 
     it('the create, the payee lookup and the booking are named once each, and reused', async () => {
       const m = await server.merchant();
       await payOne(server, m);
       const first = await namedStatements(server);
       for (const text of HOT) expect(first.filter((s) => s.statement.includes(text)), text).toHaveLength(1);
+      // The lookup and the booking go straight to the pool (db/direct.ts), under names of their own.
+      const direct = first.filter((s) => s.name.startsWith('payrail_direct_')).map((s) => s.statement);
+      expect(direct).toHaveLength(2);
+      for (const text of HOT.slice(1)) expect(direct.some((s) => s.includes(text)), text).toBe(true);
       await payOne(server, m);
       await payOne(server, m);
       expect(await namedStatements(server)).toEqual(first);
+    });
+
+    it("the event bus's read and the webhook worker's claim, run on every wake-up, are named", async () => {
+      const m = await server.merchant();
+      await payOne(server, m);
+      await expect.poll(async () => (await namedStatements(server, BACKGROUND)).length, { timeout: 10_000 }).toBe(BACKGROUND.length);
     });
 
     it('a column a later release adds to the tables they read does not break them (no `*` in their results)', async () => {
@@ -88,13 +106,13 @@ describe.runIf(DATABASES.includes('postgres'))('named statements on PostgreSQL',
   });
 
   describe('DB_PREPARED_STATEMENTS=0', () => {
-    const server = useServer('postgres', { DB_POOL_SIZE: '1', DB_PREPARED_STATEMENTS: '0' });
+    const server = useServer('postgres', { DB_POOL_SIZE: '1', WEBHOOK_DB_POOL_SIZE: '0', DB_PREPARED_STATEMENTS: '0' });
 
     it('names none, and payments work the same', async () => {
       const m = await server.merchant();
       await payOne(server, m);
       await payOne(server, m);
-      expect(await namedStatements(server)).toEqual([]);
+      expect(await namedStatements(server, [...HOT, ...BACKGROUND])).toEqual([]);
       expect((await verifyLedger(server.app.db.prisma)).ok).toBe(true);
     });
   });

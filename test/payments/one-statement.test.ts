@@ -9,29 +9,25 @@ import type { TransferReport } from '../../src/chains/adapter.ts';
 import { Money } from '../../src/domain/money.ts';
 import { verifyLedger } from '../../src/features.ts';
 import { DATABASES } from '../support/databases.ts';
+import { watchStatements } from '../support/statements.ts';
 import { useServer, type TestMerchant, type TestServer } from '../support/server.ts';
 
 const TRON_ADDRESS = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
 
 /** Counts the one statements tried and the reports they booked meanwhile (that statement answers the transfer it wrote). */
 async function countOneStatement<T>(server: TestServer, fn: () => Promise<T>): Promise<{ result: T; booked: number; tried: number }> {
-  const prisma = server.app.db.prisma as unknown as { $queryRaw: (...args: unknown[]) => Promise<unknown[]> };
-  const original = prisma.$queryRaw;
   let booked = 0;
   let tried = 0;
-  prisma.$queryRaw = function (this: unknown, ...args: unknown[]) {
-    // A tagged template's strings, or a Prisma.Sql (the statement is `prepared`, db/prepared.ts).
-    const text = Array.isArray(args[0]) ? (args[0] as string[]).join('') : String((args[0] as { sql?: unknown } | undefined)?.sql ?? '');
-    const oneStatement = text.includes('WITH RECURSIVE locked AS');
-    if (oneStatement) tried++;
-    const rows = original.apply(this, args);
-    return oneStatement ? Promise.resolve(rows).then((r) => ((booked += r.length ? 1 : 0), r)) : rows;
-  };
-  try {
-    return { result: await fn(), booked, tried };
-  } finally {
-    prisma.$queryRaw = original;
-  }
+  const result = await watchStatements(
+    server,
+    (text) => {
+      if (!text.includes('WITH RECURSIVE locked AS')) return;
+      tried++;
+      return (rows) => void (booked += rows.length ? 1 : 0);
+    },
+    fn,
+  );
+  return { result, booked, tried };
 }
 
 async function filledInvoice(server: TestServer, m: TestMerchant, orderId = 'o-1'): Promise<string> {

@@ -6,6 +6,7 @@ import { verifyLedger } from '../../src/features.ts';
 import type { Mode } from '../../src/domain/modes.ts';
 import { payeeBatcher, type Payee, type PayeeKey } from '../../src/payments/payees.ts';
 import { DATABASES } from '../support/databases.ts';
+import { watchStatements } from '../support/statements.ts';
 import { useServer, type TestMerchant, type TestServer } from '../support/server.ts';
 
 describe('payeeBatcher', () => {
@@ -63,24 +64,17 @@ describe.each(DATABASES)('batched payee lookups on %s', (kind) => {
   it('concurrent lookups through the service share one statement and each gets its own payee', async () => {
     const [a, b] = [await server.merchant(), await server.merchant()];
     const invoices = [await proceeded(server, a), await proceeded(server, b), await proceeded(server, a)];
-    const prisma = server.app.db.prisma as unknown as { $queryRaw: (...args: unknown[]) => Promise<unknown[]> };
-    const original = prisma.$queryRaw;
     let lookups = 0;
-    prisma.$queryRaw = function (this: unknown, ...args: unknown[]) {
-      if (String((args[0] as { sql?: unknown } | undefined)?.sql ?? '').includes('FROM "PaymentAddress" a')) lookups++;
-      return original.apply(this, args);
-    };
-    try {
-      const { payments } = server.app.services;
-      const found = await Promise.all([...invoices.map(({ id }) => ({ invoiceId: id })), { invoiceId: 'UnknownInvoice000000000' }].map((key) => payments.findPayees('test', [key])));
-      expect(lookups).toBe(1);
-      expect(found.map(([p]) => p?.invoiceId ?? null)).toEqual([...invoices.map(({ id }) => id), null]);
-      expect(found.map(([p]) => p?.companyId ?? null)).toEqual([a.tenantId, b.tenantId, a.tenantId, null]);
-      // A live-mode lookup of a test invoice finds nothing, in a batch of its own.
-      expect(await payments.findPayees('live', [{ invoiceId: invoices[0]!.id }])).toEqual([null]);
-    } finally {
-      prisma.$queryRaw = original;
-    }
+    const count = (text: string) => void (text.includes('FROM "PaymentAddress" a') && lookups++);
+    const { payments } = server.app.services;
+    const found = await watchStatements(server, count, () =>
+      Promise.all([...invoices.map(({ id }) => ({ invoiceId: id })), { invoiceId: 'UnknownInvoice000000000' }].map((key) => payments.findPayees('test', [key]))),
+    );
+    expect(lookups).toBe(1);
+    expect(found.map(([p]) => p?.invoiceId ?? null)).toEqual([...invoices.map(({ id }) => id), null]);
+    expect(found.map(([p]) => p?.companyId ?? null)).toEqual([a.tenantId, b.tenantId, a.tenantId, null]);
+    // A live-mode lookup of a test invoice finds nothing, in a batch of its own.
+    expect(await payments.findPayees('live', [{ invoiceId: invoices[0]!.id }])).toEqual([null]);
   });
 
   it('concurrent sandbox payments of two merchants: each paid once, foreign and unknown invoices refused', async () => {
