@@ -1,7 +1,7 @@
 // What autoswaps name that the layers below handle without knowing them (docs/architecture.md, "Adding a feature"):
-// their webhook events, the journals of a swap (hold, the two legs, the venue's and our fee, the release), the
-// accounts they post to, their ledger check, the autoswap status counter and the swaps a venue sends on chain from
-// the hot wallet (which the venue follows itself).
+// their webhook events and the internal one that wakes the driver, the journals of a swap (hold, the two legs, the
+// venue's and our fee, the release), the accounts they post to, their ledger check, the autoswap status counter and
+// the swaps a venue sends on chain from the hot wallet (which the venue follows itself).
 import type { Declarations } from '../core/feature.ts';
 import { autoswapStatusCheck } from './ledger-checks.ts';
 
@@ -9,6 +9,12 @@ export const AUTOSWAP_EVENT_TYPES = {
   'autoswap.done': 'An autoswap filled: the source amount left, the target amount is available (docs/autoswap.md).',
   'autoswap.failed': 'An autoswap did not fill (slippage beyond the cap, no route, venue down); its source amount is available again.',
 } as const;
+
+/**
+ * A credit queued a swap: the driver wakes on this, wherever it runs, instead of on every invoice or deposit done
+ * (most merchants have no rule). Internal: neither pushed nor in the events feed; autoswap.done/failed are the news.
+ */
+export const AUTOSWAP_QUEUED = 'autoswap.queued';
 
 export const AUTOSWAP_JOURNAL_KINDS = ['autoswap_hold', 'autoswap', 'autoswap_venue_fee', 'autoswap_fee', 'autoswap_release'] as const;
 
@@ -33,6 +39,7 @@ declare module '../chains/adapter.ts' {
 
 export const autoswapDeclarations = {
   eventTypes: AUTOSWAP_EVENT_TYPES,
+  internalEventTypes: [AUTOSWAP_QUEUED],
   journalKinds: AUTOSWAP_JOURNAL_KINDS,
   ledgerAccounts: AUTOSWAP_ACCOUNTS,
   ledgerChecks: [autoswapStatusCheck],

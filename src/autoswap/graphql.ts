@@ -8,6 +8,7 @@ import { builder, mutationOutcome, type GraphQLContext } from '../graphql/builde
 import { PaymentCurrencyEnum } from '../graphql/enums.ts';
 import { nodeIdFormats, ownCompanyAsset, registerNodeType } from '../graphql/node-ids.ts';
 import { AFTER_DESCRIPTION, liveEvents, liveResolver, parseLiveCursor } from '../graphql/live.ts';
+import { AUTOSWAP_QUEUED } from './declarations.ts';
 import { AutoswapType } from './graphql-types.ts';
 import { autoswapPatchSchema, type AutoswapRule } from './rules.ts';
 import { listAutoswapRules, updateAutoswapRules } from './service.ts';
@@ -83,7 +84,7 @@ builder.subscriptionField('autoswapEvents', (t) =>
     authScopes: { scope: 'payouts:read' },
     description: 'Every autoswap of the calling merchant as it is done or fails (the same as its webhooks), in commit order. With `after`: first the changes since that cursor.',
     args: { after: t.arg.string({ required: false, description: AFTER_DESCRIPTION }) },
-    subscribe: (_root, { after }, ctx) => liveEvents(ctx, { subjectType: 'autoswap', companyId: ctx.company!.id }, parseLiveCursor(after)),
+    subscribe: (_root, { after }, ctx) => liveEvents(ctx, { subjectType: 'autoswap', companyId: ctx.company!.id, exceptTypes: [AUTOSWAP_QUEUED] }, parseLiveCursor(after)),
     resolve: liveResolver(autoswapAt),
   }),
 );

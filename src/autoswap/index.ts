@@ -6,7 +6,7 @@ import { chainJob, intervalJob, wakingOn } from '../core/jobs.ts';
 import { Money } from '../domain/money.ts';
 import type { autoswapConfig } from './config.ts';
 import './graphql.ts';
-import { autoswapDeclarations } from './declarations.ts';
+import { AUTOSWAP_QUEUED, autoswapDeclarations } from './declarations.ts';
 import { autoswapWebhook } from './webhook-doc.ts';
 import { autoswapRoutes } from './rest.ts';
 import { autoswapOnCredit, autoswapScope, driveAutoswaps, type AutoswapDeps } from './service.ts';
@@ -47,9 +47,8 @@ export function autoswapFeature(config: ConfigOf<typeof autoswapConfig>): Featur
     routes: autoswapRoutes,
     webhooks: [autoswapWebhook],
     jobs: (p, s) => [
-      // Woken by the commits that may have queued a swap (an invoice done, by payment or accept; a deposit credited),
-      // not only on its interval.
-      chainJob(wakingOn(intervalJob('autoswap-driver', config.intervalMs, () => driveAutoswaps(s.autoswap), p.logger), p.bus, (m) => m.type === 'invoice.done' || m.type === 'deposit.done')),
+      // Woken by the commits that queued a swap, not only on its interval.
+      chainJob(wakingOn(intervalJob('autoswap-driver', config.intervalMs, () => driveAutoswaps(s.autoswap), p.logger), p.bus, (m) => m.type === AUTOSWAP_QUEUED)),
     ],
   };
 }

@@ -19,6 +19,7 @@ import { ACCOUNTS, postJournal, withdrawableBalance } from '../ledger/ledger.ts'
 import type { Logger } from '../logger.ts';
 import type { RateBook } from '../pricing/rates.ts';
 import { DEFAULT_SLIPPAGE_PERCENT, minimumOutput, presentAutoswap, retryDelayMs, type AutoswapPatch, type AutoswapRule } from './rules.ts';
+import { AUTOSWAP_QUEUED } from './declarations.ts';
 import type { SwapOrder, SwapState, SwapVenue } from './venue.ts';
 import type { VenueRegistry } from './venues/registry.ts';
 
@@ -163,6 +164,13 @@ export const autoswapOnCredit: CreditHook = async (tx: Tx, credit: Credit) => {
     ],
     invoiceId: credit.invoiceId ?? null,
     subjectId: id,
+  });
+  await recordEvent(tx, {
+    type: AUTOSWAP_QUEUED,
+    companyId: credit.companyId,
+    subject: { type: 'autoswap', id },
+    payload: { autoswapId: id, fromCurrency: asset, toCurrency: rule.toCurrency, amount: amount.toFixed(), invoiceId: credit.invoiceId ?? null },
+    deliver: false,
   });
 };
 

@@ -60,7 +60,7 @@ describe.each(DATABASES)('autoswap across kill -9 on %s', { timeout: 180_000 }, 
       for (const s of swaps) {
         expect(await db.sandboxSwapOrder.count({ where: { swapId: s.id } })).toBe(1);
         expect(await db.ledgerEntry.count({ where: { subjectId: s.id, kind: 'autoswap', account: 'merchant_available' } })).toBe(1);
-        expect((await db.event.findMany({ where: { subjectId: s.id } })).map((e) => e.type)).toEqual(['autoswap.done']);
+        expect((await db.event.findMany({ where: { subjectId: s.id }, orderBy: { seq: 'asc' } })).map((e) => e.type)).toEqual(['autoswap.queued', 'autoswap.done']);
       }
       // The autoswap checks are registered (importing them), and pass.
       expect(await autoswapStatusCheck.problems(db)).toEqual([]);
