@@ -1,4 +1,3 @@
-import { prepared } from '../db/prepared.ts';
 // The event bus: every committed event, once, as a typed message, to every subscriber of this process (the
 // webhook worker, live subscriptions). It is driven by the Event table, not by the code that wrote the event, so
 // a rolled-back change is never published and a committed one always is, whichever process committed it.
@@ -14,6 +13,7 @@ import { prepared } from '../db/prepared.ts';
 // something (a dropped Redis connection, a relay change) reads the gap from the table before delivering more,
 // and one that hears nothing for a while reads the table itself until batches come again.
 import { Prisma } from '../../generated/prisma/client.ts';
+import { prepared } from '../db/prepared.ts';
 import type { Db } from '../db/client.ts';
 import type { Notifications } from '../db/notifications.ts';
 import type { Logger } from '../logger.ts';
@@ -112,8 +112,9 @@ export async function readEvents(
       ORDER BY x."txid", x."seq" LIMIT ${limit}`;
     return { messages: rows.map(toMessage), full: rows.length === limit, waiting: false };
   }
-  // Only rows below the horizon come back; `waiting` says whether committed rows above it wait for an older
-  // transaction to end (then the bus looks again shortly, without fetching them each time).
+  // Named (db/prepared.ts): it runs on every wake-up. Only rows below the horizon come back; `waiting` says whether
+  // committed rows above it wait for an older transaction to end (then the bus looks again shortly, without fetching
+  // them each time).
   const rows = await db.$queryRaw<(Row & { waiting: boolean })[]>(prepared(Prisma.sql`
     WITH h AS (SELECT (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint AS "horizon")
     SELECT e."id", e."seq", e."txid", e."type", e."companyId"::text AS "companyId", e."subjectType", e."subjectId",

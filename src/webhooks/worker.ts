@@ -1,4 +1,3 @@
-import { prepared } from '../db/prepared.ts';
 // Delivers webhooks from the outbox. Claims due deliveries with a lease and hands them to one lane per company
 // endpoint. A lane is leased too (a named lease of core/lease.ts on WebhookLane, taken in the claim statement): one
 // worker, in any process, serves an endpoint at a time, so no delivery is taken twice and an endpoint's order holds
@@ -13,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { Leases } from '../core/lease.ts';
 import { Prisma } from '../../generated/prisma/client.ts';
 import type { Clock } from '../clock.ts';
+import { prepared } from '../db/prepared.ts';
 import type { Db } from '../db/client.ts';
 import type { Mode } from '../domain/modes.ts';
 import type { Logger } from '../logger.ts';
@@ -256,6 +256,7 @@ export class WebhookWorker {
     // Lanes are taken in companyId order, so two claims cannot deadlock. Due rows are not locked: with SKIP LOCKED,
     // rows locked by a claim that then lost the lane would be skipped and later events sent first; the update
     // re-checks them instead. The event and the company come with the claim (one round trip): body, secret, URL.
+    // Named (db/prepared.ts): it runs on every wake-up, and planning it cost more than running it.
     const at = { now: Prisma.sql`${now}::timestamptz`, until: Prisma.sql`${leaseUntil}::timestamptz` };
     const claimable = Prisma.sql`d."status" = 'pending' AND (d."claimedUntil" IS NULL OR d."claimedUntil" < ${at.now})`;
     // Lanes closed here since the last claim are handed back, but for those this claim takes again (one statement
