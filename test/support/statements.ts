@@ -32,22 +32,15 @@ function watching(original: Fn, watch: StatementWatcher, rowsOf: (result: unknow
 
 /** Runs `fn` with `watch` told of every raw statement `server` sends meanwhile. */
 export async function watchStatements<T>(server: TestServer, watch: StatementWatcher, fn: () => Promise<T>): Promise<T> {
-  if (server.app.db.kind === 'postgres') {
-    const proto = pg.Client.prototype as unknown as { query: Fn };
-    const original = proto.query;
-    proto.query = watching(original, watch, (r) => (r as { rows: unknown[] }).rows);
-    try {
-      return await fn();
-    } finally {
-      proto.query = original;
-    }
-  }
-  const prisma = server.app.db.prisma as unknown as { $queryRaw: Fn };
-  const original = prisma.$queryRaw;
-  prisma.$queryRaw = watching(original, watch, (r) => r as unknown[]);
+  const [target, method, rowsOf] =
+    server.app.db.kind === 'postgres'
+      ? [pg.Client.prototype as unknown as Record<string, Fn>, 'query', (r: unknown) => (r as { rows: unknown[] }).rows]
+      : [server.app.db.prisma as unknown as Record<string, Fn>, '$queryRaw', (r: unknown) => r as unknown[]];
+  const original = target[method]!;
+  target[method] = watching(original, watch, rowsOf);
   try {
     return await fn();
   } finally {
-    prisma.$queryRaw = original;
+    target[method] = original;
   }
 }
