@@ -8,6 +8,7 @@ import type { Plugin } from 'graphql-yoga';
 import { Prisma } from '../../generated/prisma/client.ts';
 import { countEvents, isAfter, presentPosition, readEvents, type BusCursor, type BusMessage, type EventBus } from '../core/bus.ts';
 import type { Db } from '../db/client.ts';
+import type { Logger } from '../logger.ts';
 import { AppError, ValidationError } from '../errors/app-error.ts';
 
 /** Messages a subscriber may leave unread before it is ended (it resumes with `after`): bounded memory per subscriber. */
@@ -347,7 +348,12 @@ export function liveResolver<T, C extends object>(at: (ctx: C, m: BusMessage) =>
   return (item: LiveItem<T>, _args: unknown, ctx: C): T | Promise<T> => {
     if ('current' in item) return item.current;
     let value = resolved.get(item.message);
-    if (!value) resolved.set(item.message, (value = at(ctx, item.message)));
+    if (!value) {
+      const read = at(ctx, item.message);
+      // A failed read is not kept: the next try at this message reads again.
+      read.catch(() => resolved.get(item.message) === read && resolved.delete(item.message));
+      resolved.set(item.message, (value = read));
+    }
     return value;
   };
 }
@@ -427,15 +433,81 @@ async function subscribeShared(args: ExecutionArgs) {
   if (!(Symbol.asyncIterator in source)) return source;
   const key = executionKey(args);
   const ended = (args.contextValue as { liveEnded?: AbortSignal }).liveEnded;
-  const results = mapAsync(source as AsyncIterable<unknown>, (item) =>
-    sharedResult(item as object, key, async () => {
-      // A context of its own: per-request caches (dataloader) must not outlive one change of a long subscription.
-      const result = await execute({ ...args, rootValue: item, contextValue: { ...(args.contextValue as object) } });
-      const cursor = cursorOfItem(item);
-      return cursor && result.data ? { ...result, extensions: { ...result.extensions, cursor: encodeLiveCursor(cursor) } } : result;
-    }),
+  const logger = (args.contextValue as { logger?: Logger }).logger;
+  const results = endAfterUnread(
+    mapAsync(source as AsyncIterable<unknown>, (item) =>
+      sharedResult(item as object, key, async () => {
+        const result = await executeItem(args, item);
+        if (!failedOnOurSide(result)) return result;
+        logger?.error({ err: result.errors?.[0]?.originalError ?? result.errors?.[0] }, 'a live change could not be read; the subscription ends');
+        return unreadChange();
+      }),
+    ),
   );
   return ended ? endWhen(results, ended) : results;
+}
+
+/** Waits before each new try at a change that could not be read (a dropped database connection, a failover). */
+export const LIVE_ITEM_RETRY_DELAYS_MS = [100, 500, 2_000];
+
+/** One item's result with its cursor, tried again while it fails on our side. */
+async function executeItem(args: ExecutionArgs, item: unknown): Promise<ExecutionResult> {
+  for (let attempt = 0; ; attempt++) {
+    // A context of its own: per-request caches (dataloader) must not outlive one change of a long subscription.
+    const result = await execute({ ...args, rootValue: item, contextValue: { ...(args.contextValue as object) } });
+    if (!failedOnOurSide(result) || attempt >= LIVE_ITEM_RETRY_DELAYS_MS.length) {
+      const cursor = cursorOfItem(item);
+      return cursor && result.data ? { ...result, extensions: { ...result.extensions, cursor: encodeLiveCursor(cursor) } } : result;
+    }
+    await new Promise((resolve) => setTimeout(resolve, LIVE_ITEM_RETRY_DELAYS_MS[attempt]));
+  }
+}
+
+/**
+ * No message at all for a change, for a reason that is not the client's (an AppError is a deliberate answer): sending
+ * the next change after it would leave a hole that resuming from the last cursor cannot fill.
+ */
+const failedOnOurSide = (r: ExecutionResult): boolean =>
+  !r.data && r.errors !== undefined && r.errors.some((e) => !(e.originalError instanceof AppError));
+
+const unreadResults = new WeakSet<ExecutionResult>();
+
+/** The last result of a subscription that could not read a change: it names what to do, then the subscription completes. */
+function unreadChange(): ExecutionResult {
+  const result: ExecutionResult = {
+    errors: [
+      new GraphQLError('A change could not be read and this subscription ended; subscribe again with `after` set to the last cursor received', {
+        extensions: { code: 'SERVICE_UNAVAILABLE' },
+      }),
+    ],
+  };
+  unreadResults.add(result);
+  return result;
+}
+
+/** Completes a subscription right after its unreadChange() result: no later change follows the hole. */
+function endAfterUnread(iterator: AsyncIterableIterator<ExecutionResult>): AsyncIterableIterator<ExecutionResult> {
+  let finished = false;
+  return {
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+    next: async () => {
+      if (finished) return { done: true, value: undefined };
+      const next = await iterator.next();
+      if (!next.done && unreadResults.has(next.value)) {
+        finished = true;
+        void iterator.return?.();
+      }
+      return next;
+    },
+    return: async () => {
+      finished = true;
+      await iterator.return?.();
+      return { done: true, value: undefined };
+    },
+    throw: (error: unknown) => iterator.throw?.(error) ?? Promise.reject(error),
+  };
 }
 
 /** The last result of a subscription whose credential stopped holding (a rotated token). */

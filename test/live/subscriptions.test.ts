@@ -3,7 +3,7 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
 import { createClient, type Client } from 'graphql-ws';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import {
   LiveDepositEventsDocument,
@@ -14,7 +14,7 @@ import {
   LiveWithdrawalStatusDocument,
 } from '../../generated/gql/graphql.ts';
 import { recordEvent } from '../../src/core/events.ts';
-import { MAX_REPLAY } from '../../src/graphql/live.ts';
+import { LIVE_ITEM_RETRY_DELAYS_MS, MAX_REPLAY } from '../../src/graphql/live.ts';
 import { DATABASES } from '../support/databases.ts';
 import { useServer, type TestServer } from '../support/server.ts';
 
@@ -351,6 +351,57 @@ describe.each(DATABASES)('live subscriptions on %s', (kind) => {
     await new Promise((r) => setTimeout(r, 300));
     expect(status.values.map((v) => v.status), JSON.stringify(status.cursors)).toEqual(['CREATED', 'PENDING']);
     expect(events.values.filter((v) => v.id === id).map((v) => v.status)).toEqual(['CREATED', 'PENDING']);
+  });
+
+  it('a change whose read fails is tried again; one that keeps failing ends the subscription (SERVICE_UNAVAILABLE) before any later change, and resuming from the last cursor sends it', { timeout: 30_000 }, async () => {
+    const m = await server.merchant();
+    const events = collect(client(m.publicToken), LiveInvoiceEventsDocument, {});
+    await whenListening(events, () => newInvoice(m.publicToken));
+    const [id, other] = [await newInvoice(m.publicToken), await newInvoice(m.publicToken)];
+    await until(() => events.values.some((v) => v.id === other));
+    const { db, bus } = server.app.platform;
+    // The read of `id` that a change's message needs fails while `failures` lasts, as on a dropped database connection.
+    let failures = 0;
+    const findUnique = db.invoice.findUnique.bind(db.invoice);
+    const spy = vi.spyOn(db.invoice, 'findUnique').mockImplementation(((args: { where: { id?: string } }) => {
+      if (args.where.id !== id || failures <= 0) return findUnique(args as never);
+      failures--;
+      return Promise.reject(new Error('Connection terminated unexpectedly (test)'));
+    }) as never);
+    const change = async (invoiceId: string, status: string) => {
+      await db.$transaction((tx) => recordEvent(tx, { type: `invoice.${status}`, companyId: m.companyId, subject: { type: 'invoice', id: invoiceId }, payload: { invoiceId, status } }));
+      bus.committed();
+    };
+    const statuses = (values: { id: string; status: string }[]) => values.filter((v) => v.id === id || v.id === other).map((v) => `${v.id === id ? 'id' : 'other'} ${v.status}`);
+    try {
+      // One failed read: tried again, and the change arrives as if nothing happened.
+      failures = 1;
+      await change(id, 'pending');
+      await until(() => events.values.some((v) => v.id === id && v.status === 'PENDING'));
+      expect(failures).toBe(0);
+      expect(events.errors).toEqual([]);
+
+      // Reads that keep failing: after the last try an error that says what to do, then completion; the change of
+      // `other` committed right after it is not sent on this subscription (it would leave a hole behind the cursor).
+      const lastCursor = events.cursors.at(-1)!;
+      failures = LIVE_ITEM_RETRY_DELAYS_MS.length + 1;
+      await change(id, 'processing');
+      await change(other, 'pending');
+      await events.done;
+      expect(failures).toBe(0);
+      expect(events.errors).toHaveLength(1);
+      expect(JSON.stringify(events.errors)).toContain('SERVICE_UNAVAILABLE');
+      expect(JSON.stringify(events.errors)).toContain('`after`');
+      expect(statuses(events.values)).toEqual(['id CREATED', 'other CREATED', 'id PENDING']);
+
+      // Resuming from the last cursor received: the change that failed, then the one after it, in order.
+      const resumed = collect(client(m.publicToken), LiveInvoiceEventsDocument, { after: lastCursor });
+      await until(() => resumed.values.some((v) => v.id === other));
+      expect(statuses(resumed.values)).toEqual(['id PROCESSING', 'other PENDING']);
+      expect(resumed.errors).toEqual([]);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('invoiceEvents: the merchant’s own invoices only, creation included; a token is required and must be valid', async () => {
