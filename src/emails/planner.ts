@@ -77,19 +77,18 @@ export class EmailPlanner {
       if (!locked || locked.txid !== after.txid || locked.seq !== after.seq) return -1;
       const marked = messages.length
         ? await tx.$queryRaw<{ eventId: string }[]>`
-            INSERT INTO "EmailPlanned" ("eventId") SELECT unnest(${messages.map((m) => m.eventId)}::text[]) ON CONFLICT DO NOTHING RETURNING "eventId"`
+            INSERT INTO "EmailPlanned" ("eventId", "txid", "seq")
+            SELECT * FROM unnest(${messages.map((m) => m.eventId)}::text[], ${messages.map((m) => m.txid)}::bigint[], ${messages.map((m) => m.seq)}::bigint[])
+            ON CONFLICT DO NOTHING RETURNING "eventId"`
         : [];
       const fresh = new Set(marked.map((m) => m.eventId));
       let n = 0;
       for (const row of rows) if (fresh.has(row.eventId)) n += await insertDelivery(tx, row, this.deps.caps);
       if (next !== after) {
         await tx.emailCursor.update({ where: { id: CURSOR_ID }, data: { txid: next.txid, seq: next.seq } });
-        // Marks at or below the cursor are no longer needed: the cursor covers those events. Driven by the marks (a
-        // few) with one Event lookup each: as a join PostgreSQL hashed the whole Event table (3 ms a step at 20,000
-        // events, growing with the table).
-        await tx.$executeRaw`
-          DELETE FROM "EmailPlanned" p
-          WHERE (SELECT (e."txid", e."seq") <= (${next.txid}, ${next.seq}) FROM "Event" e WHERE e."id" = p."eventId")`;
+        // Marks at or below the cursor are no longer needed: the cursor covers those events. An index range over the
+        // marks' own positions: a scan of every mark with an Event lookup each took 3 ms a step under load.
+        await tx.$executeRaw`DELETE FROM "EmailPlanned" WHERE ("txid", "seq") <= (${next.txid}, ${next.seq})`;
       }
       return n;
     });

@@ -139,6 +139,16 @@ describe.each(DATABASES.filter((k) => k === 'postgres'))('an open transaction el
       await other.query('SELECT pg_current_xact_id()');
       const invoice = await proceeded(server, m, 'open-tx@example.com');
       await smtp.waitFor(1, 'open-tx@example.com');
+      // Planned above a cursor the open transaction holds back: marked, each mark at its event's place on the bus.
+      const marks = async () =>
+        (
+          await other.query<{ event: boolean; above: boolean }>(
+            `SELECT e."id" IS NOT NULL AND (e."txid", e."seq") = (p."txid", p."seq") AS event, (p."txid", p."seq") > (c."txid", c."seq") AS above
+             FROM "EmailPlanned" p LEFT JOIN "Event" e ON e."id" = p."eventId" CROSS JOIN "EmailCursor" c`,
+          )
+        ).rows;
+      expect((await marks()).length).toBeGreaterThan(0);
+      expect(await marks()).toEqual((await marks()).map(() => ({ event: true, above: true })));
       // An event the open transaction writes is not planned until it commits.
       await other.query(
         `INSERT INTO "Event" ("id", "companyId", "type", "subjectType", "subjectId", "payload") VALUES (gen_random_uuid()::text, $1::uuid, 'invoice.done', 'invoice', $2, '{}'::json)`,
@@ -149,6 +159,8 @@ describe.each(DATABASES.filter((k) => k === 'postgres'))('an open transaction el
       await other.query('COMMIT');
       const after = await until('the late event planned', () => emailsOf(server, m, invoice.id), (e) => e.length === 2);
       expect(after.map((e) => e.kind).sort()).toEqual(['client.done', 'client.pending']);
+      // Nothing holds the cursor back now: it passes every planned event, and their marks are dropped.
+      await until('the marks dropped', marks, (rows) => rows.length === 0);
     } finally {
       await other.end();
     }
