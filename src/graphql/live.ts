@@ -66,6 +66,7 @@ export type LiveItem<T> = { current: T; cursor: BusCursor | null } | { message: 
 export interface LiveSource {
   bus: Pick<EventBus, 'subscribe' | 'position'>;
   db: Db;
+  logger?: Pick<Logger, 'error'>;
 }
 
 /** Most history one `after` may replay; an older cursor catches up through a query or the events feed instead. */
@@ -230,6 +231,12 @@ class LiveQueue<T> implements AsyncIterableIterator<T> {
   }
 }
 
+/** The first read (the current state, the history after `after`) failed on our side, a dropped database connection say. */
+function startFailed(source: LiveSource, e: unknown): AppError {
+  source.logger?.error({ err: e }, 'a live subscription could not read its start; it ends');
+  return new AppError('SERVICE_UNAVAILABLE', 'This subscription could not read where it starts; subscribe again (with `after` set to the last cursor received, if any)');
+}
+
 /**
  * A subscriber's items, fed by the bus from the moment it starts. `begin(send, position)` runs first (the current
  * state, or the history up to `position`, waiting for the reader between pages); live messages that arrive
@@ -270,7 +277,7 @@ function fromBus<T>(
       early = null;
       for (const m of held) if (wanted(m)) push(itemOf(m));
     },
-    (e: unknown) => queue.fail(e),
+    (e: unknown) => queue.fail(e instanceof AppError || e instanceof SubscriberGone ? e : startFailed(source, e)),
   );
   return queue;
 }

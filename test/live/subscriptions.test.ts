@@ -404,6 +404,40 @@ describe.each(DATABASES)('live subscriptions on %s', (kind) => {
     }
   });
 
+  it('a resume whose history read fails on our side ends with SERVICE_UNAVAILABLE (subscribe again), and the next resume sends that history', async () => {
+    const m = await server.merchant();
+    const events = collect(client(m.publicToken), LiveInvoiceEventsDocument, {});
+    await whenListening(events, () => newInvoice(m.publicToken));
+    const lastCursor = events.cursors.at(-1)!;
+    events.stop();
+    const missed = await newInvoice(m.publicToken);
+    const { db } = server.app.platform;
+    // The history read after a cursor (readEvents up to the bus's position) fails once, as on a dropped connection.
+    let failures = 1;
+    const queryRaw = db.$queryRaw.bind(db);
+    const spy = vi.spyOn(db, '$queryRaw').mockImplementation(((query: unknown, ...values: unknown[]) => {
+      const text = Array.isArray(query) ? query.join('?') : '';
+      if (failures > 0 && text.includes('AND (x."txid", x."seq") <= (')) {
+        failures--;
+        return Promise.reject(new Error('Connection terminated unexpectedly (test)'));
+      }
+      return (queryRaw as (...args: unknown[]) => Promise<unknown>)(query, ...values);
+    }) as never);
+    try {
+      const failed = collect(client(m.publicToken), LiveInvoiceEventsDocument, { after: lastCursor });
+      await failed.done;
+      expect(failures).toBe(0);
+      expect(failed.values).toEqual([]);
+      expect(JSON.stringify(failed.errors)).toContain('SERVICE_UNAVAILABLE');
+      expect(JSON.stringify(failed.errors)).toContain('subscribe again');
+    } finally {
+      spy.mockRestore();
+    }
+    const resumed = collect(client(m.publicToken), LiveInvoiceEventsDocument, { after: lastCursor });
+    await until(() => resumed.values.some((v) => v.id === missed));
+    expect(resumed.values.map((v) => [v.id, v.status])).toEqual([[missed, 'CREATED']]);
+  });
+
   it('invoiceEvents: the merchant’s own invoices only, creation included; a token is required and must be valid', async () => {
     const a = await server.merchant();
     const b = await server.merchant();
