@@ -82,7 +82,8 @@ async function soak(): Promise<number> {
   if (!webAssetsFresh()) await buildWebAssets();
 
   const database: SoakDatabase = await createSoakDatabase(adminUrl);
-  cleanups.push(() => database.drop());
+  // A failed run keeps its database (the attempt log, the events) beside its logs, to read what happened.
+  cleanups.push(async () => (exitCode === 1 ? console.log(`SOAK database kept: ${database.name} (drop it when done)`) : database.drop()));
   const redis = await SoakRedis.start();
   cleanups.push(() => redis.kill());
   const anvil: Anvil = await startAnvil({ accounts: 6 });

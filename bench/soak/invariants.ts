@@ -88,6 +88,7 @@ export async function webhookChecks(db: pg.Pool, tenants: Tenant[], ledger: Ledg
   let inversions = 0;
   let worstInversion = 0;
   let beyondWindow = 0;
+  const orderSamples: string[] = [];
   let duplicates = 0;
   let worstDuplicates = 0;
   const resends = (ledger.faults.counts.get('kill -9 webhooks-worker') ?? 0) + (ledger.faults.counts.get('pg_terminate_backend') ?? 0);
@@ -137,7 +138,10 @@ export async function webhookChecks(db: pg.Pool, tenants: Tenant[], ledger: Ledg
           inversions++;
           const distance = earlier - later;
           worstInversion = Math.max(worstInversion, distance);
-          if (distance > 2 * (pipeline - 1)) beyondWindow++;
+          if (distance > 2 * (pipeline - 1)) {
+            beyondWindow++;
+            if (orderSamples.length < 3) orderSamples.push(`${t.label}: ${list[i]!.type} ${list[i]!.id} (seq ${list[i]!.seq}) arrived ${distance} after ${list[j]!.type} ${list[j]!.id} (seq ${list[j]!.seq})`);
+          }
         }
       }
     }
@@ -161,7 +165,7 @@ export async function webhookChecks(db: pg.Pool, tenants: Tenant[], ledger: Ledg
     {
       name: 'webhooks in order per endpoint within the pipeline window',
       pass: beyondWindow === 0,
-      figures: `${inversions} same-subject pairs arrived swapped, the widest ${worstInversion} arrivals apart (window ${2 * (pipeline - 1)}, WEBHOOK_PIPELINE=${pipeline}), ${beyondWindow} beyond it`,
+      figures: `${inversions} same-subject pairs arrived swapped, the widest ${worstInversion} arrivals apart (window ${2 * (pipeline - 1)}, WEBHOOK_PIPELINE=${pipeline}), ${beyondWindow} beyond it${orderSamples.length ? `; e.g. ${orderSamples.join('; ')}` : ''}`,
     },
     {
       name: 'webhook duplicates within the documented bound',
