@@ -5,6 +5,7 @@
 // its own; the file runs them one after the other.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import pg from 'pg';
 import { describe, expect, inject, it } from 'vitest';
 import { ANVIL } from '../support/anvil.ts';
 import { ROOT } from '../support/processes.ts';
@@ -69,5 +70,16 @@ describe.runIf(pgAdminUrl && ANVIL && REDIS_SERVER)('the chaos soak', () => {
       expect(verdict(run.stdout, name), `${name}\n${report}`).toBe('PASS');
     }
     expect(total(run.stdout, 'faults')).toBe(0);
+    // A failed run keeps its database to read what happened (docs/soak.md); this one has been read: dropped here.
+    const kept = /^SOAK database kept: (payrail_soak_[0-9a-f]+) /m.exec(run.stdout)?.[1];
+    expect(kept, report).toBeDefined();
+    const admin = new pg.Client({ connectionString: pgAdminUrl! });
+    await admin.connect();
+    try {
+      expect((await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [kept])).rowCount).toBe(1);
+      await admin.query(`DROP DATABASE IF EXISTS ${kept!} WITH (FORCE)`);
+    } finally {
+      await admin.end();
+    }
   });
 });
