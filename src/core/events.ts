@@ -56,12 +56,15 @@ export async function recordEvent(tx: Tx, event: NewEvent): Promise<void> {
  * events whose change happened, so a conditional change and its events stay one atomic statement.
  */
 export function eventsCtes(events: NewEvent[], where: Prisma.Sql = Prisma.sql`TRUE`): Prisma.Sql {
-  const rows = events.map(
-    (e, i) => Prisma.sql`(${i}::int, ${randomUUID()}::text, ${e.companyId}::uuid, ${e.type}::text, ${e.subject.type}::text, ${e.subject.id}::text, ${jsonText(e.payload)}::json,
-      ${e.deliver !== false}::boolean)`,
-  );
+  // One array per column: the same statement text for any number of events (a named statement keeps one shape).
+  const column = <T>(pick: (e: NewEvent) => T) => events.map(pick);
   // Rows are inserted in the order ORDER BY gives, so each takes its seq in list order.
-  return Prisma.sql`ev_rows ("n", "id", "companyId", "type", "subjectType", "subjectId", "payload", "deliver") AS (VALUES ${Prisma.join(rows)}),
+  return Prisma.sql`ev_rows ("n", "id", "companyId", "type", "subjectType", "subjectId", "payload", "deliver") AS (
+      SELECT u."n"::int, u."id", u."companyId", u."type", u."subjectType", u."subjectId", u."payload"::json, u."deliver"
+      FROM unnest(${column(() => randomUUID())}::text[], ${column((e) => e.companyId)}::uuid[], ${column((e) => e.type)}::text[],
+        ${column((e) => e.subject.type)}::text[], ${column((e) => e.subject.id)}::text[], ${column((e) => jsonText(e.payload))}::text[],
+        ${column((e) => e.deliver !== false)}::boolean[]) WITH ORDINALITY AS u("id", "companyId", "type", "subjectType", "subjectId", "payload", "deliver", "n")
+    ),
     ev_recorded AS (
       INSERT INTO "Event" ("id", "companyId", "type", "subjectType", "subjectId", "payload")
       SELECT ev."id", ev."companyId", ev."type", ev."subjectType", ev."subjectId", ev."payload" FROM ev_rows ev WHERE ${where} ORDER BY ev."n"

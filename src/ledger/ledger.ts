@@ -276,12 +276,17 @@ export function journalsInStatement(journals: Journal[], when: Prisma.Sql): { ct
   const [{ journal: first }] = kept as [(typeof kept)[number]];
   if (kept.some(({ journal }) => journal.companyId !== first.companyId || journal.asset !== first.asset)) throw new Error('journalsInStatement: journals of one company and asset only');
   const moves = netMoves(kept.flatMap((k) => k.postings));
-  if (moves.some(([account, amount]) => GUARDED.has(account) && amount.isNegative())) return null;
+  if (debitsGuarded(moves)) return null;
   return {
     ctes: Prisma.sql`${journalCtes(kept.map((k) => k.journal), kept.map((k) => k.postings), moves, null, when)},`,
     fits: Prisma.sql`(SELECT "fits" FROM journal_fits)`,
   };
 }
+
+const debitsGuarded = (moves: [string, Decimal][]) => moves.some(([account, amount]) => GUARDED.has(account) && amount.isNegative());
+
+/** Whether journalsInStatement takes these journals: they debit no guarded account beyond their own credits to it. */
+export const bookableInStatement = (journals: Journal[]): boolean => !debitsGuarded(netMoves(journals.flatMap((j) => prepare(j).postings)));
 
 /**
  * A withdrawal's debit of merchant_available and whatever depends on it, in ONE statement: the exact check of the

@@ -1,6 +1,7 @@
 // What a transfer report writes, shared by the two ways of booking it (processor.ts): the transfer row, its credit
 // journal and its events; and the one-statement way of the common case (a new transfer to an open invoice of a
-// merchant without credit-hook rules), which writes all of it, the invoice's move and the fee in ONE statement.
+// merchant without credit-hook rules), which writes all of it, the invoice's move and the fee in ONE statement,
+// for several reports at once (batch.ts).
 import { randomUUID } from 'node:crypto';
 import { Prisma, type ChainTransfer, type Invoice, type PaymentAddress, type TransferRole } from '../../generated/prisma/client.ts';
 import type { TransferReport } from '../chains/adapter.ts';
@@ -10,8 +11,8 @@ import { eventsCtes, type NewEvent } from '../core/events.ts';
 import type { Mode } from '../domain/modes.ts';
 import { toMoney } from '../domain/money.ts';
 import { LimitExceededError } from '../errors/app-error.ts';
-import { changeSets, factsFrom, factsRowSql, planMove, transferTotalsSql, type Facts, type FactsRow, type LifecycleDeps, type MoveSubject } from '../invoices/lifecycle.ts';
-import { ACCOUNTS, journalsInStatement, type Journal } from '../ledger/ledger.ts';
+import { factsFrom, factsRowSql, planMove, transferTotalsSql, type Facts, type FactsRow, type InvoiceChange, type LifecycleDeps, type MoveSubject } from '../invoices/lifecycle.ts';
+import { ACCOUNTS, bookableInStatement, journalsInStatement, type Journal } from '../ledger/ledger.ts';
 import { INVOICE_CONFIRMATIONS } from './declarations.ts';
 
 /** What a transfer to an invoice's address is: the payment, a late one, or one in an asset the invoice does not expect. */
@@ -29,18 +30,40 @@ export interface NewTransfer {
   now: Date;
 }
 
-/** The INSERT of a new transfer where `when` holds; a known output is left alone (RETURNING gives no row). */
-export function insertTransferSql(t: NewTransfer, when: Prisma.Sql = Prisma.sql`TRUE`, id: string = randomUUID()): Prisma.Sql {
-  const { report, mode, now } = t;
+/** A new transfer with the id it is written with. */
+type TransferRow = NewTransfer & { id: string };
+
+const transferColumn = <T>(rows: TransferRow[], pick: (t: TransferRow) => T) => rows.map(pick);
+
+/**
+ * The INSERT of new transfers (one row each, in one statement) where `when` holds. A known output is left alone
+ * (`ignore`: RETURNING gives no row for it) or fails the statement on the unique index (`fail`).
+ */
+export function insertTransfersSql(rows: TransferRow[], when: Prisma.Sql, onKnown: 'ignore' | 'fail'): Prisma.Sql {
+  const col = <T>(pick: (t: TransferRow) => T) => transferColumn(rows, pick);
   return Prisma.sql`INSERT INTO "ChainTransfer" ("id", "mode", "network", "asset", "txHash", "outputIndex", "fromAddress", "toAddress", "tag", "amount",
       "confirmations", "blockNumber", "state", "role", "companyId", "invoiceId", "addressId", "seenAt", "confirmedAt")
-    SELECT ${id}::uuid, ${mode}::"Mode", ${report.network}, ${report.asset}, ${report.txHash}, ${report.outputIndex}::int, ${report.from}::text,
-      ${report.to}, ${report.tag}::text, ${report.amount.toFixed()}::numeric, ${report.confirmations}::int, ${report.blockNumber}::bigint,
-      ${t.confirmed ? 'confirmed' : 'seen'}::"TransferState", ${t.role}::"TransferRole", ${t.companyId}::uuid, ${t.invoiceId}, ${t.addressId},
-      ${now}::timestamptz, ${t.confirmed ? now : null}::timestamptz
+    SELECT t."id", t."mode"::"Mode", t."network", t."asset", t."txHash", t."outputIndex", t."fromAddress", t."toAddress", t."tag", t."amount",
+      t."confirmations", t."blockNumber", t."state"::"TransferState", t."role"::"TransferRole", t."companyId", t."invoiceId", t."addressId", t."seenAt", t."confirmedAt"
+    FROM unnest(${col((t) => t.id)}::uuid[], ${col((t) => t.mode)}::text[], ${col((t) => t.report.network)}::text[], ${col((t) => t.report.asset)}::text[],
+      ${col((t) => t.report.txHash)}::text[], ${col((t) => t.report.outputIndex)}::int[], ${col((t) => t.report.from)}::text[], ${col((t) => t.report.to)}::text[],
+      ${col((t) => t.report.tag)}::text[], ${col((t) => t.report.amount.toFixed())}::numeric[], ${col((t) => t.report.confirmations)}::int[],
+      ${col((t) => (t.report.blockNumber === null ? null : String(t.report.blockNumber)))}::bigint[], ${col((t) => (t.confirmed ? 'confirmed' : 'seen'))}::text[],
+      ${col((t) => t.role)}::text[], ${col((t) => t.companyId)}::uuid[], ${col((t) => t.invoiceId)}::text[], ${col((t) => t.addressId)}::text[],
+      ${col((t) => t.now.toISOString())}::timestamptz[], ${col((t) => (t.confirmed ? t.now.toISOString() : null))}::timestamptz[])
+      AS t("id", "mode", "network", "asset", "txHash", "outputIndex", "fromAddress", "toAddress", "tag", "amount", "confirmations", "blockNumber", "state",
+        "role", "companyId", "invoiceId", "addressId", "seenAt", "confirmedAt")
     WHERE ${when}
-    ON CONFLICT ("mode", "network", "txHash", "outputIndex") DO NOTHING
+    ${onKnown === 'ignore' ? Prisma.sql`ON CONFLICT ("mode", "network", "txHash", "outputIndex") DO NOTHING` : Prisma.empty}
     RETURNING ${columnsOf(Prisma.ChainTransferScalarFieldEnum)}`;
+}
+
+/** The already recorded ones among these transfers' outputs (a query for EXISTS). */
+function knownOutputsSql(rows: TransferRow[]): Prisma.Sql {
+  const col = <T>(pick: (t: TransferRow) => T) => transferColumn(rows, pick);
+  return Prisma.sql`SELECT 1 FROM unnest(${col((t) => t.mode)}::text[], ${col((t) => t.report.network)}::text[], ${col((t) => t.report.txHash)}::text[],
+      ${col((t) => t.report.outputIndex)}::int[]) AS k("mode", "network", "txHash", "outputIndex")
+    JOIN "ChainTransfer" c ON c."mode" = k."mode"::"Mode" AND c."network" = k."network" AND c."txHash" = k."txHash" AND c."outputIndex" = k."outputIndex"`;
 }
 
 type TransferFacts = Pick<ChainTransfer, 'id' | 'companyId' | 'asset' | 'amount' | 'role' | 'invoiceId' | 'txHash' | 'confirmations'>;
@@ -166,23 +189,37 @@ export function snapshotOf(row: PaymentAddress & SnapshotColumns): InvoiceSnapsh
   };
 }
 
+/** The invoice columns a payment's move may set (planMove with the payment trigger); others take the transaction. */
+const PAYMENT_CHANGE = new Set(['status', 'paidAmount', 'overpaidAmount', 'feeCharged', 'settledAt']);
+
 /**
- * The common case in one statement, outside an interactive transaction: a new transfer in the invoice's asset to an
- * invoice that is not past its window, where no credit hook may act (no autoswap or auto-withdrawal rule). The
- * invoice and its facts were read with the address (no lock); the statement locks the invoice only if it is still
- * that row version, re-checks the transfer totals and the hooks, and writes the transfer, the credit and fee
- * journals, the invoice's move and the events, each only if all of that holds and every balance stays within its
- * limit. Null when it wrote nothing: the caller books the report the general way (which also answers duplicates
- * and limits), in a transaction.
+ * A report booked the one-statement way, planned from the snapshot (pure): what the statement checks (the invoice's
+ * row version, its transfer totals, no credit hook) and everything it writes when they hold.
  */
-export async function bookInOneStatement(
-  deps: LifecycleDeps,
-  report: TransferReport,
-  mode: Mode,
-  address: PaymentAddress,
-  snapshot: InvoiceSnapshot | null,
-  now: Date,
-): Promise<ChainTransfer | null> {
+export interface PlannedBooking {
+  mode: Mode;
+  companyId: string;
+  asset: string;
+  invoiceId: string;
+  version: string;
+  /** The transfer totals the move was planned on. */
+  confirmedBefore: string;
+  unconfirmedBefore: number;
+  /** A final transfer: no credit hook may act on it. */
+  credits: boolean;
+  transfer: NewTransfer & { id: string };
+  journals: Journal[];
+  change: InvoiceChange;
+  events: NewEvent[];
+}
+
+/**
+ * The common case, planned to be booked in one statement outside an interactive transaction: a new transfer in the
+ * invoice's asset to an invoice that is not past its window, where no credit hook may act (no autoswap or
+ * auto-withdrawal rule). The invoice and its facts were read with the address (no lock). Null when the report
+ * takes the general way (a transaction), which also answers duplicates and limits.
+ */
+export function planBooking(deps: LifecycleDeps, report: TransferReport, mode: Mode, address: PaymentAddress, snapshot: InvoiceSnapshot | null, now: Date): PlannedBooking | null {
   if (!snapshot || report.dropped || report.asset !== address.asset || !address.invoiceId) return null;
   const { invoice, version } = snapshot;
   const invoiceId = address.invoiceId;
@@ -208,32 +245,88 @@ export async function bookInOneStatement(
     if (e instanceof LimitExceededError) return null; // the general way refuses it and freezes the transfer
     throw e;
   }
+  if (Object.keys(move.change).some((column) => !PAYMENT_CHANGE.has(column))) return null;
   const transferId = randomUUID();
   const transfer = {
     id: transferId, companyId: invoice.companyId, asset: report.asset, amount: new Prisma.Decimal(report.amount.toFixed()), role, invoiceId,
     txHash: report.txHash, confirmations: report.confirmations, state: confirmed ? 'confirmed' : 'seen',
   } as const;
-  const inserted = Prisma.sql`EXISTS (SELECT 1 FROM new_transfer)`;
-  // A fee beyond this transfer's credit debits earlier money: that takes the exact check (null).
-  const journals = journalsInStatement([...(confirmed ? [creditJournal(transfer)] : []), ...(move.fee ? [move.fee] : [])], inserted);
-  if (!journals) return null;
-  const events = [
-    ...(move.event ? [move.event] : []),
-    ...reportEvents({ transfer, invoiceId, statusBefore: invoice.status, statusAfter: move.status, becameConfirmed: confirmed, requiredConfirmations: required }),
-  ];
-  const unchanged = Prisma.sql`(SELECT count(*) FROM locked) = 1
-    AND t."confirmed" = ${toMoney(snapshot.facts.confirmed).toFixed()}::numeric AND t."unconfirmed" = ${before.unconfirmedCount}::int
-    AND NOT ${confirmed ? deps.credits.mayAct(Prisma.sql`${invoice.companyId}::uuid`, Prisma.sql`${report.asset}::text`) : Prisma.sql`FALSE`}`;
-  // RECURSIVE only lets the expressions name later ones (new_transfer, journal_fits); none refers to itself.
-  const [row] = await queryDirect<ChainTransfer>(deps.db, prepared(Prisma.sql`
-    WITH RECURSIVE locked AS (SELECT "id" FROM "Invoice" WHERE "id" = ${invoiceId} AND xmin = ${version}::xid FOR UPDATE),
-    checked AS (SELECT ${unchanged} AS "ok" FROM (${transferTotalsSql(Prisma.sql`${invoiceId}`)}) t),
+  const journals = [...(confirmed ? [creditJournal(transfer)] : []), ...(move.fee ? [move.fee] : [])];
+  // A fee beyond this transfer's credit debits earlier money: that takes the exact check of the general way.
+  if (!bookableInStatement(journals)) return null;
+  return {
+    mode,
+    companyId: invoice.companyId,
+    asset: report.asset,
+    invoiceId,
+    version,
+    confirmedBefore: toMoney(snapshot.facts.confirmed).toFixed(),
+    unconfirmedBefore: before.unconfirmedCount,
+    credits: confirmed,
+    transfer: { id: transferId, report, mode, role, confirmed, companyId: invoice.companyId, invoiceId, addressId: address.id, now },
+    journals,
+    change: move.change,
+    events: [
+      ...(move.event ? [move.event] : []),
+      ...reportEvents({ transfer, invoiceId, statusBefore: invoice.status, statusAfter: move.status, becameConfirmed: confirmed, requiredConfirmations: required }),
+    ],
+  };
+}
+
+/** Bookings one statement writes together: of one mode, company and asset, each of its own invoice and output. */
+export const bookingGroup = (b: PlannedBooking): string => `${b.mode}/${b.companyId}/${b.asset}`;
+
+/**
+ * Writes planned bookings of one group (bookingGroup; distinct invoices and outputs) in ONE statement, all or none:
+ * it locks each invoice only if it is still the row version planned on, re-checks the transfer totals, that no
+ * output is known yet and no credit hook may act, and writes the transfers, the journals (their balance moves
+ * netted: one row move per account for all of them), the invoices' moves and the events (in list order), each only
+ * if all of that holds and every balance stays within its limit. Answers the transfers written, in list order, or
+ * an empty list when it wrote nothing. Another report of the same output committing meanwhile makes it fail on
+ * the unique index (then too it wrote nothing).
+ */
+export async function bookPlanned(deps: LifecycleDeps, planned: PlannedBooking[]): Promise<ChainTransfer[]> {
+  const [first] = planned;
+  if (!first) return [];
+  const journals = journalsInStatement(planned.flatMap((p) => p.journals), Prisma.sql`(SELECT "ok" FROM checked)`);
+  if (!journals) throw new Error('bookPlanned: journals planned that the statement cannot book');
+  const events = planned.flatMap((p) => p.events);
+  const go = Prisma.sql`(SELECT "ok" FROM checked) AND ${journals.fits}`;
+  const column = <T>(pick: (p: PlannedBooking) => T) => planned.map(pick);
+  const change = (name: string) =>
+    column((p) => {
+      const value = (p.change as Record<string, string | Date | null | undefined>)[name] ?? null;
+      return value instanceof Date ? value.toISOString() : value;
+    });
+  // Each value once per booking, as arrays: the same statement text for any number of bookings (one named statement).
+  const rows = await queryDirect<ChainTransfer>(deps.db, prepared(Prisma.sql`
+    WITH b ("id", "version", "confirmed", "unconfirmed") AS (
+      SELECT * FROM unnest(${column((p) => p.invoiceId)}::text[], ${column((p) => p.version)}::text[], ${column((p) => p.confirmedBefore)}::numeric[],
+        ${column((p) => p.unconfirmedBefore)}::int[])
+    ),
+    locked AS (SELECT i."id" FROM "Invoice" i JOIN b ON b."id" = i."id" WHERE i.xmin = b."version"::xid ORDER BY i."id" FOR UPDATE OF i),
+    checked AS (
+      SELECT (SELECT count(*) FROM locked) = count(*) AND COALESCE(bool_and(t."confirmed" = b."confirmed" AND t."unconfirmed" = b."unconfirmed"), FALSE)
+        AND NOT EXISTS (${knownOutputsSql(planned.map((p) => p.transfer))})
+        AND NOT (${planned.some((p) => p.credits)}::boolean AND ${deps.credits.mayAct(Prisma.sql`${first.companyId}::uuid`, Prisma.sql`${first.asset}::text`)}) AS "ok"
+      FROM b CROSS JOIN LATERAL (${transferTotalsSql(Prisma.sql`b."id"`)}) t
+    ),
     ${journals.ctes}
-    new_transfer AS (${insertTransferSql({ report, mode, role, confirmed, companyId: invoice.companyId, invoiceId, addressId: address.id, now }, Prisma.sql`(SELECT "ok" FROM checked) AND ${journals.fits}`, transferId)}),
-    changed AS (UPDATE "Invoice" SET ${changeSets(move.change)} WHERE "id" = ${invoiceId} AND ${inserted} RETURNING "id")
-    ${events.length ? Prisma.sql`, ${eventsCtes(events, inserted)}` : Prisma.empty}
-    SELECT * FROM new_transfer`));
-  if (!row) return null;
+    new_transfer AS (${insertTransfersSql(planned.map((p) => p.transfer), go, 'fail')}),
+    changed AS (
+      UPDATE "Invoice" i SET "status" = COALESCE(v."status"::"InvoiceStatus", i."status"), "paidAmount" = COALESCE(v."paidAmount", i."paidAmount"),
+        "overpaidAmount" = COALESCE(v."overpaidAmount", i."overpaidAmount"), "feeCharged" = COALESCE(v."feeCharged", i."feeCharged"),
+        "settledAt" = COALESCE(v."settledAt", i."settledAt"), "updatedAt" = now()
+      FROM unnest(${column((p) => p.invoiceId)}::text[], ${change('status')}::text[], ${change('paidAmount')}::numeric[],
+        ${change('overpaidAmount')}::numeric[], ${change('feeCharged')}::numeric[], ${change('settledAt')}::timestamptz[])
+        AS v("id", "status", "paidAmount", "overpaidAmount", "feeCharged", "settledAt")
+      WHERE i."id" = v."id" AND ${go}
+      RETURNING i."id"
+    ),
+    ${eventsCtes(events, go)}
+    SELECT ${columnsOf(Prisma.ChainTransferScalarFieldEnum)} FROM new_transfer`));
+  if (rows.length === 0) return [];
   deps.events.committed(events.map((e) => e.type));
-  return row;
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return planned.map((p) => byId.get(p.transfer.id)!);
 }

@@ -1,7 +1,8 @@
 // Applies what chains report to invoices: each report is one transaction that locks the invoice, records the
 // transfer, books the ledger and lets the invoice lifecycle move the status and write the events; the common case
-// is one statement (booking.ts, docs/payments.md "One statement"). Replaying a report changes nothing.
-import type { ChainTransfer, PaymentAddress } from '../../generated/prisma/client.ts';
+// is one statement (booking.ts, docs/payments.md "One statement"), several reports' in one (batch.ts). Replaying a report changes nothing.
+import { randomUUID } from 'node:crypto';
+import { Prisma, type ChainTransfer, type PaymentAddress } from '../../generated/prisma/client.ts';
 import type { TransferReport } from '../chains/adapter.ts';
 import { commitWithEvents, recordEvent } from '../core/events.ts';
 import type { Mode } from '../domain/modes.ts';
@@ -9,7 +10,8 @@ import { fitsColumn, toMoney } from '../domain/money.ts';
 import { ConflictError, LimitExceededError, NotFoundError } from '../errors/app-error.ts';
 import { closeIfExpired, lockInvoice, reevaluate, type LifecycleDeps } from '../invoices/lifecycle.ts';
 import { postJournal } from '../ledger/ledger.ts';
-import { bookInOneStatement, creditJournal, insertTransferSql, reportEvents, roleOf, snapshotOf } from './booking.ts';
+import { bookAlone, type Booker } from './batch.ts';
+import { creditJournal, insertTransfersSql, planBooking, reportEvents, roleOf, snapshotOf } from './booking.ts';
 import { findPayees, type Payee } from './payees.ts';
 import { applyDepositReport, freezeOverLimit } from '../deposits/processor.ts';
 import type { DepositDeps } from '../deposits/service.ts';
@@ -17,6 +19,8 @@ import type { DepositDeps } from '../deposits/service.ts';
 export interface PaymentDeps extends LifecycleDeps {
   /** Reports for static addresses go to the deposits feature. */
   deposits: DepositDeps;
+  /** Writes a one-statement booking (several together: batch.ts); by default each in its own statement. */
+  book?: Booker;
 }
 
 /**
@@ -40,7 +44,9 @@ export async function applyTransferReport(deps: PaymentDeps, report: TransferRep
   const invoiceId = address.invoiceId;
   const now = address.now;
   try {
-    return (await bookInOneStatement(deps, report, mode, address, snapshotOf(address), now)) ?? (await bookTransferReport(deps, report, mode, address, invoiceId, now));
+    const planned = planBooking(deps, report, mode, address, snapshotOf(address), now);
+    const booked = planned && (await (deps.book ? deps.book(planned) : bookAlone(deps, planned)));
+    return booked ?? (await bookTransferReport(deps, report, mode, address, invoiceId, now));
   } catch (e) {
     if (!(e instanceof LimitExceededError)) throw e;
     const invoice = await deps.db.invoice.findUniqueOrThrow({ where: { id: invoiceId }, select: { status: true } });
@@ -62,7 +68,8 @@ async function bookTransferReport(deps: PaymentDeps, report: TransferReport, mod
     if (!report.dropped) {
       const confirmed = report.confirmations >= deps.chains.requiredConfirmations(report.asset, mode);
       const role = roleOf(report, address, invoice.status);
-      [transfer] = await tx.$queryRaw<ChainTransfer[]>(insertTransferSql({ report, mode, role, confirmed, companyId: invoice.companyId, invoiceId, addressId: address.id, now }));
+      const row = { id: randomUUID(), report, mode, role, confirmed, companyId: invoice.companyId, invoiceId, addressId: address.id, now };
+      [transfer] = await tx.$queryRaw<ChainTransfer[]>(insertTransfersSql([row], Prisma.sql`TRUE`, 'ignore'));
       becameConfirmed = transfer !== undefined && confirmed;
     }
     const existing = transfer ? null : await tx.chainTransfer.findUnique({ where });

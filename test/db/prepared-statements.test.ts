@@ -47,7 +47,7 @@ async function payOne(server: TestServer, m: TestMerchant): Promise<string> {
   return id;
 }
 
-const HOT = ['WITH new_invoice AS', 'FROM "PaymentAddress" a', 'WITH RECURSIVE locked AS'];
+const HOT = ['WITH new_invoice AS', 'FROM "PaymentAddress" a', 'new_transfer AS (INSERT INTO "ChainTransfer"'];
 /** Run on wake-ups after commits (the event bus's read, the webhook worker's claim): named, so not planned each time. */
 const BACKGROUND = ['WITH h AS (SELECT (pg_snapshot_xmin', 'WITH due AS ('];
 

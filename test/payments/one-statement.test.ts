@@ -21,7 +21,7 @@ async function countOneStatement<T>(server: TestServer, fn: () => Promise<T>): P
   const result = await watchStatements(
     server,
     (text) => {
-      if (!text.includes('WITH RECURSIVE locked AS')) return;
+      if (!text.includes('new_transfer AS (INSERT INTO "ChainTransfer"')) return;
       tried++;
       return (rows) => void (booked += rows.length ? 1 : 0);
     },
