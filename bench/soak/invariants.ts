@@ -3,6 +3,7 @@ import type pg from 'pg';
 import type { Address, Hex } from 'viem';
 import type { Anvil } from '../../test/support/anvil-node.ts';
 import type { AckedWrite, Ledger, Tenant } from './model.ts';
+import type { Arrival } from './receivers.ts';
 import type { Subscriber } from './subscribers.ts';
 
 export interface Verdict {
@@ -69,6 +70,22 @@ interface EventRow {
   type: string;
   delivered: boolean;
   failed: boolean;
+}
+
+const clock = (ms: number) => new Date(ms).toISOString().slice(11, 23);
+
+/** An event's recorded attempts (start, answer) and its arrivals at the receiver (time, answer), for a sample. */
+async function attemptHistory(db: pg.Pool, arrivals: Arrival[], eventId: string): Promise<string> {
+  const attempts = (
+    await db.query<{ attempt: number; startedAt: Date; durationMs: number; statusCode: number | null; error: string | null }>(
+      `SELECT a."attempt", a."startedAt", a."durationMs", a."statusCode", a."error" FROM "WebhookAttempt" a
+       JOIN "WebhookDelivery" d ON d."id" = a."deliveryId" WHERE d."eventId" = $1 ORDER BY a."startedAt"`,
+      [eventId],
+    )
+  ).rows;
+  const recorded = attempts.map((a) => `#${a.attempt} ${clock(a.startedAt.getTime())}+${a.durationMs}ms ${a.statusCode ?? a.error?.slice(0, 40) ?? '?'}`);
+  const seen = arrivals.filter((a) => a.eventId === eventId).map((a) => `${clock(a.at)} ${a.answered || 'hang'}`);
+  return `attempts [${recorded.join(', ')}] arrivals [${seen.join(', ')}]`;
 }
 
 /**
@@ -140,7 +157,13 @@ export async function webhookChecks(db: pg.Pool, tenants: Tenant[], ledger: Ledg
           worstInversion = Math.max(worstInversion, distance);
           if (distance > 2 * (pipeline - 1)) {
             beyondWindow++;
-            if (orderSamples.length < 3) orderSamples.push(`${t.label}: ${list[i]!.type} ${list[i]!.id} (seq ${list[i]!.seq}) arrived ${distance} after ${list[j]!.type} ${list[j]!.id} (seq ${list[j]!.seq})`);
+            if (orderSamples.length < 3) {
+              const [a, b] = [list[i]!, list[j]!];
+              orderSamples.push(
+                `${t.label}: ${a.type} ${a.id} (seq ${a.seq}) arrived ${distance} after ${b.type} ${b.id} (seq ${b.seq}); ` +
+                  `earlier ${await attemptHistory(db, t.receiver.arrivals, a.id)}; later ${await attemptHistory(db, t.receiver.arrivals, b.id)}`,
+              );
+            }
           }
         }
       }
