@@ -11,7 +11,8 @@ import type { PlannedBooking } from '../../src/payments/booking.ts';
 import type { Payee } from '../../src/payments/payees.ts';
 import { DATABASES } from '../support/databases.ts';
 import { watchStatements } from '../support/statements.ts';
-import { useServer, type TestMerchant, type TestServer } from '../support/server.ts';
+import { proceeded } from './support.ts';
+import { useServer, type TestServer } from '../support/server.ts';
 
 const BOOKING = 'new_transfer AS (INSERT INTO "ChainTransfer"';
 
@@ -33,14 +34,6 @@ describe('statementsOf', () => {
     expect(statementsOf(many).map((s) => s.length)).toEqual([MAX_BOOKINGS_PER_STATEMENT, 3]);
   });
 });
-
-async function proceeded(server: TestServer, m: TestMerchant): Promise<{ id: string; amount: string }> {
-  const created = await server.request('POST', '/api/invoices/v1/regular', { token: m.publicToken, json: { invoiceCurrency: 'usd', items: [{ name: 'Order', price: 100 }] } });
-  expect(created.status, created.text).toBe(201);
-  const filled = await server.request('POST', `/api/invoices/v1/regular/${created.body.id}/proceed`, { json: { clientEmail: 'client@example.com', paymentCurrency: 'trc20usdt' } });
-  expect(filled.status, filled.text).toBe(200);
-  return { id: created.body.id as string, amount: filled.body.paymentDetails.amount as string };
-}
 
 const reportTo = (payee: Payee, amount: string, txHash = `batch${randomUUID().replaceAll('-', '')}`): TransferReport => ({
   network: 'tron', asset: 'trc20usdt', txHash, outputIndex: 0, from: null, to: payee.address, tag: payee.tag, amount: new Money(amount), confirmations: 19, blockNumber: null, dropped: false,

@@ -7,7 +7,8 @@ import type { Mode } from '../../src/domain/modes.ts';
 import { payeeBatcher, type Payee, type PayeeKey } from '../../src/payments/payees.ts';
 import { DATABASES } from '../support/databases.ts';
 import { watchStatements } from '../support/statements.ts';
-import { useServer, type TestMerchant, type TestServer } from '../support/server.ts';
+import { proceeded } from './support.ts';
+import { useServer, type TestMerchant } from '../support/server.ts';
 
 describe('payeeBatcher', () => {
   const recording = () => {
@@ -49,14 +50,6 @@ describe('payeeBatcher', () => {
     await expect(batched('test', { invoiceId: 'a' })).resolves.toBeNull();
   });
 });
-
-async function proceeded(server: TestServer, m: TestMerchant): Promise<{ id: string; amount: string }> {
-  const created = await server.request('POST', '/api/invoices/v1/regular', { token: m.publicToken, json: { invoiceCurrency: 'usd', items: [{ name: 'Order', price: 100 }] } });
-  expect(created.status, created.text).toBe(201);
-  const filled = await server.request('POST', `/api/invoices/v1/regular/${created.body.id}/proceed`, { json: { clientEmail: 'client@example.com', paymentCurrency: 'trc20usdt' } });
-  expect(filled.status, filled.text).toBe(200);
-  return { id: created.body.id as string, amount: filled.body.paymentDetails.amount as string };
-}
 
 describe.each(DATABASES)('batched payee lookups on %s', (kind) => {
   const server = useServer(kind);
