@@ -441,7 +441,7 @@ async function subscribeShared(args: ExecutionArgs) {
   const key = executionKey(args);
   const ended = (args.contextValue as { liveEnded?: AbortSignal }).liveEnded;
   const logger = (args.contextValue as { logger?: Logger }).logger;
-  const results = endAfterUnread(
+  return endingSubscription(
     mapAsync(source as AsyncIterable<unknown>, (item) =>
       sharedResult(item as object, key, async () => {
         const result = await executeItem(args, item);
@@ -450,8 +450,8 @@ async function subscribeShared(args: ExecutionArgs) {
         return unreadChange();
       }),
     ),
+    ended,
   );
-  return ended ? endWhen(results, ended) : results;
 }
 
 /** Waits before each new try at a change that could not be read (a dropped database connection, a failover). */
@@ -492,65 +492,46 @@ function unreadChange(): ExecutionResult {
   return result;
 }
 
-/** Completes a subscription right after its unreadChange() result: no later change follows the hole. */
-function endAfterUnread(iterator: AsyncIterableIterator<ExecutionResult>): AsyncIterableIterator<ExecutionResult> {
-  let finished = false;
-  return {
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-    next: async () => {
-      if (finished) return { done: true, value: undefined };
-      const next = await iterator.next();
-      if (!next.done && unreadResults.has(next.value)) {
-        finished = true;
-        void iterator.return?.();
-      }
-      return next;
-    },
-    return: async () => {
-      finished = true;
-      await iterator.return?.();
-      return { done: true, value: undefined };
-    },
-    throw: (error: unknown) => iterator.throw?.(error) ?? Promise.reject(error),
-  };
-}
-
 /** The last result of a subscription whose credential stopped holding (a rotated token). */
 const credentialRevoked = (): ExecutionResult => ({
   errors: [new GraphQLError('The token of this subscription was rotated or revoked; subscribe again with a valid one', { extensions: { code: 'UNAUTHENTICATED' } })],
 });
 
 /**
- * Ends a subscription when `signal` fires (an SSE stream whose credential stopped holding, src/graphql/live-limits.ts):
- * a last result says why, then it completes, so the stream ends cleanly. The source lets go of the bus at once.
+ * Completes a subscription right after its unreadChange() result (no later change may follow the hole), or when
+ * `signal` fires (an SSE stream whose credential stopped holding, src/graphql/live-limits.ts): then a last result
+ * says why. Either way the source lets go of the bus at once, and the stream ends cleanly.
  */
-function endWhen(iterator: AsyncIterableIterator<ExecutionResult>, signal: AbortSignal): AsyncIterableIterator<ExecutionResult> {
+function endingSubscription(iterator: AsyncIterableIterator<ExecutionResult>, signal?: AbortSignal): AsyncIterableIterator<ExecutionResult> {
   let finished = false;
-  const aborted = new Promise<'aborted'>((resolve) => {
-    if (signal.aborted) resolve('aborted');
-    else signal.addEventListener('abort', () => resolve('aborted'), { once: true });
-  });
-  const finish = (): IteratorResult<ExecutionResult> => {
-    if (finished) return { done: true, value: undefined };
+  const aborted =
+    signal &&
+    new Promise<'aborted'>((resolve) => {
+      if (signal.aborted) resolve('aborted');
+      else signal.addEventListener('abort', () => resolve('aborted'), { once: true });
+    });
+  const done: IteratorResult<ExecutionResult> = { done: true, value: undefined };
+  /** Lets go of the source; answers `last` as the final result. */
+  const finish = (last: IteratorResult<ExecutionResult>): IteratorResult<ExecutionResult> => {
     finished = true;
     void iterator.return?.();
-    return { done: false, value: credentialRevoked() };
+    return last;
   };
   return {
     [Symbol.asyncIterator]() {
       return this;
     },
     next: async () => {
-      if (finished || signal.aborted) return finish();
-      const next = await Promise.race([iterator.next(), aborted]);
-      return next === 'aborted' ? finish() : next;
+      if (finished) return done;
+      if (signal?.aborted) return finish({ done: false, value: credentialRevoked() });
+      const next = await (aborted ? Promise.race([iterator.next(), aborted]) : iterator.next());
+      if (next === 'aborted') return finished ? done : finish({ done: false, value: credentialRevoked() });
+      return !next.done && unreadResults.has(next.value) ? finish(next) : next;
     },
     return: async () => {
       finished = true;
       await iterator.return?.();
-      return { done: true, value: undefined };
+      return done;
     },
     throw: (error: unknown) => iterator.throw?.(error) ?? Promise.reject(error),
   };
