@@ -1,4 +1,4 @@
-// Bookings planned at about the same moment (the reports of one payee lookup batch, a block's transfers) written
+// Bookings planned at about the same moment (the reports of one payee lookup batch, several watchers' reports) written
 // together: one statement per group of one mode, company and asset, instead of one each (docs/payments.md,
 // "Several per statement"). All or none per statement: when one booking's check fails there, each is tried alone,
 // so one stale report never holds back the others.
