@@ -33,14 +33,12 @@ export interface NewTransfer {
 /** A new transfer with the id it is written with. */
 type TransferRow = NewTransfer & { id: string };
 
-const transferColumn = <T>(rows: TransferRow[], pick: (t: TransferRow) => T) => rows.map(pick);
-
 /**
  * The INSERT of new transfers (one row each, in one statement) where `when` holds. A known output is left alone
  * (`ignore`: RETURNING gives no row for it) or fails the statement on the unique index (`fail`).
  */
 export function insertTransfersSql(rows: TransferRow[], when: Prisma.Sql, onKnown: 'ignore' | 'fail'): Prisma.Sql {
-  const col = <T>(pick: (t: TransferRow) => T) => transferColumn(rows, pick);
+  const col = <T>(pick: (t: TransferRow) => T) => rows.map(pick);
   return Prisma.sql`INSERT INTO "ChainTransfer" ("id", "mode", "network", "asset", "txHash", "outputIndex", "fromAddress", "toAddress", "tag", "amount",
       "confirmations", "blockNumber", "state", "role", "companyId", "invoiceId", "addressId", "seenAt", "confirmedAt")
     SELECT t."id", t."mode"::"Mode", t."network", t."asset", t."txHash", t."outputIndex", t."fromAddress", t."toAddress", t."tag", t."amount",
@@ -60,7 +58,7 @@ export function insertTransfersSql(rows: TransferRow[], when: Prisma.Sql, onKnow
 
 /** The already recorded ones among these transfers' outputs (a query for EXISTS). */
 function knownOutputsSql(rows: TransferRow[]): Prisma.Sql {
-  const col = <T>(pick: (t: TransferRow) => T) => transferColumn(rows, pick);
+  const col = <T>(pick: (t: TransferRow) => T) => rows.map(pick);
   return Prisma.sql`SELECT 1 FROM unnest(${col((t) => t.mode)}::text[], ${col((t) => t.report.network)}::text[], ${col((t) => t.report.txHash)}::text[],
       ${col((t) => t.report.outputIndex)}::int[]) AS k("mode", "network", "txHash", "outputIndex")
     JOIN "ChainTransfer" c ON c."mode" = k."mode"::"Mode" AND c."network" = k."network" AND c."txHash" = k."txHash" AND c."outputIndex" = k."outputIndex"`;
@@ -189,8 +187,12 @@ export function snapshotOf(row: PaymentAddress & SnapshotColumns): InvoiceSnapsh
   };
 }
 
-/** The invoice columns a payment's move may set (planMove with the payment trigger); others take the transaction. */
-const PAYMENT_CHANGE = new Set(['status', 'paidAmount', 'overpaidAmount', 'feeCharged', 'settledAt']);
+/**
+ * The invoice columns a payment's move may set (planMove with the payment trigger), with their types: the statement
+ * sets each from an array (null: unchanged). A move that sets any other takes the transaction.
+ */
+const PAYMENT_CHANGE = { status: '"InvoiceStatus"', paidAmount: 'numeric', overpaidAmount: 'numeric', feeCharged: 'numeric', settledAt: 'timestamptz' } as const;
+const PAYMENT_CHANGE_COLUMNS = Object.keys(PAYMENT_CHANGE) as (keyof typeof PAYMENT_CHANGE)[];
 
 /**
  * A report booked the one-statement way, planned from the snapshot (pure): what the statement checks (the invoice's
@@ -207,7 +209,7 @@ export interface PlannedBooking {
   unconfirmedBefore: number;
   /** A final transfer: no credit hook may act on it. */
   credits: boolean;
-  transfer: NewTransfer & { id: string };
+  transfer: TransferRow;
   journals: Journal[];
   change: InvoiceChange;
   events: NewEvent[];
@@ -245,7 +247,7 @@ export function planBooking(deps: LifecycleDeps, report: TransferReport, mode: M
     if (e instanceof LimitExceededError) return null; // the general way refuses it and freezes the transfer
     throw e;
   }
-  if (Object.keys(move.change).some((column) => !PAYMENT_CHANGE.has(column))) return null;
+  if (Object.keys(move.change).some((column) => !(column in PAYMENT_CHANGE))) return null;
   const transferId = randomUUID();
   const transfer = {
     id: transferId, companyId: invoice.companyId, asset: report.asset, amount: new Prisma.Decimal(report.amount.toFixed()), role, invoiceId,
@@ -293,11 +295,12 @@ export async function bookPlanned(deps: LifecycleDeps, planned: PlannedBooking[]
   const events = planned.flatMap((p) => p.events);
   const go = Prisma.sql`(SELECT "ok" FROM checked) AND ${journals.fits}`;
   const column = <T>(pick: (p: PlannedBooking) => T) => planned.map(pick);
-  const change = (name: string) =>
+  const change = (name: keyof typeof PAYMENT_CHANGE) =>
     column((p) => {
-      const value = (p.change as Record<string, string | Date | null | undefined>)[name] ?? null;
+      const value = p.change[name] ?? null;
       return value instanceof Date ? value.toISOString() : value;
     });
+  const quoted = (name: string) => Prisma.raw(`"${name}"`);
   // Each value once per booking, as arrays: the same statement text for any number of bookings (one named statement).
   const rows = await queryDirect<ChainTransfer>(deps.db, prepared(Prisma.sql`
     WITH b ("id", "version", "confirmed", "unconfirmed") AS (
@@ -314,12 +317,9 @@ export async function bookPlanned(deps: LifecycleDeps, planned: PlannedBooking[]
     ${journals.ctes}
     new_transfer AS (${insertTransfersSql(planned.map((p) => p.transfer), go, 'fail')}),
     changed AS (
-      UPDATE "Invoice" i SET "status" = COALESCE(v."status"::"InvoiceStatus", i."status"), "paidAmount" = COALESCE(v."paidAmount", i."paidAmount"),
-        "overpaidAmount" = COALESCE(v."overpaidAmount", i."overpaidAmount"), "feeCharged" = COALESCE(v."feeCharged", i."feeCharged"),
-        "settledAt" = COALESCE(v."settledAt", i."settledAt"), "updatedAt" = now()
-      FROM unnest(${column((p) => p.invoiceId)}::text[], ${change('status')}::text[], ${change('paidAmount')}::numeric[],
-        ${change('overpaidAmount')}::numeric[], ${change('feeCharged')}::numeric[], ${change('settledAt')}::timestamptz[])
-        AS v("id", "status", "paidAmount", "overpaidAmount", "feeCharged", "settledAt")
+      UPDATE "Invoice" i SET ${Prisma.join(PAYMENT_CHANGE_COLUMNS.map((c) => Prisma.sql`${quoted(c)} = COALESCE(v.${quoted(c)}, i.${quoted(c)})`))}, "updatedAt" = now()
+      FROM unnest(${column((p) => p.invoiceId)}::text[], ${Prisma.join(PAYMENT_CHANGE_COLUMNS.map((c) => Prisma.sql`${change(c)}::${Prisma.raw(PAYMENT_CHANGE[c])}[]`))})
+        AS v("id", ${Prisma.join(PAYMENT_CHANGE_COLUMNS.map(quoted))})
       WHERE i."id" = v."id" AND ${go}
       RETURNING i."id"
     ),
