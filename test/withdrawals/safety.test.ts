@@ -97,10 +97,12 @@ describe.each(DATABASES)('withdrawal safety on %s', (kind) => {
     const claimedBy = (await prisma.withdrawal.findUniqueOrThrow({ where: { uid } })).sendAttempts;
     // Its lease ends; another sender takes the withdrawal over (a new attempt) and is sending it too.
     const second = hangingSend();
-    let current: Promise<number> | null = null;
+    // Every batch started until one is sending: under load the one that claimed may start hanging only after a
+    // later try began (which claims nothing), so all of them are awaited below.
+    const current: Promise<number>[] = [];
     await eventually(async () => {
-      current = sendWithdrawalBatch({ ...deps, chains: second.registry, sendLeaseMs: 60_000 });
-      await Promise.race([current, new Promise((r) => setTimeout(r, 50))]);
+      current.push(sendWithdrawalBatch({ ...deps, chains: second.registry, sendLeaseMs: 60_000 }));
+      await Promise.race([current.at(-1), new Promise((r) => setTimeout(r, 50))]);
       return second.state.hanging;
     }, Boolean);
     // The stale sender's send answers first: the row is still `sending`, but under the new claim, so its record is
@@ -111,7 +113,7 @@ describe.each(DATABASES)('withdrawal safety on %s', (kind) => {
     expect([between.stage, between.sendAttempts, between.txHash]).toEqual(['sending', claimedBy + 1, null]);
     // The holder's send answers (the same transaction: the send is by uid) and is recorded, once.
     second.state.answer();
-    expect(await current!).toBe(1);
+    expect((await Promise.all(current)).reduce((a, b) => a + b, 0)).toBe(1);
     const after = await prisma.withdrawal.findUniqueOrThrow({ where: { uid } });
     expect(after.stage).toBe('sent');
     expect(await prisma.event.count({ where: { subjectId: uid, type: 'withdrawal.processing' } })).toBe(2);
